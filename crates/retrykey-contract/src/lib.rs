@@ -1,0 +1,84 @@
+//! The ledger contract as named checks, shared by every backend and every negative variant.
+//!
+//! Each check is a plain function that builds fresh ledgers with a constructor and panics with a
+//! message naming the broken requirement. One macro turns the whole list into `#[test]`s, so the
+//! same names (`contract::lost_reply_then_retry`, ...) print for the in-memory store, a database
+//! backend or a deliberately broken variant.
+//!
+//! # Example
+//!
+//! ```ignore
+//! // tests/contract.rs of any crate with a Ledger:
+//! retrykey_contract::ledger_suite!(|limits| retrykey::Store::with_limits(limits));
+//! ```
+//!
+//! The constructor receives the [`Limits`] a check needs and must return an empty ledger that
+//! shares nothing with the ledgers of other calls.
+
+pub mod checks;
+pub mod concurrency;
+#[cfg(loom)]
+pub mod loom_models;
+pub mod model;
+mod suites;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+pub use retrykey::Limits;
+
+/// Runs every contract check against `make` in this process and reports each one by name.
+///
+/// `Err` carries the panic message of a failed check. Used to confirm, inside plain
+/// `cargo test`, that each negative variant still fails the checks it declares.
+pub fn run_contract<L>(make: &(dyn Fn(Limits) -> L + Sync)) -> Vec<(&'static str, Result<(), String>)>
+where
+    L: retrykey::Ledger + 'static,
+{
+    __with_contract_checks!(run { make })
+}
+
+/// The names of the contract checks, in the order they run.
+pub fn contract_check_names() -> Vec<&'static str> {
+    __with_contract_checks!(names {})
+}
+
+/// Runs one check, turning its panic into an `Err` with the panic message.
+pub fn run_check(check: impl FnOnce()) -> Result<(), String> {
+    catch_unwind(AssertUnwindSafe(check)).map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "the check panicked".to_string())
+    })
+}
+
+/// Expands `__contract_checks! { mode { context } check_1 check_2 ... }` with every check name.
+///
+/// The one list of check names: the `#[test]` generator and [`run_contract`] both read it, so the
+/// two can never disagree.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_contract_checks {
+    ($mode:ident { $($context:tt)* }) => {
+        $crate::__contract_checks! {
+            $mode { $($context)* }
+            lost_reply_then_retry
+            changed_units_conflicts
+            changed_job_conflicts
+            conflict_leaves_state_unchanged
+            new_key_is_new_operation
+            historical_receipt_keeps_original_total
+            replay_marks_only_delivery
+            invalid_keys_are_rejected
+            invalid_requests_are_rejected
+            capacity_rejects_new_operation
+            replay_at_capacity_succeeds
+            ceiling_rejects_without_effect
+            exact_ceiling_is_accepted
+            rejected_operation_leaves_no_record
+            concurrent_same_key_one_effect
+            concurrent_distinct_keys_lose_no_update
+        }
+    };
+}

@@ -1,0 +1,46 @@
+//! A ledger that makes retries safe.
+//!
+//! A client sent work and lost the reply: it cannot tell "never happened" from "happened, reply
+//! lost". This crate is the answer at its smallest scale. Every operation carries a [`Key`]; the
+//! [`Store`] applies the effect and records its [`Receipt`] in one critical section, so a retry
+//! that presents the same key finds the record and gets the original receipt back instead of
+//! applying the effect twice.
+//!
+//! # Example
+//!
+//! ```
+//! use retrykey::{Key, Ledger, Request, Store};
+//!
+//! let store = Store::new();
+//! let key = Key::new("op-1")?;
+//! let request = Request::new("convert-document", 7)?;
+//!
+//! let first = store.apply(&key, &request)?; // imagine this reply is lost
+//! let retry = store.apply(&key, &request)?; // the retry finds the record
+//!
+//! assert_eq!((first.operation, first.total, first.replayed), (1, 7, false));
+//! assert_eq!((retry.operation, retry.total, retry.replayed), (1, 7, true));
+//! assert_eq!(store.total()?, 7); // the effect happened once
+//! # Ok::<(), retrykey::Error>(())
+//! ```
+
+// Lets `store.rs` name this crate as `retrykey`, exactly as the negative variants under
+// `labs/` do when they copy it: the copies then differ from it only in their one change.
+extern crate self as retrykey;
+
+mod error;
+mod key;
+mod ledger;
+mod limits;
+mod receipt;
+mod request;
+mod store;
+pub mod sync;
+
+pub use error::{Error, KeyProblem, RequestProblem};
+pub use key::{Key, MAX_KEY_BYTES};
+pub use ledger::Ledger;
+pub use limits::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_UNITS, Limits};
+pub use receipt::Receipt;
+pub use request::{MAX_JOB_BYTES, Request};
+pub use store::Store;

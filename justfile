@@ -1,0 +1,61 @@
+# The verbs of the lab. `just --list` shows them with their cost.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+loom_target := "target/loom"
+
+# List the recipes.
+default:
+    @just --list --unsorted
+
+# Stage 1: the lost-reply story (any flags after `run` go to the program).
+run *args:
+    cargo run -q -p retrykey -- {{args}}
+
+# Every default member's tests: core, stages, contract, in-process variant checks, docs (minutes).
+test:
+    cargo test
+
+# Run each negative variant's real test suite; pass only if each fails exactly as declared.
+test-negatives *variants:
+    cargo run -q -p retrykey-tests --bin negatives -- {{variants}}
+
+# Loom models of the core ledger (must pass) and of split-critical-section (must fail).
+loom:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p retrykey --test loom
+    cargo run -q -p retrykey-tests --bin negatives -- --loom-only
+
+# 64 threads on one key, STRESS_ROUNDS rounds (default 50), release mode.
+stress rounds="50":
+    STRESS_ROUNDS={{rounds}} cargo test -q --release -p retrykey --test stress
+
+# Criterion benchmarks of the core ledger (about two minutes).
+bench *args:
+    cargo bench -p retrykey --bench ledger -- {{args}}
+
+# The one change a variant makes to the code it mirrors.
+diff variant:
+    cargo run -q -p retrykey-tests --bin negatives -- --diff {{variant}}
+
+# Formatting and clippy, warnings denied.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -q -- -D warnings
+
+# Every command shown in docs/ and README.md, output compared (includes the slow ones).
+docs-check:
+    cargo test -q -p retrykey-tests --test walkthrough -- --include-ignored
+
+# What CI runs: lint, tests, loom, variants, a short stress run, the docs walkthrough.
+ci: lint
+    cargo test
+    just loom
+    just test-negatives
+    just stress 5
+    just docs-check
+
+# --- Stage 2: retries ---
+
+# --- Stage 3: HTTP ---
+
+# --- Stage 4: durable ---
