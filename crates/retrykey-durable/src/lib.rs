@@ -1,0 +1,51 @@
+//! The ledger on a database: the effect and its receipt commit in one transaction.
+//!
+//! Stage 1's [`retrykey::Store`] keeps its promise only while the process lives. This crate
+//! keeps the same promise across crashes, restarts and several processes:
+//!
+//! - [`SqliteLedger`]: one SQLite file in WAL mode, the embedded default; needs nothing
+//!   installed.
+//! - [`PgLedger`]: PostgreSQL, for several processes or replicas sharing one authority.
+//!
+//! In both, the ledger total (the effect) and the operation record (key, scope, request,
+//! receipt, schema version, creation time) are written by one transaction, and a unique
+//! constraint on `(scope, key)` decides which of two concurrent writers is first. Both pass the
+//! same contract suite as the in-memory store, unchanged.
+//!
+//! # Example
+//!
+//! ```
+//! use retrykey::{Key, Ledger, Limits, Request};
+//! use retrykey_durable::SqliteLedger;
+//!
+//! let ledger = SqliteLedger::ephemeral(Limits::default())?;
+//! let key = Key::new("op-1")?;
+//! let request = Request::new("convert-document", 7)?;
+//!
+//! let first = ledger.apply(&key, &request)?;
+//! let retry = ledger.apply(&key, &request)?;
+//! assert_eq!((first.operation, first.total, first.replayed), (1, 7, false));
+//! assert_eq!((retry.operation, retry.total, retry.replayed), (1, 7, true));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// Lets the files that hold each backend's transaction name this crate as `retrykey_durable`,
+// exactly as the negative variants under `labs/` do when they copy one of them.
+extern crate self as retrykey_durable;
+
+pub mod crash;
+mod error;
+pub mod options;
+pub mod pg;
+pub mod proxy;
+pub mod retention;
+pub mod sqlite;
+
+pub use error::Error;
+pub use options::{Durability, Options};
+pub use pg::PgLedger;
+pub use sqlite::SqliteLedger;
+
+/// The layout version this build writes into every record and understands when it opens a
+/// database. Version 1 is the previous layout, which [`sqlite::schema`] migrates.
+pub const SCHEMA_VERSION: i64 = 2;
