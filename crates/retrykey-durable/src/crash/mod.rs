@@ -1,0 +1,107 @@
+//! Crash points: named places in each apply transaction where a test can kill the process.
+//!
+//! Each backend's transaction calls [`Hooks::at`] at four points. With the `failpoints`
+//! feature (on by default in this lab) every point is also a `fail` crate failpoint of the same
+//! name: a process that calls `fail::FailScenario::setup()` and runs with, say,
+//! `FAILPOINTS=after-effect=return` aborts there (`std::process::abort`, no clean-up, no
+//! unwinding). Built with `default-features = false`, the failpoints compile to nothing.
+//!
+//! An in-process hook can be set as well; the tests use it to panic at a point (the same effect
+//! on the database as a crash: the open transaction never commits) or to cut a connection.
+
+pub mod harness;
+pub mod scenario;
+pub mod server;
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A place in the apply transaction, named after what has just happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Point {
+    /// Every check has passed; nothing has been written yet.
+    BeforeEffect,
+    /// The total has been changed; the record is not written yet.
+    AfterEffect,
+    /// The record has been written; the transaction has not committed yet.
+    AfterRecord,
+    /// The transaction has committed; the caller has not received the receipt yet.
+    AfterCommit,
+}
+
+impl Point {
+    /// Every point, in the order a transaction passes them.
+    pub const ALL: [Point; 4] = [
+        Point::BeforeEffect,
+        Point::AfterEffect,
+        Point::AfterRecord,
+        Point::AfterCommit,
+    ];
+
+    /// The failpoint name, also used in tables and test names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Point::BeforeEffect => "before-effect",
+            Point::AfterEffect => "after-effect",
+            Point::AfterRecord => "after-record",
+            Point::AfterCommit => "after-commit",
+        }
+    }
+
+    /// The point with this name.
+    pub fn from_name(name: &str) -> Option<Point> {
+        Point::ALL.into_iter().find(|point| point.name() == name)
+    }
+}
+
+impl fmt::Display for Point {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+type Hook = dyn Fn(Point) + Send + Sync;
+
+/// What runs at each crash point: the process-wide failpoints and an optional in-process hook.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    hook: Option<Arc<Hook>>,
+}
+
+impl Hooks {
+    /// Only the failpoints (which do nothing unless the process configured them).
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Also calls `hook` at every point, on the thread running the transaction.
+    pub fn with(hook: impl Fn(Point) + Send + Sync + 'static) -> Self {
+        Self {
+            hook: Some(Arc::new(hook)),
+        }
+    }
+
+    /// Called by the transactions at `point`.
+    pub fn at(&self, point: Point) {
+        failpoint(point);
+        if let Some(hook) = &self.hook {
+            hook(point);
+        }
+    }
+}
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
+}
+
+/// Aborts the process at `point` if its failpoint is configured (with any action that returns).
+fn failpoint(point: Point) {
+    #[cfg(feature = "failpoints")]
+    fail::fail_point!(point.name(), |_| std::process::abort());
+    #[cfg(not(feature = "failpoints"))]
+    let _ = point;
+}
