@@ -1,0 +1,78 @@
+//! Five clients retry one payment at once, then the replay, a changed body, a new key, a failing
+//! first attempt and two keyless posts — all against a real server on 127.0.0.1.
+
+use std::time::Duration;
+
+use retrykey_http::loopback::{Client, Reply, Server};
+use retrykey_http::payments::Payments;
+use retrykey_http::{BoxError, IdempotencyLayer};
+use tower_layer::Layer;
+
+const PAY_500: &str = r#"{"amount":500}"#;
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let payments = Payments::new(Duration::from_millis(50));
+    let server = Server::start(IdempotencyLayer::new().layer(payments.service())).await?;
+    let client = Client::new(server.url());
+    let key = |k| [("idempotency-key", k)];
+
+    println!("== five concurrent attempts of one payment (key pay-123)");
+    let attempts: Vec<_> = (0..5)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.post("/payments", &[("idempotency-key", "pay-123")], PAY_500).await })
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for attempt in attempts {
+        lines.push(show(&attempt.await??));
+    }
+    lines.sort(); // which of the five ran the handler is up to the scheduler
+    for line in lines {
+        println!("   {line}");
+    }
+    counts(&payments);
+
+    println!("\n== the same key later, same body: answered from the store");
+    println!("   {}", show(&client.post("/payments", &key("pay-123"), PAY_500).await?));
+    counts(&payments);
+
+    println!("\n== the same key with a different body");
+    let reply = client.post("/payments", &key("pay-123"), r#"{"amount":999}"#).await?;
+    println!("   {}", show(&reply));
+    counts(&payments);
+
+    println!("\n== a new key is a new payment");
+    println!("   {}", show(&client.post("/payments", &key("pay-456"), PAY_500).await?));
+    counts(&payments);
+
+    println!("\n== the first attempt fails with 500; the retry with the same key runs afresh");
+    let flaky = [("idempotency-key", "pay-789"), ("x-flaky", "pay-789")];
+    println!("   first: {}", show(&client.post("/payments", &flaky, r#"{"amount":100}"#).await?));
+    println!("   retry: {}", show(&client.post("/payments", &flaky, r#"{"amount":100}"#).await?));
+    counts(&payments);
+
+    println!("\n== no key at all: nothing protects these two");
+    for _ in 0..2 {
+        println!("   {}", show(&client.post("/payments", &[], r#"{"amount":1}"#).await?));
+    }
+    counts(&payments);
+
+    server.stop().await;
+    Ok(())
+}
+
+/// Status, body, and whether it was a replay.
+fn show(reply: &Reply) -> String {
+    let marker = if reply.replayed() { "  (replayed)" } else { "" };
+    format!("{} {}{marker}", reply.status, reply.body)
+}
+
+fn counts(payments: &Payments) {
+    println!(
+        "   charges={} handler attempts={}",
+        payments.charges(),
+        payments.attempts()
+    );
+}

@@ -1,0 +1,345 @@
+//! The tower `Layer` and `Service`, their options, and the seam where the request-handling core plugs in.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use http::Method;
+//! use retrykey_http::{IdempotencyLayer, InFlight};
+//!
+//! let layer = IdempotencyLayer::builder()
+//!     .methods([Method::POST])
+//!     .require_key(|parts| parts.uri.path() == "/payments")
+//!     .in_flight(InFlight::Wait(Duration::from_secs(5)))
+//!     .build();
+//! // `layer` goes into `axum::Router::layer`, `tower::ServiceBuilder::layer`, or wraps a
+//! // hyper service with `tower_layer::Layer::layer`.
+//! # let _ = layer;
+//! ```
+
+use std::convert::Infallible;
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Method, Request, Response};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::body::{self, Body, BoxError};
+use crate::{MemoryStore, Problem, ResponseStore, Scope, Standard, StoreLimits};
+
+/// A boxed, sendable future (the engine and the inner service meet through these).
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// The request-handling core: everything the layer does with one request.
+///
+/// [`Standard`] is the correct one. The seam exists so each broken variant under `labs/` can
+/// run the same layer with its one changed file plugged in.
+pub trait Engine: Send + Sync + 'static {
+    /// Answers one request, calling `next` at most once.
+    fn handle(&self, config: Arc<Config>, request: Request<Body>, next: Next) -> BoxFuture<Response<Body>>;
+}
+
+/// What a duplicate gets while the first request with its key is still running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InFlight {
+    /// Wait for the first and receive its answer; after the deadline, 503 with `Retry-After`.
+    Wait(Duration),
+    /// Answer 409 at once (the IETF draft's behaviour).
+    Reject,
+}
+
+type PartsPredicate = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
+type ScopeFn = Arc<dyn Fn(&Parts) -> Scope + Send + Sync>;
+
+/// The layer's settings, shared by every request; what an [`Engine`] reads.
+pub struct Config {
+    methods: Vec<Method>,
+    require_key: Option<PartsPredicate>,
+    scope: ScopeFn,
+    max_body_bytes: usize,
+    max_stored_body_bytes: usize,
+    in_flight: InFlight,
+    store: Arc<dyn ResponseStore>,
+    engine: Arc<dyn Engine>,
+}
+
+impl Config {
+    /// Whether requests with this method are handled (others pass straight through).
+    pub fn covers(&self, method: &Method) -> bool {
+        self.methods.contains(method)
+    }
+
+    /// Whether this request must carry a key (a keyless one then gets 400).
+    pub fn requires_key(&self, parts: &Parts) -> bool {
+        self.require_key.as_ref().is_some_and(|required| required(parts))
+    }
+
+    /// The caller the request belongs to.
+    pub fn scope(&self, parts: &Parts) -> Scope {
+        (self.scope)(parts)
+    }
+
+    /// The request body limit (413 beyond it).
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// The largest response body stored whole.
+    pub fn max_stored_body_bytes(&self) -> usize {
+        self.max_stored_body_bytes
+    }
+
+    /// The duplicate policy.
+    pub fn in_flight(&self) -> InFlight {
+        self.in_flight
+    }
+
+    /// The response store.
+    pub fn store(&self) -> &Arc<dyn ResponseStore> {
+        &self.store
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("methods", &self.methods)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_stored_body_bytes", &self.max_stored_body_bytes)
+            .field("in_flight", &self.in_flight)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options for [`IdempotencyLayer`]; every one has a safe default.
+pub struct Builder {
+    methods: Vec<Method>,
+    require_key: Option<PartsPredicate>,
+    scope: ScopeFn,
+    max_body_bytes: usize,
+    max_stored_body_bytes: usize,
+    in_flight: InFlight,
+    store: Option<Arc<dyn ResponseStore>>,
+    store_limits: StoreLimits,
+    engine: Arc<dyn Engine>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            methods: vec![Method::POST, Method::PATCH],
+            require_key: None,
+            scope: Arc::new(Scope::from_bearer),
+            max_body_bytes: 1 << 20,
+            max_stored_body_bytes: 64 << 10,
+            in_flight: InFlight::Wait(Duration::from_secs(10)),
+            store: None,
+            store_limits: StoreLimits::default(),
+            engine: Arc::new(Standard),
+        }
+    }
+}
+
+impl Builder {
+    /// The methods handled (default POST and PATCH); all others pass through, never stored.
+    pub fn methods(mut self, methods: impl IntoIterator<Item = Method>) -> Self {
+        self.methods = methods.into_iter().collect();
+        self
+    }
+
+    /// Requests matching `predicate` must carry a key; without one they get 400.
+    pub fn require_key(mut self, predicate: impl Fn(&Parts) -> bool + Send + Sync + 'static) -> Self {
+        self.require_key = Some(Arc::new(predicate));
+        self
+    }
+
+    /// Who the caller is (default: [`Scope::from_bearer`]). Put your authenticated account here.
+    pub fn scope(mut self, scope: impl Fn(&Parts) -> Scope + Send + Sync + 'static) -> Self {
+        self.scope = Arc::new(scope);
+        self
+    }
+
+    /// The request body limit (default 1 MiB); larger bodies get 413 before any work.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Responses with a larger body are stored as status and `Location` only (default 64 KiB).
+    pub fn max_stored_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_stored_body_bytes = bytes;
+        self
+    }
+
+    /// What duplicates get while the first is running (default: wait up to 10 s).
+    pub fn in_flight(mut self, policy: InFlight) -> Self {
+        self.in_flight = policy;
+        self
+    }
+
+    /// The response store (default: a [`MemoryStore`] with the limits below).
+    pub fn store(mut self, store: impl ResponseStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// An already shared response store.
+    pub fn shared_store(mut self, store: Arc<dyn ResponseStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Bounds and retention of the default in-memory store.
+    pub fn store_limits(mut self, limits: StoreLimits) -> Self {
+        self.store_limits = limits;
+        self
+    }
+
+    /// Replaces the request-handling core (the negative variants use this seam).
+    pub fn engine(mut self, engine: impl Engine) -> Self {
+        self.engine = Arc::new(engine);
+        self
+    }
+
+    /// The finished layer.
+    pub fn build(self) -> IdempotencyLayer {
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(MemoryStore::new(self.store_limits)));
+        IdempotencyLayer {
+            config: Arc::new(Config {
+                methods: self.methods,
+                require_key: self.require_key,
+                scope: self.scope,
+                max_body_bytes: self.max_body_bytes,
+                max_stored_body_bytes: self.max_stored_body_bytes,
+                in_flight: self.in_flight,
+                store,
+                engine: self.engine,
+            }),
+        }
+    }
+}
+
+/// The `Layer`: wraps a service so retries with the same `Idempotency-Key` take effect once.
+#[derive(Debug, Clone)]
+pub struct IdempotencyLayer {
+    config: Arc<Config>,
+}
+
+impl IdempotencyLayer {
+    /// A layer with every default.
+    pub fn new() -> Self {
+        Builder::default().build()
+    }
+
+    /// Options, starting from the defaults.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The settings (and the store) this layer shares with its services.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+}
+
+impl Default for IdempotencyLayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S> Layer<S> for IdempotencyLayer {
+    type Service = Idempotency<S>;
+
+    fn layer(&self, inner: S) -> Idempotency<S> {
+        Idempotency {
+            inner,
+            config: Arc::clone(&self.config),
+        }
+    }
+}
+
+/// The `Service` the layer produces. Its own answers are responses, never errors.
+#[derive(Debug, Clone)]
+pub struct Idempotency<S> {
+    inner: S,
+    config: Arc<Config>,
+}
+
+/// The inner service, called at most once per request, with its failures turned into 500s.
+pub struct Next {
+    call: Box<dyn FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send>,
+}
+
+impl Next {
+    /// Wraps a one-shot call (useful to drive an [`Engine`] directly).
+    pub fn new(call: impl FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send + 'static) -> Self {
+        Self { call: Box::new(call) }
+    }
+
+    /// Runs the inner service on `request`.
+    pub async fn run(self, request: Request<Body>) -> Response<Body> {
+        (self.call)(request).await
+    }
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Next")
+    }
+}
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Idempotency<S>
+where
+    S: Service<Request<Body>, Response = Response<ResBody>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    ReqBody: http_body::Body<Data = Bytes> + Send + 'static,
+    ReqBody::Error: Into<BoxError>,
+    ResBody: http_body::Body<Data = Bytes> + Send + 'static,
+    ResBody::Error: Into<BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Readiness of the inner service is awaited only if the request reaches it: replays,
+        // rejections and waits never need it.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let next = Next::new(move |request| {
+            Box::pin(async move {
+                let ready: Result<(), BoxError> =
+                    poll_fn(|cx| inner.poll_ready(cx)).await.map_err(|error| error.into());
+                let called = match ready {
+                    Ok(()) => inner.call(request).await.map_err(|error| error.into()),
+                    Err(error) => Err(error),
+                };
+                match called {
+                    Ok(response) => response.map(body::boxed),
+                    Err(error) => {
+                        tracing::warn!(%error, "inner service failed");
+                        Problem::HandlerFailed.response(None)
+                    }
+                }
+            })
+        });
+        let config = Arc::clone(&self.config);
+        let engine = Arc::clone(&config.engine);
+        let answer = engine.handle(config, request.map(body::boxed), next);
+        Box::pin(async move { Ok(answer.await) })
+    }
+}

@@ -1,0 +1,203 @@
+//! Loopback plumbing for the demos, tests and load runs: serve a service with hyper, call it.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use retrykey_http::{IdempotencyLayer, loopback::{Client, Server}, payments::Payments};
+//! use tower_layer::Layer;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), retrykey_http::BoxError> {
+//! let payments = Payments::new(Duration::ZERO);
+//! let server = Server::start(IdempotencyLayer::new().layer(payments.service())).await?;
+//! let client = Client::new(server.url());
+//! let body = r#"{"amount":5}"#;
+//! let first = client.post("/payments", &[("idempotency-key", "k")], body).await?;
+//! let retry = client.post("/payments", &[("idempotency-key", "k")], body).await?;
+//! assert_eq!((first.status, retry.status), (201, 201));
+//! assert!(retry.replayed());
+//! assert_eq!(payments.charges(), 1);
+//! server.stop().await;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tower_service::Service;
+
+use crate::BoxError;
+
+/// Serves `service` over HTTP/1.1 on `listener` until `shutdown` resolves, then lets open
+/// connections finish (for at most 10 seconds).
+pub async fn serve<S, B>(listener: TcpListener, service: S, shutdown: impl Future<Output = ()>)
+where
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _peer)) = accepted else { continue };
+                let _ = stream.set_nodelay(true);
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
+                let connection = graceful.watch(connection);
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
+}
+
+/// A server on 127.0.0.1 with an OS-chosen port, running in the background.
+#[derive(Debug)]
+pub struct Server {
+    addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds 127.0.0.1:0 and starts serving.
+    pub async fn start<S, B>(service: S) -> std::io::Result<Self>
+    where
+        S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(serve(listener, service, async {
+            let _ = stopped.await;
+        }));
+        Ok(Self { addr, stop, task })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting and waits for open connections to finish.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
+/// What came back: status, headers and the body as text.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The response headers.
+    pub headers: HeaderMap,
+    /// The body, decoded as UTF-8 (lossily), trailing newline removed.
+    pub body: String,
+}
+
+impl Reply {
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// Whether this was a replay (`Idempotent-Replayed: true`).
+    pub fn replayed(&self) -> bool {
+        self.header("idempotent-replayed") == Some("true")
+    }
+}
+
+/// A small pooled HTTP/1.1 client for one base URL.
+#[derive(Debug, Clone)]
+pub struct Client {
+    inner: HyperClient<HttpConnector, Full<Bytes>>,
+    base: String,
+}
+
+impl Client {
+    /// A client for `base` (such as `http://127.0.0.1:8080`).
+    pub fn new(base: impl Into<String>) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Self {
+            inner: HyperClient::builder(TokioExecutor::new()).build(connector),
+            base: base.into(),
+        }
+    }
+
+    /// Sends one request and reads the whole reply.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, BoxError> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = self.inner.request(request.body(Full::new(body.into()))?).await?;
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await?.to_bytes();
+        Ok(Reply {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body: String::from_utf8_lossy(&bytes).trim_end().to_owned(),
+        })
+    }
+
+    /// A POST with a JSON content type.
+    pub async fn post(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, BoxError> {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        self.send(Method::POST, path, &all, body).await
+    }
+
+    /// A GET.
+    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Result<Reply, BoxError> {
+        self.send(Method::GET, path, headers, Bytes::new()).await
+    }
+}

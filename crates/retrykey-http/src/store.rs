@@ -1,0 +1,133 @@
+//! The response store's contract: look up, reserve, complete, release — small enough for a database.
+//!
+//! The layer never asks a store to "check and insert" in one call it cannot keep atomic:
+//! [`ResponseStore::reserve`] itself must refuse a key that is already taken (an insert that
+//! fails on a unique constraint, in SQL terms). The layer handles a refused reservation as a
+//! lost race: it looks again and waits for, or replays, the winner.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::{EntryId, Error, Fingerprint, StoredResponse};
+
+/// A boxed future returned by store operations (boxed so the trait stays object-safe).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
+
+/// Where the layer keeps one record per (caller, key).
+///
+/// Implementations: [`crate::MemoryStore`] here; a database table in a later stage.
+pub trait ResponseStore: Send + Sync + 'static {
+    /// What is known about an entry right now.
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup>;
+
+    /// Claims an absent entry for a first attempt. Must answer [`Reserve::Taken`] if any live
+    /// entry exists for `id`, checked in the same atomic step as the insertion.
+    fn reserve<'a>(&'a self, id: &'a EntryId, fingerprint: &'a Fingerprint)
+    -> StoreFuture<'a, Reserve>;
+
+    /// Records the outcome of the attempt holding `token`, and wakes whoever waits for it.
+    fn complete<'a>(
+        &'a self,
+        id: &'a EntryId,
+        token: Token,
+        response: StoredResponse,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Forgets the entry held by `token` (its attempt failed), and wakes whoever waits for it.
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()>;
+}
+
+/// Proof of a reservation: completion and release must present it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Token(pub u64);
+
+/// The state of one entry.
+#[derive(Debug)]
+pub enum Lookup {
+    /// No live entry: the key is free.
+    Absent,
+    /// A first attempt is running.
+    InFlight {
+        /// The fingerprint of the running request.
+        fingerprint: Fingerprint,
+        /// Resolves when that attempt completes or is released.
+        wait: Waiter,
+    },
+    /// The first attempt finished and its answer is kept.
+    Done {
+        /// The fingerprint of the request that produced it.
+        fingerprint: Fingerprint,
+        /// The answer to replay.
+        response: Arc<StoredResponse>,
+    },
+}
+
+/// The answer to a reservation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// The caller owns the key and runs the first attempt.
+    Reserved(Token),
+    /// Someone else holds the key (they won the race).
+    Taken,
+    /// The store is at its bounds with live records; nothing was evicted.
+    Full,
+}
+
+/// How a running first attempt ended, as seen by a waiting duplicate.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It finished; here is its answer.
+    Completed(Arc<StoredResponse>),
+    /// It failed and the key was released.
+    Released,
+}
+
+/// A future that resolves when a first attempt ends. Dropping it stops waiting.
+pub struct Waiter(Pin<Box<dyn Future<Output = Outcome> + Send>>);
+
+impl Waiter {
+    /// Wraps any future that reports the end of an attempt.
+    pub fn new(future: impl Future<Output = Outcome> + Send + 'static) -> Self {
+        Self(Box::pin(future))
+    }
+}
+
+impl Future for Waiter {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Waiter")
+    }
+}
+
+/// How much a store may hold, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// Most entries held at once, running or finished.
+    pub max_entries: usize,
+    /// Most bytes of stored responses held at once (checked when reserving).
+    pub max_bytes: usize,
+    /// How long a finished entry is kept; choose it longer than clients retry.
+    pub retention: Duration,
+}
+
+impl Default for StoreLimits {
+    /// 10,000 entries, 64 MiB, 24 hours.
+    fn default() -> Self {
+        Self {
+            max_entries: 10_000,
+            max_bytes: 64 << 20,
+            retention: Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
