@@ -1,0 +1,338 @@
+//! PostgreSQL: the connection pool behind the synchronous facade, and the statements the apply
+//! transaction is made of.
+//!
+//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`Pool`] owns a small tokio runtime
+//! (one worker thread, which drives the connections) and a few `tokio-postgres` clients; each
+//! call blocks the calling thread on its own future. Do not call a `PgLedger` from async code:
+//! use `spawn_blocking` there.
+
+pub mod ledger;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use retrykey::{Error, Key, Receipt, Request};
+use tokio::runtime::Runtime;
+use tokio::sync::Mutex;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, Config, GenericClient, NoTls};
+
+use crate::SCHEMA_VERSION;
+
+pub use crate::sqlite::{State, Stored};
+pub use ledger::PgLedger;
+
+/// The environment variable that holds the connection URL, e.g.
+/// `postgres://retrykey:retrykey@127.0.0.1:5432/retrykey`.
+pub const URL_VAR: &str = "RETRYKEY_PG_URL";
+
+/// How many times a transaction that failed with a serialization failure or a deadlock is tried
+/// in all. Those failures mean "rolled back, nothing happened": trying again is safe.
+pub const MAX_ATTEMPTS: u32 = 5;
+
+/// The URL from [`URL_VAR`], if set and not empty.
+pub fn url_from_env() -> Option<String> {
+    std::env::var(URL_VAR)
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+}
+
+/// A few connections to one database, all with `search_path` set to one schema.
+pub struct Pool {
+    runtime: Option<Runtime>,
+    config: Config,
+    slots: Vec<Mutex<Option<Client>>>,
+    next: AtomicUsize,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("connections", &self.slots.len())
+            .finish()
+    }
+}
+
+impl Pool {
+    /// Prepares `size` connections to `url` whose tables live in `schema` (created if missing).
+    /// The first one is opened now, so that a wrong URL fails here.
+    pub fn connect(
+        url: &str,
+        schema: &str,
+        size: usize,
+        application_name: &str,
+    ) -> Result<Self, crate::Error> {
+        check_identifier(schema)?;
+        let mut config: Config = url.parse()?;
+        config.application_name(application_name);
+        config.options(format!("-c search_path={schema}"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("retrykey-pg")
+            .enable_all()
+            .build()?;
+        let mut first = runtime.block_on(open(&runtime, &config))?;
+        runtime.block_on(async {
+            // Two ledgers creating the same schema at once would race in the catalog.
+            let tx = first.transaction().await?;
+            tx.batch_execute("SELECT pg_advisory_xact_lock(7303)").await?;
+            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+                .await?;
+            tx.commit().await
+        })?;
+        let mut slots = vec![Mutex::new(Some(first))];
+        slots.extend((1..size.max(1)).map(|_| Mutex::new(None)));
+        Ok(Self {
+            runtime: Some(runtime),
+            config,
+            slots,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// Runs `work` on one connection, blocking the calling thread. Work that failed with a
+    /// serialization failure or a deadlock is run again, [`MAX_ATTEMPTS`] times in all; a
+    /// connection found closed is replaced first.
+    pub fn run<T>(
+        &self,
+        mut work: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
+        let runtime = self
+            .runtime
+            .as_ref()
+            .expect("the runtime lives as long as the pool");
+        runtime.block_on(async {
+            let mut guard = slot.lock().await;
+            let mut attempt = 1;
+            loop {
+                if guard.as_ref().is_none_or(Client::is_closed) {
+                    *guard = Some(open(runtime, &self.config).await.map_err(storage)?);
+                }
+                let client = guard.as_mut().expect("just connected");
+                match work(client).await {
+                    Err(Error::Storage(cause))
+                        if attempt < MAX_ATTEMPTS && is_transient(cause.as_ref()) =>
+                    {
+                        attempt += 1;
+                    }
+                    other => return other,
+                }
+            }
+        })
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Safe to drop anywhere, even inside another runtime.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn open(runtime: &Runtime, config: &Config) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = config.connect(NoTls).await?;
+    // The connection task ends when the client is dropped or the server goes away.
+    runtime.spawn(connection);
+    Ok(client)
+}
+
+/// Accepts lower-case SQL identifiers only, so a schema name can be written into DDL.
+pub fn check_identifier(name: &str) -> Result<(), crate::Error> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if first_ok && rest_ok && name.len() <= 63 {
+        Ok(())
+    } else {
+        Err(crate::Error::Config(format!(
+            "{name:?} is not a schema name (lower-case letters, digits, _; at most 63 bytes)"
+        )))
+    }
+}
+
+fn is_transient(cause: &(dyn std::error::Error + 'static)) -> bool {
+    cause
+        .downcast_ref::<tokio_postgres::Error>()
+        .and_then(tokio_postgres::Error::code)
+        .is_some_and(|code| {
+            *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
+        })
+}
+
+/// A PostgreSQL failure as the ledger reports it: the outcome is unknown to the caller.
+pub fn storage(error: tokio_postgres::Error) -> Error {
+    Error::Storage(Box::new(error))
+}
+
+/// Creates the tables of `layout` (idempotent DDL), records or checks the schema version, and
+/// gives `scope` its ledger row. Serialized by an advisory lock.
+pub async fn prepare(client: &mut Client, layout: &str, scope: &str) -> Result<(), crate::Error> {
+    let tx = client.transaction().await?;
+    tx.batch_execute("SELECT pg_advisory_xact_lock(7304)").await?;
+    tx.batch_execute(layout).await?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL)")
+        .await?;
+    let found: Option<i32> = tx
+        .query_opt("SELECT version FROM retrykey_meta", &[])
+        .await?
+        .map(|row| row.get(0));
+    match found {
+        None => {
+            let version = SCHEMA_VERSION as i32;
+            tx.execute("INSERT INTO retrykey_meta (version) VALUES ($1)", &[&version])
+                .await?;
+        }
+        Some(version) if i64::from(version) == SCHEMA_VERSION => {}
+        Some(version) => {
+            return Err(crate::Error::SchemaTooNew {
+                found: version.into(),
+                supported: SCHEMA_VERSION,
+            });
+        }
+    }
+    tx.execute(
+        "INSERT INTO ledger (scope, total, records, operations) VALUES ($1, 0, 0, 0)
+         ON CONFLICT DO NOTHING",
+        &[&scope],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+// bigint is signed; unsigned counts are stored as their bit pattern and round-trip exactly.
+fn to_sql(value: u64) -> i64 {
+    value as i64
+}
+
+fn from_sql(value: i64) -> u64 {
+    value as u64
+}
+
+/// The record of `key` in `scope`, if there is one.
+pub async fn lookup(
+    db: &impl GenericClient,
+    scope: &str,
+    key: &Key,
+) -> Result<Option<Stored>, Error> {
+    let row = db
+        .query_opt(
+            "SELECT job, units, operation, committed_total FROM operations
+             WHERE scope = $1 AND key = $2",
+            &[&scope, &key.as_str()],
+        )
+        .await
+        .map_err(storage)?;
+    Ok(row.map(|row| Stored {
+        job: row.get(0),
+        units: from_sql(row.get(1)),
+        receipt: Receipt {
+            operation: from_sql(row.get(2)),
+            total: from_sql(row.get(3)),
+            replayed: false,
+        },
+    }))
+}
+
+/// The ledger row of `scope`; with `lock`, locked until the transaction ends (`FOR UPDATE`),
+/// which orders every new operation of the scope.
+pub async fn read_state(db: &impl GenericClient, scope: &str, lock: bool) -> Result<State, Error> {
+    let sql = if lock {
+        "SELECT total, records, operations FROM ledger WHERE scope = $1 FOR UPDATE"
+    } else {
+        "SELECT total, records, operations FROM ledger WHERE scope = $1"
+    };
+    let row = db.query_one(sql, &[&scope]).await.map_err(storage)?;
+    Ok(State {
+        total: from_sql(row.get(0)),
+        records: from_sql(row.get(1)),
+        operations: from_sql(row.get(2)),
+    })
+}
+
+/// The effect: the new total, counted as one more operation.
+pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Result<(), Error> {
+    db.execute(
+        "UPDATE ledger SET total = $2, operations = operations + 1 WHERE scope = $1",
+        &[&scope, &to_sql(total)],
+    )
+    .await
+    .map_err(storage)?;
+    Ok(())
+}
+
+/// The record, unless the unique index already holds one for `(scope, key)`: returns whether
+/// this call inserted it. `ON CONFLICT DO NOTHING` waits for a concurrent inserter of the same
+/// key to finish, then yields to it if it committed.
+pub async fn insert_record(
+    db: &impl GenericClient,
+    scope: &str,
+    key: &Key,
+    request: &Request,
+    receipt: Receipt,
+    created_at: i64,
+) -> Result<bool, Error> {
+    let inserted = db
+        .execute(
+            "INSERT INTO operations
+               (scope, key, job, units, operation, committed_total, schema_version, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT DO NOTHING",
+            &[
+                &scope,
+                &key.as_str(),
+                &request.job(),
+                &to_sql(request.units()),
+                &to_sql(receipt.operation),
+                &to_sql(receipt.total),
+                &(SCHEMA_VERSION as i32),
+                &created_at,
+            ],
+        )
+        .await
+        .map_err(storage)?;
+    if inserted == 1 {
+        db.execute(
+            "UPDATE ledger SET records = records + 1 WHERE scope = $1",
+            &[&scope],
+        )
+        .await
+        .map_err(storage)?;
+    }
+    Ok(inserted == 1)
+}
+
+/// Deletes the records of `scope` created before `cutoff` (Unix seconds); returns how many.
+pub async fn delete_expired(client: &mut Client, scope: &str, cutoff: i64) -> Result<usize, Error> {
+    let tx = client.transaction().await.map_err(storage)?;
+    // Lock the ledger row first, like apply does, so the count and the rows agree.
+    read_state(&tx, scope, true).await?;
+    let deleted = tx
+        .execute(
+            "DELETE FROM operations WHERE scope = $1 AND created_at < $2",
+            &[&scope, &cutoff],
+        )
+        .await
+        .map_err(storage)?;
+    tx.execute(
+        "UPDATE ledger SET records = records - $2 WHERE scope = $1",
+        &[&scope, &(deleted as i64)],
+    )
+    .await
+    .map_err(storage)?;
+    tx.commit().await.map_err(storage)?;
+    Ok(deleted as usize)
+}
+
+/// Drops `schema` and everything in it (used by ephemeral ledgers).
+pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), Error> {
+    check_identifier(schema).map_err(Error::from)?;
+    client
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .await
+        .map_err(storage)
+}
