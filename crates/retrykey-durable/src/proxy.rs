@@ -1,0 +1,144 @@
+//! A fault-injecting TCP proxy for PostgreSQL: cuts a connection exactly around its COMMIT.
+//!
+//! Tests put it between a ledger and the server to produce the two failures a client cannot
+//! tell apart: the connection lost *before* the server saw COMMIT (nothing committed) and lost
+//! *after* the server committed but before its reply arrived (everything committed). Either
+//! way the caller gets [`retrykey::Error::Storage`]: the outcome is unknown, and only a retry
+//! with the same key tells which it was.
+//!
+//! It reads the protocol's message framing (a type byte and a length) in both directions; it
+//! needs a plain (non-TLS) connection, which is what the lab uses on 127.0.0.1.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Which cut the next COMMIT gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Close the connection instead of forwarding COMMIT to the server.
+    BeforeCommit,
+    /// Forward COMMIT, wait for the server to report it done, then close the connection
+    /// instead of forwarding that report.
+    AfterCommit,
+}
+
+/// A running proxy on 127.0.0.1; it serves until the process ends.
+#[derive(Debug, Clone)]
+pub struct FaultProxy {
+    addr: SocketAddr,
+    armed: Arc<Mutex<Option<Fault>>>,
+}
+
+impl FaultProxy {
+    /// Starts a proxy to `upstream` on a free port of 127.0.0.1.
+    pub fn start(upstream: SocketAddr) -> io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let proxy = Self {
+            addr: listener.local_addr()?,
+            armed: Arc::default(),
+        };
+        let armed = Arc::clone(&proxy.armed);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let armed = Arc::clone(&armed);
+                std::thread::spawn(move || {
+                    if let Ok(server) = TcpStream::connect(upstream) {
+                        let _ = relay(client, server, &armed);
+                    }
+                });
+            }
+        });
+        Ok(proxy)
+    }
+
+    /// The proxy's address, to put in the connection URL instead of the server's.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The next COMMIT on any connection through the proxy gets `fault` (once).
+    pub fn arm(&self, fault: Fault) {
+        *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault);
+    }
+}
+
+enum Verdict {
+    Forward,
+    Cut,
+}
+
+fn relay(client: TcpStream, server: TcpStream, armed: &Mutex<Option<Fault>>) -> io::Result<()> {
+    let cut_after_commit = Arc::new(AtomicBool::new(false));
+    let downstream = {
+        let cut = Arc::clone(&cut_after_commit);
+        let (from, to) = (server.try_clone()?, client.try_clone()?);
+        std::thread::spawn(move || {
+            let _ = pump(from.try_clone()?, to.try_clone()?, false, |kind, body| {
+                // CommandComplete "COMMIT": the server has committed. Drop the report.
+                if cut.load(Ordering::SeqCst) && kind == b'C' && body.starts_with(b"COMMIT") {
+                    Verdict::Cut
+                } else {
+                    Verdict::Forward
+                }
+            });
+            close(&from, &to);
+            io::Result::Ok(())
+        })
+    };
+    let _ = pump(client.try_clone()?, server.try_clone()?, true, |kind, body| {
+        if kind != b'Q' || !body.starts_with(b"COMMIT") {
+            return Verdict::Forward;
+        }
+        match armed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            None => Verdict::Forward,
+            Some(Fault::BeforeCommit) => Verdict::Cut,
+            Some(Fault::AfterCommit) => {
+                cut_after_commit.store(true, Ordering::SeqCst);
+                Verdict::Forward
+            }
+        }
+    });
+    close(&client, &server);
+    let _ = downstream.join();
+    Ok(())
+}
+
+/// Copies framed messages from `from` to `to` until either side closes or `inspect` cuts.
+/// The client's first message (the startup packet) has no type byte.
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    untyped_first: bool,
+    mut inspect: impl FnMut(u8, &[u8]) -> Verdict,
+) -> io::Result<()> {
+    let mut first = untyped_first;
+    loop {
+        let mut header = Vec::with_capacity(5);
+        let mut kind = 0_u8;
+        if !first {
+            let mut byte = [0_u8; 1];
+            from.read_exact(&mut byte)?;
+            kind = byte[0];
+            header.push(kind);
+        }
+        let mut length = [0_u8; 4];
+        from.read_exact(&mut length)?;
+        header.extend_from_slice(&length);
+        let length = u32::from_be_bytes(length) as usize;
+        let mut body = vec![0_u8; length.saturating_sub(4)];
+        from.read_exact(&mut body)?;
+        if !first && matches!(inspect(kind, &body), Verdict::Cut) {
+            return Ok(());
+        }
+        first = false;
+        to.write_all(&header)?;
+        to.write_all(&body)?;
+    }
+}
+
+fn close(a: &TcpStream, b: &TcpStream) {
+    let _ = a.shutdown(Shutdown::Both);
+    let _ = b.shutdown(Shutdown::Both);
+}
