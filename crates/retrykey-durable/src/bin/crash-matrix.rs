@@ -1,0 +1,102 @@
+//! Runs the crash scenario at every point on every backend, against a real crash-server
+//! process, and prints the table. Exits with 1 when any row fails.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use retrykey_durable::crash::Point;
+use retrykey_durable::crash::harness::ProcessHarness;
+use retrykey_durable::crash::scenario;
+use retrykey_durable::crash::server::Backend;
+use retrykey_durable::pg;
+
+/// Crash a ledger process at each point, restart it, retry with the same key, count effects.
+#[derive(Parser)]
+struct Args {
+    /// The variant whose crash server to run (`crash-server-<variant>`, built next to this
+    /// program); the correct ledger when absent.
+    #[arg(long)]
+    variant: Option<String>,
+    /// Which backends: sqlite, postgres or all (postgres needs RETRYKEY_PG_URL).
+    #[arg(long, default_value = "all")]
+    backend: String,
+}
+
+fn main() -> anyhow::Result<ExitCode> {
+    let args = Args::parse();
+    let name = match &args.variant {
+        Some(variant) => format!("crash-server-{variant}"),
+        None => "crash-server".to_owned(),
+    };
+    let server = sibling(&name)?;
+    let url = pg::url_from_env();
+    let backends: &[&str] = match args.backend.as_str() {
+        "sqlite" => &["sqlite"],
+        "postgres" => &["postgres"],
+        "all" => &["sqlite", "postgres"],
+        other => bail!("--backend must be sqlite, postgres or all, not {other:?}"),
+    };
+
+    println!("ledger: {}", args.variant.as_deref().unwrap_or("correct"));
+    println!(
+        "{:<14} {:<9} {:>13} {:>13}  {:<20} verdict",
+        "point", "backend", "effects/crash", "effects/retry", "retry receipt"
+    );
+    let mut failed = 0;
+    for &backend in backends {
+        for point in Point::ALL {
+            let place = match (backend, &url) {
+                ("sqlite", _) => Backend::fresh_sqlite(),
+                (_, Some(url)) => Backend::fresh_pg(url),
+                (_, None) => {
+                    println!(
+                        "{:<14} {:<9} skipped: set {} to enable",
+                        point.name(),
+                        backend,
+                        pg::URL_VAR
+                    );
+                    continue;
+                }
+            };
+            let outcome = scenario::run(&ProcessHarness::new(&server, place), point);
+            let receipt = match outcome.retry {
+                Some(receipt) => format!(
+                    "#{} total {} {}",
+                    receipt.operation,
+                    receipt.total,
+                    if receipt.replayed { "replayed" } else { "fresh" }
+                ),
+                None => "-".to_owned(),
+            };
+            if outcome.verdict.is_err() {
+                failed += 1;
+            }
+            println!(
+                "{:<14} {:<9} {:>13} {:>13}  {:<20} {outcome}",
+                point.name(),
+                backend,
+                outcome.effects_after_crash,
+                outcome.effects_after_retry,
+                receipt
+            );
+        }
+    }
+    if failed > 0 {
+        println!("{failed} row(s) failed: an effect was lost or applied twice");
+        return Ok(ExitCode::FAILURE);
+    }
+    println!("every row: exactly one effect, the right receipt, nothing acknowledged lost");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The program `name`, next to this one (cargo builds every binary into the same directory).
+fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe().context("cannot find this program's path")?;
+    let path = me.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !path.exists() {
+        bail!("{name} is not built; build it first (see `just crash-matrix`)");
+    }
+    Ok(path)
+}

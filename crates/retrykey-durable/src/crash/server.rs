@@ -1,0 +1,183 @@
+//! The crash server: a ledger behind a line protocol on stdin/stdout, killed by failpoints.
+//!
+//! Protocol, one line each way: `ping` → `ready`; `apply <key> <job> <units>` →
+//! `ok <operation> <total> fresh|replayed` or `err <message>`; `state` →
+//! `state <total> <records>`. End of input ends the process. With `FAILPOINTS=<point>=return`
+//! in its environment the process aborts at that point (see [`crate::crash`]).
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use retrykey::{Key, Ledger, Request};
+
+use crate::options::unix_seconds;
+use crate::pg::{self, Pool};
+use crate::{Options, PgLedger, SqliteLedger};
+
+/// Opens a ledger on a backend; the crash server of each variant passes its own.
+pub type Opener = fn(&Backend, Options) -> Result<Box<dyn Ledger>, crate::Error>;
+
+/// Where the ledger lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An SQLite file.
+    Sqlite(PathBuf),
+    /// A schema in a PostgreSQL database.
+    Pg {
+        /// The connection URL.
+        url: String,
+        /// The schema that holds the tables.
+        schema: String,
+    },
+}
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+fn unique() -> String {
+    format!(
+        "{}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        unix_seconds(std::time::SystemTime::now())
+    )
+}
+
+impl Backend {
+    /// A new SQLite file under the temporary directory.
+    pub fn fresh_sqlite() -> Self {
+        Backend::Sqlite(std::env::temp_dir().join(format!("retrykey-crash-{}.sqlite", unique())))
+    }
+
+    /// A new schema in the database at `url`.
+    pub fn fresh_pg(url: &str) -> Self {
+        Backend::Pg {
+            url: url.to_owned(),
+            schema: format!("rk_crash_{}", unique()),
+        }
+    }
+
+    /// The backend's name in tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Pg { .. } => "postgres",
+        }
+    }
+
+    /// The crash server's arguments for this backend (the URL travels in the environment).
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Backend::Sqlite(path) => vec!["--sqlite".into(), path.display().to_string()],
+            Backend::Pg { schema, .. } => vec!["--pg-schema".into(), schema.clone()],
+        }
+    }
+
+    /// Deletes the database (file or schema); failures are ignored.
+    pub fn remove(&self) {
+        match self {
+            Backend::Sqlite(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = path.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+            }
+            Backend::Pg { url, schema } => {
+                if let Ok(pool) = Pool::connect(url, schema, 1, "retrykey-cleanup") {
+                    let _ = pool.run(async |client| pg::drop_schema(client, schema).await);
+                }
+            }
+        }
+    }
+}
+
+/// Opens the correct ledgers of this crate.
+pub fn open_correct(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, crate::Error> {
+    Ok(match backend {
+        Backend::Sqlite(path) => Box::new(SqliteLedger::open(path, options)?),
+        Backend::Pg { url, schema } => Box::new(PgLedger::open(url, pg_options(schema, options))?),
+    })
+}
+
+/// `options` for a one-connection PostgreSQL ledger in `schema`.
+pub fn pg_options(schema: &str, options: Options) -> Options {
+    Options {
+        pg_schema: schema.to_owned(),
+        pg_connections: 1,
+        ..options
+    }
+}
+
+/// The crash server's `main`: parses `--sqlite PATH` or `--pg-schema NAME` (the URL comes from
+/// `RETRYKEY_PG_URL`), opens the ledger with `open`, and serves the protocol until end of input.
+pub fn main(open: Opener) -> ExitCode {
+    #[cfg(feature = "failpoints")]
+    let _failpoints = fail::FailScenario::setup();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let backend = match words.as_slice() {
+        ["--sqlite", path] => Backend::Sqlite(PathBuf::from(path)),
+        ["--pg-schema", schema] => match pg::url_from_env() {
+            Some(url) => Backend::Pg {
+                url,
+                schema: (*schema).to_owned(),
+            },
+            None => {
+                eprintln!("crash-server: set {} to use PostgreSQL", pg::URL_VAR);
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            eprintln!("usage: crash-server (--sqlite PATH | --pg-schema NAME)");
+            return ExitCode::from(2);
+        }
+    };
+    let ledger = match open(&backend, Options::default()) {
+        Ok(ledger) => ledger,
+        Err(error) => {
+            eprintln!("crash-server: cannot open the ledger: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut stdout = std::io::stdout();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let reply = answer(ledger.as_ref(), &line);
+        if writeln!(stdout, "{reply}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn answer(ledger: &dyn Ledger, line: &str) -> String {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        ["ping"] => "ready".to_owned(),
+        ["state"] => match (ledger.total(), ledger.records()) {
+            (Ok(total), Ok(records)) => format!("state {total} {records}"),
+            (Err(error), _) | (_, Err(error)) => format!("err {error}"),
+        },
+        ["apply", key, job, units] => {
+            let applied = Key::new(*key).and_then(|key| {
+                let request = Request::parse(*job, units)?;
+                ledger.apply(&key, &request)
+            });
+            match applied {
+                Ok(receipt) => format!(
+                    "ok {} {} {}",
+                    receipt.operation,
+                    receipt.total,
+                    if receipt.replayed { "replayed" } else { "fresh" }
+                ),
+                Err(error) => format!("err {error}"),
+            }
+        }
+        _ => format!("err unknown request {line:?}"),
+    }
+}
