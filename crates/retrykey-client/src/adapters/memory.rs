@@ -1,0 +1,72 @@
+//! The in-memory adapter: attempts against a Stage 1 ledger, with a switch that loses replies.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use retrykey::{Error, Ledger, Receipt, Request};
+
+use crate::{Answer, Attempt, Failure, Reply};
+
+/// Calls a [`Ledger`] in-process, as an attempt function.
+///
+/// [`MemoryLedger::lose_next_replies`] makes the next applies commit and then report
+/// [`Failure::Lost`]: the lost reply of Stage 1, without a network.
+#[derive(Clone)]
+pub struct MemoryLedger {
+    ledger: Arc<dyn Ledger>,
+    lose: Arc<AtomicU32>,
+}
+
+impl MemoryLedger {
+    /// An adapter in front of `ledger`.
+    pub fn new(ledger: Arc<dyn Ledger>) -> Self {
+        Self {
+            ledger,
+            lose: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// The next `count` applies commit, and their replies are lost.
+    pub fn lose_next_replies(&self, count: u32) {
+        self.lose.store(count, Ordering::Release);
+    }
+
+    /// One attempt: applies `request` under the attempt's key.
+    pub async fn apply(&self, attempt: Attempt, request: &Request) -> Result<Reply<Receipt>, Failure> {
+        let result = self.ledger.apply(&attempt.key, request);
+        let lost = self
+            .lose
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok();
+        match result {
+            Ok(_) if lost => Err(Failure::Lost("reply lost after the commit".into())),
+            Ok(receipt) => Ok(Reply {
+                replayed: receipt.replayed,
+                value: receipt,
+            }),
+            Err(error) => Err(Failure::Status(answer_for(&error))),
+        }
+    }
+}
+
+impl std::fmt::Debug for MemoryLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryLedger").finish_non_exhaustive()
+    }
+}
+
+/// The answer a ledger error stands for, in the HTTP terms the classifier reads.
+///
+/// | ledger error | status | verdict |
+/// |---|---|---|
+/// | invalid key, invalid request, ceiling, capacity | 422 | reject |
+/// | conflict (same key, different request) | 409 | reject |
+/// | storage failure (outcome unknown) | 503 | retry |
+pub fn answer_for(error: &Error) -> Answer {
+    let status = match error {
+        Error::Conflict => 409,
+        Error::Storage(_) => 503,
+        _ => 422,
+    };
+    Answer::new(status, error.to_string())
+}

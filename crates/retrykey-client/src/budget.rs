@@ -1,0 +1,62 @@
+//! The operation's budget: one deadline and one allowance of retries, shared by nested layers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::Policy;
+
+/// What is left of one operation's allowance: a deadline, and the retries not yet spent.
+///
+/// Cloning shares the retry allowance: a nested layer that receives a clone (through
+/// [`crate::layer::child_budget`]) spends from the same pool, so the whole tree of layers makes
+/// at most the policy's number of downstream attempts. Time follows tokio's clock, so tests can
+/// pause it.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    deadline: Instant,
+    retries: Arc<AtomicU32>,
+}
+
+impl Budget {
+    /// A fresh budget for a top-level operation: `policy.budget()` from now, and
+    /// `max_attempts - 1` retries.
+    pub fn start(policy: &Policy) -> Self {
+        Self {
+            deadline: Instant::now() + policy.budget(),
+            retries: Arc::new(AtomicU32::new(policy.max_attempts() - 1)),
+        }
+    }
+
+    /// The same retry pool with a deadline no later than `deadline` (a budget only shrinks).
+    pub fn shortened_to(&self, deadline: Instant) -> Self {
+        Self {
+            deadline: self.deadline.min(deadline),
+            retries: Arc::clone(&self.retries),
+        }
+    }
+
+    /// The instant after which no attempt may run.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The time left before the deadline (zero once it has passed).
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Retries not yet spent by any layer sharing this budget.
+    pub fn retries_left(&self) -> u32 {
+        self.retries.load(Ordering::Acquire)
+    }
+
+    /// Takes one retry from the shared pool; `false` when none is left.
+    pub fn try_spend_retry(&self) -> bool {
+        self.retries
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| left.checked_sub(1))
+            .is_ok()
+    }
+}

@@ -1,0 +1,162 @@
+//! The retry client: a policy, a retry quota shared by all its operations, and seeded randomness.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use retrykey::Key;
+
+use crate::{Attempt, Budget, Failure, Outcome, Parts, Policy, Reply, RetryQuota, Standard};
+
+/// The random generator behind jitter (and behind keys, when the client is seeded).
+///
+/// Xoshiro256++ is fast and its output for a given seed is fixed, so seeded runs repeat exactly.
+pub type JitterRng = rand::rngs::Xoshiro256PlusPlus;
+
+/// Runs logical operations as sequences of attempts, sharing one [`RetryQuota`].
+///
+/// Create one per downstream service and share it: the quota only bounds retries if all the
+/// operations against that service draw from it. `P` selects the pieces the executor is built
+/// from; it is [`Standard`] except in the negative variants.
+#[derive(Debug)]
+pub struct Client<P: Parts = Standard> {
+    policy: Policy,
+    quota: Arc<RetryQuota>,
+    rng: Mutex<JitterRng>,
+    seeded: bool,
+    parts: PhantomData<fn() -> P>,
+}
+
+impl Client<Standard> {
+    /// A builder for a client with `policy`, the default quota and unseeded randomness.
+    pub fn builder(policy: Policy) -> ClientBuilder<Standard> {
+        ClientBuilder {
+            policy,
+            quota: None,
+            seed: None,
+            parts: PhantomData,
+        }
+    }
+}
+
+impl<P: Parts> Client<P> {
+    /// The policy every operation of this client follows.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The retry quota shared by this client's operations.
+    pub fn quota(&self) -> &RetryQuota {
+        &self.quota
+    }
+
+    /// A new operation key: a UUID v4. From the operating system's randomness, or from the seed
+    /// when the client was given one (so that demos repeat). Never derived from the payload:
+    /// two identical requests are still two operations.
+    pub fn new_key(&self) -> Key {
+        let uuid = if self.seeded {
+            let mut bytes = [0u8; 16];
+            self.rng().fill_bytes(&mut bytes);
+            uuid::Builder::from_random_bytes(bytes).into_uuid()
+        } else {
+            uuid::Uuid::new_v4()
+        };
+        Key::new(uuid.to_string()).expect("a UUID's text is a valid operation key")
+    }
+
+    /// The wait before retry number `retry` (1-based), drawn from this client's generator.
+    pub fn next_delay(&self, retry: u32) -> Duration {
+        P::delay(&self.policy, retry, &mut self.rng())
+    }
+
+    /// Runs one logical operation under a new key and a fresh budget.
+    ///
+    /// `attempt` is called once per attempt with the same [`Attempt::key`]. Dropping the
+    /// returned future stops the operation at once: nothing is spawned, no wait survives it.
+    pub async fn run<T, F, Fut>(&self, attempt: F) -> Outcome<T>
+    where
+        T: Send,
+        F: FnMut(Attempt) -> Fut + Send,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+    {
+        P::execute(self, None, None, attempt).await
+    }
+
+    /// Runs one logical operation under a key the caller already holds: for example a key it
+    /// stored before a restart, to find out what became of an operation reported unknown.
+    pub async fn run_with_key<T, F, Fut>(&self, key: Key, attempt: F) -> Outcome<T>
+    where
+        T: Send,
+        F: FnMut(Attempt) -> Fut + Send,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+    {
+        P::execute(self, Some(key), None, attempt).await
+    }
+
+    /// Runs one operation as a nested layer inside an attempt of an enclosing operation: the
+    /// layer works within `parent` (its remaining deadline and its pool of retries) and keeps
+    /// the enclosing operation's `key`.
+    pub async fn run_nested<T, F, Fut>(&self, parent: &Budget, key: Key, attempt: F) -> Outcome<T>
+    where
+        T: Send,
+        F: FnMut(Attempt) -> Fut + Send,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+    {
+        P::execute(self, Some(key), Some(parent.clone()), attempt).await
+    }
+
+    fn rng(&self) -> std::sync::MutexGuard<'_, JitterRng> {
+        // A generator's state is valid whatever a panicking holder did: keep using it.
+        self.rng.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Builds a [`Client`].
+#[derive(Debug)]
+pub struct ClientBuilder<P> {
+    policy: Policy,
+    quota: Option<Arc<RetryQuota>>,
+    seed: Option<u64>,
+    parts: PhantomData<fn() -> P>,
+}
+
+impl<P: Parts> ClientBuilder<P> {
+    /// Seeds the generator behind jitter and keys, so that a run repeats exactly.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Shares `quota` with other clients (by default each client has its own full bucket).
+    pub fn quota(mut self, quota: Arc<RetryQuota>) -> Self {
+        self.quota = Some(quota);
+        self
+    }
+
+    /// Builds the executor from other pieces: how the negative variants swap in their copy.
+    pub fn parts<Q: Parts>(self) -> ClientBuilder<Q> {
+        ClientBuilder {
+            policy: self.policy,
+            quota: self.quota,
+            seed: self.seed,
+            parts: PhantomData,
+        }
+    }
+
+    /// The client.
+    pub fn build(self) -> Client<P> {
+        let rng = match self.seed {
+            Some(seed) => JitterRng::seed_from_u64(seed),
+            None => rand::make_rng(),
+        };
+        Client {
+            policy: self.policy,
+            quota: self.quota.unwrap_or_default(),
+            rng: Mutex::new(rng),
+            seeded: self.seed.is_some(),
+            parts: PhantomData,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The TCP adapter: one attempt is one connection, one request line, one reply line.
+
+use std::net::SocketAddr;
+
+use retrykey::{Receipt, Request};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::tcp::protocol;
+use crate::tcp::server::read_line;
+use crate::{Attempt, Failure, Reply};
+
+/// Sends attempts to a [`LedgerServer`](crate::tcp::LedgerServer) at `addr`.
+///
+/// A failed connect is [`Failure::Refused`] (nothing was sent); a connection that closes or
+/// breaks after the request left is [`Failure::Lost`] (it may have committed).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpLedger {
+    addr: SocketAddr,
+}
+
+impl TcpLedger {
+    /// An adapter for the service at `addr`.
+    pub fn new(addr: SocketAddr) -> Self {
+        Self { addr }
+    }
+
+    /// One attempt: applies `request` under the attempt's key.
+    pub async fn apply(
+        &self,
+        attempt: Attempt,
+        request: &Request,
+    ) -> Result<Reply<Receipt>, Failure> {
+        let mut stream = TcpStream::connect(self.addr)
+            .await
+            .map_err(|e| Failure::Refused(e.kind().to_string()))?;
+        let line = protocol::request_line(&attempt.key, request);
+        stream
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| Failure::Lost(e.kind().to_string()))?;
+        let mut reader = BufReader::new(stream);
+        read_line(&mut reader)
+            .await
+            .ok_or_else(|| Failure::Lost("connection closed before the reply".into()))
+            .and_then(|reply| protocol::parse_reply(&reply))
+    }
+}
