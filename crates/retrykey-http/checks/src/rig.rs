@@ -1,0 +1,275 @@
+//! The test rig: the subject under test, a store probe, a server on 127.0.0.1, raw TCP helpers.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http::{Request, Response};
+use retrykey_http::loopback::{Client, Server};
+use retrykey_http::{
+    Builder, EntryId, Fingerprint, Lookup, MemoryStore, Reserve, ResponseStore, Standard,
+    StoreFuture, StoreLimits, StoredResponse, Token,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{Barrier, watch};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::shop::{self, Shop};
+
+/// What the checks run against: the layer's core and its store, either of which a variant
+/// replaces with its one changed file.
+#[derive(Clone, Copy)]
+pub struct Subject {
+    /// Puts the engine under test into a layer builder.
+    pub engine: fn(Builder) -> Builder,
+    /// Builds the store under test with the given bounds.
+    pub store: fn(StoreLimits) -> Arc<dyn ResponseStore>,
+}
+
+impl Subject {
+    /// The correct crate: [`Standard`] engine, [`MemoryStore`].
+    pub fn standard() -> Self {
+        Self {
+            engine: |builder| builder.engine(Standard),
+            store: |limits| Arc::new(MemoryStore::new(limits)),
+        }
+    }
+
+    /// The same, with another engine.
+    pub fn with_engine(self, engine: fn(Builder) -> Builder) -> Self {
+        Self { engine, ..self }
+    }
+
+    /// The same, with another store.
+    pub fn with_store(self, store: fn(StoreLimits) -> Arc<dyn ResponseStore>) -> Self {
+        Self { store, ..self }
+    }
+}
+
+/// Runs one check on its own runtime, bounded so a hang fails instead of blocking forever.
+pub(crate) fn run(check: impl Future<Output = ()>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), check)
+            .await
+            .expect("the check did not finish within 60 s");
+    });
+}
+
+/// Awaits `future`, failing the check if it takes more than 20 s (a hang, not a speed limit).
+pub(crate) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), future)
+        .await
+        .unwrap_or_else(|_| panic!("gave up waiting: {what}"))
+}
+
+/// A store wrapper that observes the store under test and can force a reservation race.
+pub(crate) struct Probe {
+    inner: Arc<dyn ResponseStore>,
+    /// Lookups that found the key in flight (so a duplicate is surely waiting or refused).
+    in_flight_seen: watch::Sender<usize>,
+    /// When set, the first `n` reservations wait until all `n` have arrived.
+    race: Option<(Barrier, AtomicUsize, usize)>,
+}
+
+impl Probe {
+    pub(crate) async fn in_flight_seen(&self, n: usize) {
+        let mut seen = self.in_flight_seen.subscribe();
+        let _ = seen.wait_for(|&count| count >= n).await;
+    }
+}
+
+impl ResponseStore for Probe {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
+        Box::pin(async move {
+            let lookup = self.inner.lookup(id).await?;
+            if matches!(lookup, Lookup::InFlight { .. }) {
+                self.in_flight_seen.send_modify(|count| *count += 1);
+            }
+            Ok(lookup)
+        })
+    }
+
+    fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
+        Box::pin(async move {
+            if let Some((barrier, arrived, racers)) = &self.race {
+                if arrived.fetch_add(1, Ordering::SeqCst) < *racers {
+                    // Every racer has looked up the key and seen it absent before any of
+                    // them reserves: the worst interleaving, every time.
+                    barrier.wait().await;
+                }
+            }
+            self.inner.reserve(id, fp).await
+        })
+    }
+
+    fn complete<'a>(
+        &'a self,
+        id: &'a EntryId,
+        token: Token,
+        response: StoredResponse,
+    ) -> StoreFuture<'a, ()> {
+        self.inner.complete(id, token, response)
+    }
+
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+        self.inner.release(id, token)
+    }
+}
+
+/// A store that always fails, to prove the layer fails closed.
+pub(crate) struct BrokenStore;
+
+impl ResponseStore for BrokenStore {
+    fn lookup<'a>(&'a self, _: &'a EntryId) -> StoreFuture<'a, Lookup> {
+        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+    }
+    fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
+        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+    }
+    fn complete<'a>(&'a self, _: &'a EntryId, _: Token, _: StoredResponse) -> StoreFuture<'a, ()> {
+        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+    }
+    fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> StoreFuture<'a, ()> {
+        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+    }
+}
+
+/// How to build one rig.
+pub(crate) struct Setup {
+    pub(crate) options: fn(Builder) -> Builder,
+    pub(crate) limits: StoreLimits,
+    pub(crate) racers: usize,
+    pub(crate) broken_store: bool,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            options: |builder| builder,
+            limits: StoreLimits::default(),
+            racers: 0,
+            broken_store: false,
+        }
+    }
+}
+
+/// A running server: the shop behind the layer under test, behind a drop watcher.
+pub(crate) struct Rig {
+    pub(crate) shop: Arc<Shop>,
+    pub(crate) probe: Arc<Probe>,
+    pub(crate) client: Client,
+    pub(crate) server: Server,
+    /// Counts server-side request futures dropped before they finished (client went away).
+    pub(crate) abandoned: watch::Receiver<usize>,
+}
+
+impl Rig {
+    pub(crate) async fn start(subject: &Subject, setup: Setup) -> Rig {
+        let shop = Shop::new();
+        let inner: Arc<dyn ResponseStore> = if setup.broken_store {
+            Arc::new(BrokenStore)
+        } else {
+            (subject.store)(setup.limits)
+        };
+        let probe = Arc::new(Probe {
+            inner,
+            in_flight_seen: watch::channel(0).0,
+            race: (setup.racers > 0)
+                .then(|| (Barrier::new(setup.racers), AtomicUsize::new(0), setup.racers)),
+        });
+        let builder = (setup.options)((subject.engine)(
+            retrykey_http::IdempotencyLayer::builder(),
+        ));
+        let layer = builder.shared_store(probe.clone()).build();
+        let (abandoned_tx, abandoned) = watch::channel(0);
+        let service = Watched {
+            inner: layer.layer(shop::service(&shop)),
+            abandoned: Arc::new(abandoned_tx),
+        };
+        let server = Server::start(service).await.expect("a server on 127.0.0.1");
+        let client = Client::new(server.url());
+        Rig {
+            shop,
+            probe,
+            client,
+            server,
+            abandoned,
+        }
+    }
+
+    /// Sends raw bytes on a fresh connection and returns the status and body of the answer.
+    pub(crate) async fn raw(&self, request: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(self.server.addr()).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.expect("read");
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let status = answer
+            .split(' ')
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned();
+        (status, body)
+    }
+}
+
+/// An outer service that notices when the server drops a request's future unfinished.
+#[derive(Clone)]
+struct Watched<S> {
+    inner: S,
+    abandoned: Arc<watch::Sender<usize>>,
+}
+
+struct Abandoned(Option<Arc<watch::Sender<usize>>>);
+
+impl Abandoned {
+    /// The request finished: nothing was abandoned.
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some(sender) = self.0.take() {
+            sender.send_modify(|count| *count += 1);
+        }
+    }
+}
+
+impl<S, B> Service<Request<B>> for Watched<S>
+where
+    S: Service<Request<B>, Response = Response<retrykey_http::Body>, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response<retrykey_http::Body>;
+    type Error = Infallible;
+    type Future = retrykey_http::BoxFuture<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let future = self.inner.call(request);
+        let guard = Abandoned(Some(Arc::clone(&self.abandoned)));
+        Box::pin(async move {
+            let response = future.await;
+            guard.finished();
+            response
+        })
+    }
+}

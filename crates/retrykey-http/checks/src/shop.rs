@@ -1,0 +1,133 @@
+//! The handler behind the layer in every check: it charges, counts, and obeys fault headers.
+//!
+//! - `x-gate: 1` — wait until the check opens the gate (before anything else happens);
+//! - `x-flaky: <t>` — the first request with token `t` answers 500 without charging;
+//! - `x-panic: <t>` — the first request with token `t` panics without charging;
+//! - `x-big: <n>` — answer with an `n`-byte body instead of `{"charge":N}`.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use retrykey_http::Body;
+use retrykey_http::body::{full, read_limited};
+use tokio::sync::{Semaphore, watch};
+
+/// The effect counters and the fault switches.
+#[derive(Debug)]
+pub struct Shop {
+    charges: AtomicU64,
+    attempts: AtomicU64,
+    started: watch::Sender<u64>,
+    gate: Semaphore,
+    tokens_seen: Mutex<HashSet<String>>,
+}
+
+impl Shop {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            charges: AtomicU64::new(0),
+            attempts: AtomicU64::new(0),
+            started: watch::channel(0).0,
+            gate: Semaphore::new(0),
+            tokens_seen: Mutex::default(),
+        })
+    }
+
+    /// Charges made: the effect every check counts.
+    pub fn charges(&self) -> u64 {
+        self.charges.load(Ordering::SeqCst)
+    }
+
+    /// Times the handler was entered.
+    pub fn attempts(&self) -> u64 {
+        self.attempts.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the handler has been entered at least `n` times.
+    pub async fn started(&self, n: u64) {
+        let mut started = self.started.subscribe();
+        let _ = started.wait_for(|&count| count >= n).await;
+    }
+
+    /// Lets every gated request through, now and later.
+    pub fn open_gate(&self) {
+        self.gate.add_permits(Semaphore::MAX_PERMITS / 2);
+    }
+
+    /// True the first time `token` is seen under `header`.
+    fn first_time(&self, header: &str, token: &str) -> bool {
+        self.tokens_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(format!("{header}:{token}"))
+    }
+
+    pub async fn handle(self: Arc<Self>, request: Request<Body>) -> Response<Body> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        self.started.send_modify(|count| *count += 1);
+        let (parts, body) = request.into_parts();
+        if parts.method == Method::GET {
+            return reply(StatusCode::OK, "looked".into());
+        }
+        if parts.headers.contains_key("x-gate") {
+            let _permit = self.gate.acquire().await;
+        }
+        if let Some(token) = text(&parts.headers, "x-flaky") {
+            if self.first_time("x-flaky", token) {
+                return reply(StatusCode::INTERNAL_SERVER_ERROR, "flaky".into());
+            }
+        }
+        if let Some(token) = text(&parts.headers, "x-panic") {
+            if self.first_time("x-panic", token) {
+                panic!("the handler panics on purpose (x-panic)");
+            }
+        }
+        if read_limited(body, 4 << 20).await.is_err() {
+            return reply(StatusCode::BAD_REQUEST, "unreadable".into());
+        }
+        let charge = self.charges.fetch_add(1, Ordering::SeqCst) + 1;
+        let body = match text(&parts.headers, "x-big").and_then(|n| n.parse().ok()) {
+            Some(size) => "x".repeat(size),
+            None => format!("{{\"charge\":{charge}}}"),
+        };
+        let mut response = reply(StatusCode::CREATED, body);
+        let headers = response.headers_mut();
+        headers.insert(header::LOCATION, format!("/charges/{charge}").parse().unwrap());
+        headers.insert(header::SET_COOKIE, format!("seen={charge}").parse().unwrap());
+        response
+    }
+}
+
+fn text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}
+
+fn reply(status: StatusCode, body: String) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+    response
+}
+
+/// The shop as a tower service.
+pub fn service(
+    shop: &Arc<Shop>,
+) -> impl tower_service::Service<
+    Request<Body>,
+    Response = Response<Body>,
+    Error = Infallible,
+    Future = impl Send + 'static,
+> + Clone
++ Send
++ 'static {
+    let shop = Arc::clone(shop);
+    tower::service_fn(move |request| {
+        let shop = Arc::clone(&shop);
+        async move { Ok::<_, Infallible>(shop.handle(request).await) }
+    })
+}

@@ -1,0 +1,205 @@
+//! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
+//!
+//! Each step answers as early as it can, and nothing is stored before the handler has run:
+//! the layer's own rejections (400, 413, 422) are never remembered.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{Request, Response, StatusCode, header};
+
+use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
+use retrykey_http::{
+    BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup, Next,
+    Outcome, Problem, Reserve, StoredResponse, Token,
+};
+
+/// How many times a request looks again after losing a reservation race before giving up
+/// with 409. Each lost race means another request with the key has moved on, so more than a
+/// couple of rounds only happens under a storm of failures.
+const MAX_ROUNDS: usize = 4;
+
+/// The correct core.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Standard;
+
+impl Engine for Standard {
+    fn handle(&self, config: Arc<Config>, request: Request<Body>, next: Next) -> BoxFuture<Response<Body>> {
+        Box::pin(handle(config, request, next))
+    }
+}
+
+async fn handle(config: Arc<Config>, request: Request<Body>, next: Next) -> Response<Body> {
+    if !config.covers(request.method()) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let key = match IdempotencyKey::from_headers(&parts.headers) {
+        Ok(Some(key)) => key,
+        Ok(None) if config.requires_key(&parts) => return Problem::KeyMissing.response(None),
+        Ok(None) => return next.run(Request::from_parts(parts, body)).await,
+        Err(problem) => return Problem::KeyInvalid.response(Some(&problem.to_string())),
+    };
+    let bytes = match body::read_limited(body, config.max_body_bytes()).await {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge) => return Problem::BodyTooLarge.response(None),
+        Err(ReadError::Broken(_)) => return Problem::BodyUnreadable.response(None),
+    };
+    let scope = config.scope(&parts);
+    let id = EntryId::new(&scope, &key);
+    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes);
+    let request = Request::from_parts(parts, body::full(bytes));
+
+    for _ in 0..MAX_ROUNDS {
+        let lookup = match config.store().lookup(&id).await {
+            Ok(lookup) => lookup,
+            Err(error) => return store_unavailable(&id, &error),
+        };
+        match lookup {
+            // The fingerprint is compared before anything else: 422 wins over a replay and
+            // over any in-flight answer.
+            Lookup::Done { fingerprint: first, .. } | Lookup::InFlight { fingerprint: first, .. }
+                if !same_request(&first, &fingerprint) =>
+            {
+                return Problem::KeyReused.response(None);
+            }
+            Lookup::Done { response, .. } => return response.replay(),
+            Lookup::InFlight { wait, .. } => return wait_for_first(&config, wait).await,
+            Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
+                Ok(Reserve::Reserved(token)) => {
+                    return run_first_attempt(config, id, token, request, next).await;
+                }
+                // Another request reserved the key between our lookup and our reservation:
+                // look again, and wait for or replay the winner.
+                Ok(Reserve::Taken) => continue,
+                Ok(Reserve::Full) => return Problem::StoreFull.response(None),
+                Err(error) => return store_unavailable(&id, &error),
+            },
+        }
+    }
+    Problem::InProgress.response(None)
+}
+
+/// Whether a retry is the same request as the first attempt with its key.
+fn same_request(_first: &Fingerprint, _retry: &Fingerprint) -> bool {
+    // NEGATIVE: the fingerprints are no longer compared, so a key reused for a different
+    // request (another amount, another order) silently gets the first request's answer.
+    true
+}
+
+/// Which first-attempt answers are kept and replayed: everything but server failures and the
+/// two "not processed, try again" statuses. A 5xx may come before the work was done, so
+/// replaying it would pin the client to an error for as long as the record lives.
+fn worth_keeping(status: StatusCode) -> bool {
+    !(status.is_server_error()
+        || status == StatusCode::REQUEST_TIMEOUT
+        || status == StatusCode::TOO_MANY_REQUESTS)
+}
+
+/// A duplicate arrived while the first attempt runs: wait for it (bounded) or refuse.
+async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Response<Body> {
+    match config.in_flight() {
+        InFlight::Reject => Problem::InProgress.response(None),
+        // Dropping this future (the client left) drops the waiter: nothing is left behind.
+        InFlight::Wait(deadline) => match tokio::time::timeout(deadline, wait).await {
+            Ok(Outcome::Completed(response)) => response.replay(),
+            Ok(Outcome::Released) => Problem::FirstAttemptFailed.response(None),
+            Err(_elapsed) => Problem::WaitTimedOut.response(None),
+        },
+    }
+}
+
+/// Fail closed: without a working store there is no protection, so no work either.
+fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Body> {
+    tracing::error!(entry = ?id, %error, "response store failed; request refused");
+    Problem::StoreUnavailable.response(None)
+}
+
+/// Runs the first attempt for a reserved key where the client cannot cancel it.
+///
+/// When a client disconnects, hyper drops the future serving its request. Were the handler
+/// polled from that future, it would stop at whatever await point it had reached (perhaps
+/// after charging a card) and the key would stay reserved forever. In its own task it runs to
+/// the end, its answer is stored, and a retry replays it.
+async fn run_first_attempt(
+    config: Arc<Config>,
+    id: EntryId,
+    token: Token,
+    request: Request<Body>,
+    next: Next,
+) -> Response<Body> {
+    let attempt = tokio::spawn(attempt(config, id, token, request, next));
+    attempt
+        .await
+        .unwrap_or_else(|_| Problem::HandlerFailed.response(None))
+}
+
+/// The handler call and the record of its outcome. Every path ends in `complete` or
+/// `release`, including a panic inside the handler.
+async fn attempt(
+    config: Arc<Config>,
+    id: EntryId,
+    token: Token,
+    request: Request<Body>,
+    next: Next,
+) -> Response<Body> {
+    let store = config.store();
+    let response = match CatchUnwind(Box::pin(next.run(request))).await {
+        Ok(response) => response,
+        Err(_panic) => {
+            release(&config, &id, token).await;
+            return Problem::HandlerFailed.response(None);
+        }
+    };
+    if !worth_keeping(response.status()) {
+        release(&config, &id, token).await;
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    match body::capture(body, config.max_stored_body_bytes()).await {
+        Captured::Whole(bytes) => {
+            let stored = StoredResponse::whole(&parts, bytes.clone());
+            if let Err(error) = store.complete(&id, token, stored).await {
+                tracing::error!(entry = ?id, %error, "could not record a finished attempt");
+            }
+            Response::from_parts(parts, body::full(bytes))
+        }
+        Captured::TooLarge(read, rest) => {
+            if let Err(error) = store.complete(&id, token, StoredResponse::summary(&parts)).await {
+                tracing::error!(entry = ?id, %error, "could not record a finished attempt");
+            }
+            Response::from_parts(parts, body::boxed(Prefixed::new(read, rest)))
+        }
+        Captured::Broken(_) => {
+            release(&config, &id, token).await;
+            Problem::HandlerFailed.response(None)
+        }
+    }
+}
+
+async fn release(config: &Config, id: &EntryId, token: Token) {
+    if let Err(error) = config.store().release(id, token).await {
+        tracing::error!(entry = ?id, %error, "could not release a failed attempt");
+    }
+}
+
+/// Polls a future, turning a panic inside it into an `Err` instead of unwinding further.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
