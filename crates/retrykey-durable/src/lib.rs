@@ -33,6 +33,7 @@
 // exactly as the negative variants under `labs/` do when they copy one of them.
 extern crate self as retrykey_durable;
 
+pub mod connections;
 pub mod crash;
 mod error;
 pub mod options;

@@ -6,6 +6,7 @@
 //! call blocks the calling thread on its own future. Do not call a `PgLedger` from async code:
 //! use `spawn_blocking` there.
 
+pub mod admin;
 pub mod ledger;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,357 @@
+//! Checks with real PostgreSQL connections: concurrent writers, conflicts, rollbacks, and
+//! connections lost around COMMIT. [`connections_suite!`](crate::connections_suite) turns them
+//! into `#[test]`s named `connections::<check>`.
+//!
+//! Each check takes `open`, which opens a ledger on the database at a URL with the given
+//! options, so the same checks run on the correct [`PgLedger`](crate::PgLedger) and on a
+//! variant. Each uses a fresh schema.
+
+use std::net::ToSocketAddrs;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use retrykey::{Error, Key, Ledger, Receipt, Request};
+
+use crate::crash::{Hooks, Point};
+use crate::crash::server::Backend;
+use crate::pg::admin::Admin;
+use crate::proxy::{Fault, FaultProxy};
+use crate::Options;
+
+/// Opens a ledger on the database at a URL.
+pub type Open<L> = dyn Fn(&str, Options) -> Result<L, crate::Error>;
+
+const UNITS: u64 = 5;
+
+fn key() -> Key {
+    Key::new("order-42").expect("valid key")
+}
+
+fn request(units: u64) -> Request {
+    Request::new("convert-document", units).expect("valid request")
+}
+
+fn fresh(url: &str) -> (Backend, String) {
+    let backend = Backend::fresh_pg(url);
+    let Backend::Pg { schema, .. } = &backend else {
+        unreachable!("fresh_pg makes a PostgreSQL backend")
+    };
+    let schema = schema.clone();
+    (backend, schema)
+}
+
+fn options(schema: &str, name: &str, hooks: Hooks) -> Options {
+    Options {
+        pg_schema: schema.to_owned(),
+        pg_connections: 1,
+        pg_application_name: format!("{schema}_{name}"),
+        hooks,
+        ..Options::default()
+    }
+}
+
+fn state<L: Ledger>(ledger: &L) -> (u64, usize, Option<Receipt>) {
+    (
+        ledger.total().expect("total"),
+        ledger.records().expect("records"),
+        ledger.receipt(&key()).expect("receipt"),
+    )
+}
+
+fn fresh_receipt() -> Receipt {
+    Receipt {
+        operation: 1,
+        total: UNITS,
+        replayed: false,
+    }
+}
+
+/// Waits (at most ten seconds) until `admin` sees `count` connections named `names` waiting on
+/// a lock.
+fn wait_for_lock_waiters(admin: &Admin, names: &[String], count: i64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting = admin
+            .number(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE application_name = ANY($1) AND wait_event_type = 'Lock'",
+                &[&names],
+            )
+            .expect("pg_stat_activity");
+        if waiting == count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {waiting} of {count} connections reached the ledger row lock"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Two connections present the same key at the same moment: one effect, one record, and the
+/// loser replays the winner's receipt.
+pub fn two_connections_one_effect<L: Ledger>(url: &str, open: &Open<L>) {
+    let (place, schema) = fresh(url);
+    let a = open(url, options(&schema, "a", Hooks::none())).expect("open a");
+    let b = open(url, options(&schema, "b", Hooks::none())).expect("open b");
+    let names = vec![format!("{schema}_a"), format!("{schema}_b")];
+    // Hold the ledger row so that both transactions pass their lookup and then queue up.
+    let locker = Admin::connect(url, &schema).expect("admin");
+    let watcher = Admin::connect(url, &schema).expect("admin");
+    locker.batch("BEGIN; SELECT 1 FROM ledger FOR UPDATE").expect("lock");
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| a.apply(&key(), &request(UNITS)));
+        let second = scope.spawn(|| b.apply(&key(), &request(UNITS)));
+        wait_for_lock_waiters(&watcher, &names, 2);
+        locker.batch("COMMIT").expect("unlock");
+        (first.join().expect("a"), second.join().expect("b"))
+    });
+    let mut receipts = [first.expect("a applies"), second.expect("b applies")];
+    receipts.sort_by_key(|receipt| receipt.replayed);
+    assert_eq!(
+        receipts,
+        [fresh_receipt(), fresh_receipt().replay()],
+        "one connection applies, the other replays its receipt"
+    );
+    assert_eq!(state(&a), (UNITS, 1, Some(fresh_receipt())), "one effect, one record");
+    drop((a, b));
+    place.remove();
+}
+
+/// The same key with a changed request from another connection is a conflict, and nothing is
+/// written for it.
+pub fn changed_input_conflicts<L: Ledger>(url: &str, open: &Open<L>) {
+    let (place, schema) = fresh(url);
+    let a = open(url, options(&schema, "a", Hooks::none())).expect("open a");
+    let b = open(url, options(&schema, "b", Hooks::none())).expect("open b");
+    assert_eq!(a.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
+    assert_eq!(b.apply(&key(), &request(UNITS + 1)), Err(Error::Conflict));
+    assert_eq!(state(&b), (UNITS, 1, Some(fresh_receipt())), "nothing written");
+    drop((a, b));
+    place.remove();
+}
+
+/// A transaction that fails before COMMIT leaves no effect and no record; the retry applies
+/// once.
+pub fn rollback_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
+    let (place, schema) = fresh(url);
+    let armed = Arc::new(AtomicBool::new(true));
+    let fail = Arc::clone(&armed);
+    let hooks = Hooks::with(move |point| {
+        if point == Point::AfterRecord && fail.swap(false, Ordering::SeqCst) {
+            panic!("the application fails after writing, before COMMIT");
+        }
+    });
+    let ledger = open(url, options(&schema, "a", hooks)).expect("open");
+    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    let failed = catch_unwind(AssertUnwindSafe(|| ledger.apply(&key(), &request(UNITS))));
+    assert!(failed.is_err(), "the hook made the first attempt fail");
+    assert_eq!(state(&observer), (0, 0, None), "rolled back: no effect, no record");
+    assert_eq!(ledger.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
+    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "applied once");
+    drop((ledger, observer));
+    place.remove();
+}
+
+/// The server terminates the connection just before COMMIT: the caller sees a storage error
+/// (outcome unknown), nothing committed, and the retry applies once.
+pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
+    let (place, schema) = fresh(url);
+    let name = format!("{schema}_a");
+    let (hook_url, hook_schema, hook_name) = (url.to_owned(), schema.clone(), name.clone());
+    let armed = Arc::new(AtomicBool::new(true));
+    let hooks = Hooks::with(move |point| {
+        if point == Point::AfterRecord && armed.swap(false, Ordering::SeqCst) {
+            let (url, schema, name) = (hook_url.clone(), hook_schema.clone(), hook_name.clone());
+            // The hook runs inside the ledger's runtime: talk to the server from another thread.
+            std::thread::spawn(move || terminate(&url, &schema, &name))
+                .join()
+                .expect("terminate");
+        }
+    });
+    let ledger = open(url, options(&schema, "a", hooks)).expect("open");
+    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    let outcome = ledger.apply(&key(), &request(UNITS));
+    assert!(matches!(outcome, Err(Error::Storage(_))), "outcome unknown, got {outcome:?}");
+    assert_eq!(state(&observer), (0, 0, None), "nothing committed");
+    assert_eq!(ledger.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
+    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "applied once");
+    drop((ledger, observer));
+    place.remove();
+}
+
+/// Terminates the backends named `name` and waits until they are gone.
+fn terminate(url: &str, schema: &str, name: &str) {
+    let admin = Admin::connect(url, schema).expect("admin");
+    admin
+        .number(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = $1",
+            &[&name],
+        )
+        .expect("pg_terminate_backend");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while admin
+        .number(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+            &[&name],
+        )
+        .expect("pg_stat_activity")
+        > 0
+    {
+        assert!(Instant::now() < deadline, "the backend did not exit");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The URL of a proxy in front of the server at `url`.
+fn through(proxy: &FaultProxy, url: &str) -> String {
+    let config: tokio_postgres::Config = url.parse().expect("URL");
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config
+        .get_password()
+        .map(|password| String::from_utf8_lossy(password).into_owned())
+        .unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or(user);
+    let addr = proxy.addr();
+    format!(
+        "host={} port={} user={user} password='{password}' dbname={dbname}",
+        addr.ip(),
+        addr.port()
+    )
+}
+
+fn server_addr(url: &str) -> std::net::SocketAddr {
+    let config: tokio_postgres::Config = url.parse().expect("URL");
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    (host.as_str(), port)
+        .to_socket_addrs()
+        .expect("resolve")
+        .next()
+        .expect("an address")
+}
+
+fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
+    let (place, schema) = fresh(url);
+    let proxy = FaultProxy::start(server_addr(url)).expect("proxy");
+    let ledger = open(&through(&proxy, url), options(&schema, "a", Hooks::none())).expect("open");
+    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    proxy.arm(fault);
+    let outcome = ledger.apply(&key(), &request(UNITS));
+    assert!(matches!(outcome, Err(Error::Storage(_))), "outcome unknown, got {outcome:?}");
+    let committed = fault == Fault::AfterCommit;
+    let expected = if committed {
+        (UNITS, 1, Some(fresh_receipt()))
+    } else {
+        (0, 0, None)
+    };
+    assert_eq!(state(&observer), expected, "what the server holds after the cut");
+    let retry = ledger.apply(&key(), &request(UNITS));
+    let receipt = if committed {
+        fresh_receipt().replay()
+    } else {
+        fresh_receipt()
+    };
+    assert_eq!(retry, Ok(receipt), "the retry finds out what happened");
+    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "exactly one effect");
+    drop((ledger, observer));
+    place.remove();
+}
+
+/// The connection is lost before COMMIT reaches the server: storage error, nothing committed,
+/// the retry applies once.
+pub fn connection_lost_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
+    lost_around_commit(url, open, Fault::BeforeCommit);
+}
+
+/// The server commits but the connection is lost before its reply arrives: storage error,
+/// everything committed, the retry replays the receipt.
+pub fn reply_lost_after_commit<L: Ledger>(url: &str, open: &Open<L>) {
+    lost_around_commit(url, open, Fault::AfterCommit);
+}
+
+/// Every connection check, named as the suite names them, run in this process.
+pub fn run_all<L: Ledger>(url: &str, open: &Open<L>) -> Vec<(&'static str, Result<(), String>)> {
+    let checks: [(&'static str, fn(&str, &Open<L>)); 6] = [
+        ("connections::two_connections_one_effect", two_connections_one_effect),
+        ("connections::changed_input_conflicts", changed_input_conflicts),
+        ("connections::rollback_before_commit", rollback_before_commit),
+        ("connections::backend_terminated_before_commit", backend_terminated_before_commit),
+        ("connections::connection_lost_before_commit", connection_lost_before_commit),
+        ("connections::reply_lost_after_commit", reply_lost_after_commit),
+    ];
+    checks
+        .into_iter()
+        .map(|(name, check)| {
+            let outcome = catch_unwind(AssertUnwindSafe(|| check(url, open))).map_err(|panic| {
+                panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "the check panicked".to_owned())
+            });
+            (name, outcome)
+        })
+        .collect()
+}
+
+/// Turns the connection checks into `#[test]`s in a module named `connections`.
+///
+/// `$open` is an expression of type `Fn(&str, Options) -> Result<L, retrykey_durable::Error>`.
+/// The tests run only when `RETRYKEY_PG_URL` is set (see [`crate::pg::admin::enabled`]).
+#[macro_export]
+macro_rules! connections_suite {
+    ($open:expr) => {
+        mod connections {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn run<L: retrykey::Ledger>(
+                check: fn(&str, &$crate::connections::Open<L>),
+                open: &$crate::connections::Open<L>,
+            ) {
+                if $crate::pg::admin::enabled() {
+                    check(&$crate::pg::admin::url(), open);
+                }
+            }
+
+            #[test]
+            fn two_connections_one_effect() {
+                run($crate::connections::two_connections_one_effect, &$open);
+            }
+
+            #[test]
+            fn changed_input_conflicts() {
+                run($crate::connections::changed_input_conflicts, &$open);
+            }
+
+            #[test]
+            fn rollback_before_commit() {
+                run($crate::connections::rollback_before_commit, &$open);
+            }
+
+            #[test]
+            fn backend_terminated_before_commit() {
+                run($crate::connections::backend_terminated_before_commit, &$open);
+            }
+
+            #[test]
+            fn connection_lost_before_commit() {
+                run($crate::connections::connection_lost_before_commit, &$open);
+            }
+
+            #[test]
+            fn reply_lost_after_commit() {
+                run($crate::connections::reply_lost_after_commit, &$open);
+            }
+        }
+    };
+}
+

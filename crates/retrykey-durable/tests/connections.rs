@@ -1,0 +1,6 @@
+//! Real PostgreSQL connections: concurrent writers, conflicts, rollbacks, and connections lost
+//! around COMMIT (see `retrykey_durable::connections`).
+
+use retrykey_durable::{Options, PgLedger};
+
+retrykey_durable::connections_suite!(|url: &str, options: Options| PgLedger::open(url, options));
