@@ -31,12 +31,13 @@ pub fn diff<'a>(correct: &'a str, variant: &'a str) -> Vec<Line<'a>> {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             lines.push(Line::Same(a[i]));
             (i, j) = (i + 1, j + 1);
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            lines.push(Line::Added(b[j]));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            // Removals before additions, as `diff -u` prints them.
             lines.push(Line::Removed(a[i]));
             i += 1;
+        } else {
+            lines.push(Line::Added(b[j]));
+            j += 1;
         }
     }
     lines
@@ -83,6 +84,9 @@ pub fn render(lines: &[Line<'_>], context: usize) -> String {
         };
         out.push_str(&format!("{mark} {text}\n"));
     }
+    if skipped {
+        out.push_str("  ...\n");
+    }
     out
 }
 
@@ -111,6 +115,6 @@ mod tests {
     fn comments_do_not_count() {
         let lines = diff("a\nb\n", "a\n// NEGATIVE: why\nb\n");
         assert_eq!(changed_code_lines(&lines), 0);
-        assert_eq!(render(&lines, 0), "+ // NEGATIVE: why\n");
+        assert_eq!(render(&lines, 0), "  ...\n+ // NEGATIVE: why\n  ...\n");
     }
 }

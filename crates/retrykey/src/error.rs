@@ -17,7 +17,9 @@ pub enum Error {
     #[error("conflict: this operation key was first used with a different request")]
     Conflict,
     /// The ledger holds as many records as it may; only replays are still answered.
-    #[error("capacity: the ledger is full ({max_records} records); new operations are rejected")]
+    #[error(
+        "capacity: the ledger is full (max_records {max_records}); new operations are rejected"
+    )]
     Capacity {
         /// The record limit that was reached.
         max_records: usize,

@@ -177,6 +177,8 @@ fn cargo_test(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<TestRun
         .current_dir(workspace_root())
         .args(["test", "-p", name, "--no-fail-fast", "--color", "never"])
         .args(args)
+        // One line per test is what gets parsed, whatever the caller's cargo settings.
+        .env("CARGO_TERM_QUIET", "false")
         .envs(env.iter().copied())
         .output()
         .context("running cargo test")?;
