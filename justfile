@@ -18,12 +18,12 @@ test:
 
 # Run each negative variant's real test suite; pass only if each fails exactly as declared.
 test-negatives *variants:
-    cargo run -q -p retrykey-tests --bin negatives -- {{variants}}
+    @cargo run -q -p retrykey-tests --bin negatives -- {{variants}}
 
 # Loom models of the core ledger (must pass) and of split-critical-section (must fail).
 loom:
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p retrykey --test loom
-    cargo run -q -p retrykey-tests --bin negatives -- --loom-only
+    @cargo run -q -p retrykey-tests --bin negatives -- --loom-only
 
 # 64 threads on one key, STRESS_ROUNDS rounds (default 50), release mode.
 stress rounds="50":
@@ -35,7 +35,7 @@ bench *args:
 
 # The one change a variant makes to the code it mirrors.
 diff variant:
-    cargo run -q -p retrykey-tests --bin negatives -- --diff {{variant}}
+    @cargo run -q -p retrykey-tests --bin negatives -- --diff {{variant}}
 
 # Formatting and clippy, warnings denied.
 lint:
@@ -44,7 +44,7 @@ lint:
 
 # Every command shown in docs/ and README.md, output compared (includes the slow ones).
 docs-check:
-    cargo test -q -p retrykey-tests --test walkthrough -- --include-ignored
+    RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
 
 # What CI runs: lint, tests, loom, variants, a short stress run, the docs walkthrough.
 ci: lint

@@ -1,1 +1,60 @@
-//! x
+//! Workspace-level checks of the lab itself.
+//!
+//! The negative variants under `labs/` must keep failing exactly the checks they declare, and
+//! every command shown in `docs/` and `README.md` must keep printing what the text says. This
+//! crate reads the declarations, measures how far each variant strays from the code it mirrors,
+//! reads `cargo test` output, and runs the walkthrough.
+
+pub mod declared;
+pub mod diff;
+pub mod test_output;
+pub mod walkthrough;
+
+use std::path::PathBuf;
+
+pub use declared::{Declared, declared, variants};
+
+/// The workspace root (the folder holding the top-level `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent()
+        .expect("tests/ sits in the workspace root")
+        .to_path_buf()
+}
+
+/// Why a workspace check could not even be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O failure.
+        source: std::io::Error,
+    },
+    /// A variant's Cargo.toml has no usable `[package.metadata.negative]` table.
+    #[error("{path}: no valid [package.metadata.negative] table: {reason}")]
+    Declaration {
+        /// The manifest.
+        path: PathBuf,
+        /// What is missing or malformed.
+        reason: String,
+    },
+    /// A walkthrough block is malformed.
+    #[error("{file}:{line}: {reason}")]
+    Walkthrough {
+        /// The Markdown file.
+        file: PathBuf,
+        /// The line where the problem starts.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Reads a file, naming it in the error.
+pub fn read(path: impl Into<PathBuf>) -> Result<String, Error> {
+    let path = path.into();
+    std::fs::read_to_string(&path).map_err(|source| Error::Read { path, source })
+}

@@ -60,7 +60,11 @@ pub fn lost_reply_then_retry<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let reply = ledger.apply(&op, &work);
     drop(reply); // the network loses it: the caller only knows the outcome is unknown
 
-    assert_eq!(stored(&ledger), (7, 1), "right after the drop: one effect, one record");
+    assert_eq!(
+        stored(&ledger),
+        (7, 1),
+        "right after the drop: one effect, one record"
+    );
     assert_eq!(
         stored_receipt(&ledger, &op),
         Some(receipt(1, 7)),
@@ -68,7 +72,11 @@ pub fn lost_reply_then_retry<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     );
 
     let retry = ledger.apply(&op, &work).expect("the retry is answered");
-    assert_eq!(retry, receipt(1, 7).replay(), "the retry gets the original receipt");
+    assert_eq!(
+        retry,
+        receipt(1, 7).replay(),
+        "the retry gets the original receipt"
+    );
     assert_eq!(stored(&ledger), (7, 1), "the retry applied nothing");
 }
 
@@ -89,7 +97,11 @@ fn conflict_case<L: Ledger>(make: &dyn Fn(Limits) -> L, changed: Request) {
 
     assert_eq!(ledger.apply(&op, &changed), Err(Error::Conflict));
     assert_eq!(stored(&ledger), (7, 1), "a conflict applies nothing");
-    assert_eq!(stored_receipt(&ledger, &op), Some(receipt(1, 7)), "the record is unchanged");
+    assert_eq!(
+        stored_receipt(&ledger, &op),
+        Some(receipt(1, 7)),
+        "the record is unchanged"
+    );
 }
 
 /// A conflict changes no stored state and consumes no operation number.
@@ -104,10 +116,16 @@ pub fn conflict_leaves_state_unchanged<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     assert_eq!(stored(&ledger), (12, 2));
     assert_eq!(stored_receipt(&ledger, &first), Some(receipt(1, 7)));
     assert_eq!(stored_receipt(&ledger, &second), Some(receipt(2, 12)));
-    let replay = ledger.apply(&first, &request(JOB, 7)).expect("the original still replays");
+    let replay = ledger
+        .apply(&first, &request(JOB, 7))
+        .expect("the original still replays");
     assert_eq!(replay, receipt(1, 7).replay());
     let next = ledger.apply(&key("op-3"), &request(JOB, 1)).expect("op-3");
-    assert_eq!(next, receipt(3, 13), "the conflict consumed no operation number");
+    assert_eq!(
+        next,
+        receipt(3, 13),
+        "the conflict consumed no operation number"
+    );
 }
 
 /// A new key declares a new operation: a second effect and a second receipt.
@@ -131,9 +149,17 @@ pub fn historical_receipt_keeps_original_total<L: Ledger>(make: &dyn Fn(Limits) 
 
     let replay = ledger.apply(&op, &work).expect("replay of op-1");
 
-    assert_eq!(replay, receipt(1, 7).replay(), "the replay reports the committed total");
+    assert_eq!(
+        replay,
+        receipt(1, 7).replay(),
+        "the replay reports the committed total"
+    );
     assert_eq!(stored_receipt(&ledger, &op), Some(receipt(1, 7)));
-    assert_eq!(stored(&ledger), (14, 2), "the current total is a different thing");
+    assert_eq!(
+        stored(&ledger),
+        (14, 2),
+        "the current total is a different thing"
+    );
 }
 
 /// Replay changes only the delivery marker: the operation and its total stay as recorded.
@@ -148,9 +174,19 @@ pub fn replay_marks_only_delivery<L: Ledger>(make: &dyn Fn(Limits) -> L) {
 
     assert!(!first.replayed, "the first delivery is not a replay");
     for replay in replays {
-        assert_eq!(replay, Receipt { replayed: true, ..first });
+        assert_eq!(
+            replay,
+            Receipt {
+                replayed: true,
+                ..first
+            }
+        );
     }
-    assert_eq!(stored_receipt(&ledger, &op), Some(first), "the stored receipt is not marked");
+    assert_eq!(
+        stored_receipt(&ledger, &op),
+        Some(first),
+        "the stored receipt is not marked"
+    );
     assert_eq!(stored(&ledger), (7, 1));
 }
 
@@ -162,7 +198,12 @@ pub fn invalid_keys_are_rejected<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let too_long = "k".repeat(MAX_KEY_BYTES + 1);
     let cases = [
         ("", KeyProblem::Empty),
-        (too_long.as_str(), KeyProblem::TooLong { bytes: MAX_KEY_BYTES + 1 }),
+        (
+            too_long.as_str(),
+            KeyProblem::TooLong {
+                bytes: MAX_KEY_BYTES + 1,
+            },
+        ),
         ("op\n1", KeyProblem::ControlCharacter { at: 2 }),
         ("\0", KeyProblem::ControlCharacter { at: 0 }),
     ];
@@ -175,7 +216,9 @@ pub fn invalid_keys_are_rejected<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let longest = key(&"k".repeat(MAX_KEY_BYTES));
     let accented = key("opération-é-1");
     for (n, op) in [longest, accented].iter().enumerate() {
-        let first = ledger.apply(op, &request(JOB, 1)).expect("a valid key is accepted");
+        let first = ledger
+            .apply(op, &request(JOB, 1))
+            .expect("a valid key is accepted");
         assert_eq!(first, receipt(n as u64 + 2, 8 + n as u64));
         assert_eq!(ledger.apply(op, &request(JOB, 1)), Ok(first.replay()));
     }
@@ -190,8 +233,18 @@ pub fn invalid_requests_are_rejected<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let too_long = "j".repeat(MAX_JOB_BYTES + 1);
     let cases = [
         ("", "7", RequestProblem::EmptyJob),
-        (too_long.as_str(), "7", RequestProblem::JobTooLong { bytes: MAX_JOB_BYTES + 1 }),
-        ("convert\tdocument", "7", RequestProblem::JobControlCharacter),
+        (
+            too_long.as_str(),
+            "7",
+            RequestProblem::JobTooLong {
+                bytes: MAX_JOB_BYTES + 1,
+            },
+        ),
+        (
+            "convert\tdocument",
+            "7",
+            RequestProblem::JobControlCharacter,
+        ),
         (JOB, "0", RequestProblem::ZeroUnits),
         (JOB, "-7", RequestProblem::NegativeUnits),
         (JOB, "seven", RequestProblem::NotANumber),
@@ -225,9 +278,17 @@ pub fn capacity_rejects_new_operation<L: Ledger>(make: &dyn Fn(Limits) -> L) {
         ledger.apply(&extra, &request(JOB, 7)),
         Err(Error::Capacity { max_records: 2 })
     );
-    assert_eq!(stored(&ledger), (14, 2), "a capacity rejection applies nothing");
+    assert_eq!(
+        stored(&ledger),
+        (14, 2),
+        "a capacity rejection applies nothing"
+    );
     assert_eq!(stored_receipt(&ledger, &extra), None);
-    assert_eq!(stored_receipt(&ledger, &key("op-1")), Some(receipt(1, 7)), "nothing was evicted");
+    assert_eq!(
+        stored_receipt(&ledger, &key("op-1")),
+        Some(receipt(1, 7)),
+        "nothing was evicted"
+    );
 }
 
 /// A full ledger still answers a replay, and still reports a changed request as a conflict.
@@ -250,11 +311,19 @@ pub fn ceiling_rejects_without_effect<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let over = key("op-2");
     assert_eq!(
         ledger.apply(&over, &request(JOB, 4)),
-        Err(Error::Ceiling { units: 4, total: 7, max_units: 10 })
+        Err(Error::Ceiling {
+            units: 4,
+            total: 7,
+            max_units: 10
+        })
     );
     assert_eq!(
         ledger.apply(&key("op-3"), &request(JOB, u64::MAX)),
-        Err(Error::Ceiling { units: u64::MAX, total: 7, max_units: 10 }),
+        Err(Error::Ceiling {
+            units: u64::MAX,
+            total: 7,
+            max_units: 10
+        }),
         "a sum that would overflow is a ceiling rejection, not a wrap-around"
     );
     assert_eq!(stored(&ledger), (7, 1), "ceiling rejections apply nothing");
@@ -266,10 +335,17 @@ pub fn exact_ceiling_is_accepted<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let ledger = make(Limits::default());
     let max = Limits::default().max_units;
 
-    assert_eq!(ledger.apply(&key("op-1"), &request(JOB, max)), Ok(receipt(1, max)));
+    assert_eq!(
+        ledger.apply(&key("op-1"), &request(JOB, max)),
+        Ok(receipt(1, max))
+    );
     assert_eq!(
         ledger.apply(&key("op-2"), &request(JOB, 1)),
-        Err(Error::Ceiling { units: 1, total: max, max_units: max })
+        Err(Error::Ceiling {
+            units: 1,
+            total: max,
+            max_units: max
+        })
     );
     assert_eq!(stored(&ledger), (max, 1));
 }
@@ -279,11 +355,23 @@ pub fn rejected_operation_leaves_no_record<L: Ledger>(make: &dyn Fn(Limits) -> L
     let ledger = make(limits(64, 10));
     ledger.apply(&key("op-1"), &request(JOB, 7)).expect("op-1");
     let op = key("op-2");
-    let rejection = Err(Error::Ceiling { units: 5, total: 7, max_units: 10 });
+    let rejection = Err(Error::Ceiling {
+        units: 5,
+        total: 7,
+        max_units: 10,
+    });
 
     assert_eq!(ledger.apply(&op, &request(JOB, 5)), rejection);
-    assert_eq!(stored_receipt(&ledger, &op), None, "no receipt for work that never happened");
-    assert_eq!(ledger.apply(&op, &request(JOB, 5)), rejection, "the retry is not a success");
+    assert_eq!(
+        stored_receipt(&ledger, &op),
+        None,
+        "no receipt for work that never happened"
+    );
+    assert_eq!(
+        ledger.apply(&op, &request(JOB, 5)),
+        rejection,
+        "the retry is not a success"
+    );
     assert_eq!(stored(&ledger), (7, 1));
 
     // The key is still free: the same key with a request that fits is a new operation.

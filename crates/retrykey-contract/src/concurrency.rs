@@ -34,7 +34,12 @@ pub fn one_key_burst<L: Ledger>(make: &dyn Fn(Limits) -> L, callers: usize) {
             .collect();
         handles
             .into_iter()
-            .map(|handle| handle.join().expect("caller thread").expect("every caller is answered"))
+            .map(|handle| {
+                handle
+                    .join()
+                    .expect("caller thread")
+                    .expect("every caller is answered")
+            })
             .collect()
     });
 
@@ -42,7 +47,10 @@ pub fn one_key_burst<L: Ledger>(make: &dyn Fn(Limits) -> L, callers: usize) {
     assert_eq!(originals, 1, "exactly one caller applies the operation");
     for reply in &replies {
         assert_eq!(
-            Receipt { replayed: false, ..*reply },
+            Receipt {
+                replayed: false,
+                ..*reply
+            },
             receipt(1, 7),
             "every caller sees the one original receipt"
         );
@@ -74,11 +82,18 @@ pub fn distinct_keys_burst<L: Ledger>(make: &dyn Fn(Limits) -> L, callers: usize
                 })
             })
             .collect();
-        handles.into_iter().map(|handle| handle.join().expect("caller thread")).collect()
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("caller thread"))
+            .collect()
     });
 
     let expected_total: u64 = (0..callers).map(units).sum();
-    assert_eq!(stored(&ledger), (expected_total, callers), "no update was lost");
+    assert_eq!(
+        stored(&ledger),
+        (expected_total, callers),
+        "no update was lost"
+    );
     replies.sort_by_key(|(reply, _)| reply.operation);
     let mut running = 0;
     for (n, (reply, units)) in replies.iter().enumerate() {

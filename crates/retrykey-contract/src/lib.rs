@@ -30,7 +30,9 @@ pub use retrykey::Limits;
 ///
 /// `Err` carries the panic message of a failed check. Used to confirm, inside plain
 /// `cargo test`, that each negative variant still fails the checks it declares.
-pub fn run_contract<L>(make: &(dyn Fn(Limits) -> L + Sync)) -> Vec<(&'static str, Result<(), String>)>
+pub fn run_contract<L>(
+    make: &(dyn Fn(Limits) -> L + Sync),
+) -> Vec<(&'static str, Result<(), String>)>
 where
     L: retrykey::Ledger + 'static,
 {

@@ -24,9 +24,19 @@ pub fn same_key<L: Ledger + 'static>(callers: usize, make: fn(Limits) -> L) {
             .collect();
 
         assert_eq!(stored(&*ledger), (7, 1), "one effect, one record");
-        assert_eq!(replies.iter().filter(|r| !r.replayed).count(), 1, "one original");
+        assert_eq!(
+            replies.iter().filter(|r| !r.replayed).count(),
+            1,
+            "one original"
+        );
         for reply in replies {
-            assert_eq!(Receipt { replayed: false, ..reply }, receipt(1, 7));
+            assert_eq!(
+                Receipt {
+                    replayed: false,
+                    ..reply
+                },
+                receipt(1, 7)
+            );
         }
     });
 }
@@ -42,12 +52,17 @@ pub fn differing_requests<L: Ledger + 'static>(make: fn(Limits) -> L) {
                 thread::spawn(move || ledger.apply(&key("op-1"), &request("convert", units)))
             })
             .collect();
-        let replies: Vec<Result<Receipt, Error>> =
-            handles.into_iter().map(|handle| handle.join().expect("caller")).collect();
+        let replies: Vec<Result<Receipt, Error>> = handles
+            .into_iter()
+            .map(|handle| handle.join().expect("caller"))
+            .collect();
 
         let applied: Vec<&Receipt> = replies.iter().filter_map(|r| r.as_ref().ok()).collect();
         assert_eq!(applied.len(), 1, "exactly one request is applied");
-        assert!(replies.iter().any(|r| *r == Err(Error::Conflict)), "the other conflicts");
+        assert!(
+            replies.iter().any(|r| *r == Err(Error::Conflict)),
+            "the other conflicts"
+        );
         assert_eq!(stored(&*ledger), (applied[0].total, 1));
     });
 }

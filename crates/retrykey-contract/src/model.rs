@@ -105,13 +105,19 @@ impl Reference {
 fn compare<L: Ledger>(make: &dyn Fn(Limits) -> L, steps: &[Step]) -> Result<(), String> {
     let ledger = make(MODEL_LIMITS);
     let mut model = Reference::default();
-    let keys: Vec<Key> = KEYS.iter().map(|k| Key::new(*k).expect("valid key")).collect();
+    let keys: Vec<Key> = KEYS
+        .iter()
+        .map(|k| Key::new(*k).expect("valid key"))
+        .collect();
 
     for (n, step) in steps.iter().enumerate() {
         let (got, want) = match *step {
             Step::Apply { key, job, units } => {
                 let request = Request::new(JOBS[job], units).expect("valid request");
-                (format!("{:?}", ledger.apply(&keys[key], &request)), format!("{:?}", model.apply(key, job, units)))
+                (
+                    format!("{:?}", ledger.apply(&keys[key], &request)),
+                    format!("{:?}", model.apply(key, job, units)),
+                )
             }
             Step::Receipt { key } => (
                 format!("{:?}", ledger.receipt(&keys[key])),
@@ -119,13 +125,18 @@ fn compare<L: Ledger>(make: &dyn Fn(Limits) -> L, steps: &[Step]) -> Result<(), 
             ),
         };
         if got != want {
-            return Err(format!("step {} ({step:?}): ledger {got}, model {want}", n + 1));
+            return Err(format!(
+                "step {} ({step:?}): ledger {got}, model {want}",
+                n + 1
+            ));
         }
     }
     let got = (ledger.total().ok(), ledger.records().ok());
     let want = (Some(model.total), Some(model.records.len()));
     if got != want {
-        return Err(format!("final (total, records): ledger {got:?}, model {want:?}"));
+        return Err(format!(
+            "final (total, records): ledger {got:?}, model {want:?}"
+        ));
     }
     Ok(())
 }
@@ -149,7 +160,7 @@ pub fn matches_reference_model<L: Ledger>(make: &dyn Fn(Limits) -> L) {
         Err(TestError::Fail(why, steps)) => {
             let script: Vec<String> = steps.iter().map(|s| format!("  {s:?}")).collect();
             panic!(
-                "the ledger departs from the reference model.\nshortest sequence:\n{}\n{why}",
+                "the ledger departs from the reference model.\nshrunk sequence:\n{}\n{why}",
                 script.join("\n")
             );
         }

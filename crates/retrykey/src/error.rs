@@ -17,13 +17,17 @@ pub enum Error {
     #[error("conflict: this operation key was first used with a different request")]
     Conflict,
     /// The ledger holds as many records as it may; only replays are still answered.
-    #[error("capacity: the ledger already holds {max_records} records; new operations are rejected")]
+    #[error(
+        "capacity: the ledger is full (max_records {max_records}); new operations are rejected"
+    )]
     Capacity {
         /// The record limit that was reached.
         max_records: usize,
     },
     /// The operation would take the committed total past the ceiling.
-    #[error("ceiling: {units} more units on a total of {total} would pass the ceiling of {max_units}")]
+    #[error(
+        "ceiling: {units} more units on a total of {total} would pass the ceiling of {max_units}"
+    )]
     Ceiling {
         /// Units the rejected operation asked for.
         units: u64,
@@ -49,8 +53,16 @@ impl PartialEq for Error {
             (Conflict, Conflict) => true,
             (Capacity { max_records: a }, Capacity { max_records: b }) => a == b,
             (
-                Ceiling { units: a, total: b, max_units: c },
-                Ceiling { units: x, total: y, max_units: z },
+                Ceiling {
+                    units: a,
+                    total: b,
+                    max_units: c,
+                },
+                Ceiling {
+                    units: x,
+                    total: y,
+                    max_units: z,
+                },
             ) => (a, b, c) == (x, y, z),
             (Storage(a), Storage(b)) => a.to_string() == b.to_string(),
             _ => false,
@@ -80,7 +92,10 @@ impl fmt::Display for KeyProblem {
         match self {
             Self::Empty => write!(f, "it is empty"),
             Self::TooLong { bytes } => {
-                write!(f, "it is {bytes} bytes long; at most {MAX_KEY_BYTES} are allowed")
+                write!(
+                    f,
+                    "it is {bytes} bytes long; at most {MAX_KEY_BYTES} are allowed"
+                )
             }
             Self::ControlCharacter { at } => {
                 write!(f, "it contains a control character at position {at}")

@@ -87,7 +87,9 @@ fn parse_units(text: &str) -> Result<u64, Error> {
     } else if !digits.bytes().all(|b| b.is_ascii_digit()) {
         RequestProblem::NotANumber
     } else {
-        return digits.parse().map_err(|_| Error::InvalidRequest(RequestProblem::UnitsOverflow));
+        return digits
+            .parse()
+            .map_err(|_| Error::InvalidRequest(RequestProblem::UnitsOverflow));
     };
     Err(Error::InvalidRequest(problem))
 }

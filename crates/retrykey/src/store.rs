@@ -45,6 +45,14 @@ impl Store {
     pub fn limits(&self) -> Limits {
         self.limits
     }
+
+    /// The request `key` was first used with: what a retry under this key must repeat.
+    pub fn recorded_request(&self, key: &Key) -> Option<Request> {
+        lock(&self.state)
+            .records
+            .get(key)
+            .map(|record| record.request.clone())
+    }
 }
 
 impl Ledger for Store {
@@ -102,6 +110,9 @@ impl Ledger for Store {
     }
 
     fn receipt(&self, key: &Key) -> Result<Option<Receipt>, Error> {
-        Ok(lock(&self.state).records.get(key).map(|record| record.receipt))
+        Ok(lock(&self.state)
+            .records
+            .get(key)
+            .map(|record| record.receipt))
     }
 }

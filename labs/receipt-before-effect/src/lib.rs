@@ -1,0 +1,120 @@
+//! The in-memory ledger: one mutex guards the total, the key lookup and the receipt insertion.
+
+use std::collections::HashMap;
+
+use retrykey::sync::{Mutex, lock};
+use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+
+/// An in-memory [`Ledger`]: the effect and its receipt change together in one critical section.
+///
+/// It lives as long as the process does; durability is the job of a later stage.
+#[derive(Debug, Default)]
+pub struct Store {
+    limits: Limits,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    total: u64,
+    records: HashMap<Key, Record>,
+}
+
+/// What is kept per key: the request it was first used with, and the receipt it earned.
+#[derive(Debug)]
+struct Record {
+    request: Request,
+    receipt: Receipt,
+}
+
+impl Store {
+    /// An empty store with the default [`Limits`] (64 records, 1,000,000 units).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty store with the given limits.
+    pub fn with_limits(limits: Limits) -> Self {
+        Self {
+            limits,
+            state: Mutex::default(),
+        }
+    }
+
+    /// The limits this store enforces.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The request `key` was first used with: what a retry under this key must repeat.
+    pub fn recorded_request(&self, key: &Key) -> Option<Request> {
+        lock(&self.state)
+            .records
+            .get(key)
+            .map(|record| record.request.clone())
+    }
+}
+
+impl Ledger for Store {
+    fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
+        // One critical section from the lookup to the insertion: no other caller can slip in
+        // between "this key is new" and "this key has a receipt".
+        let mut state = lock(&self.state);
+
+        // The lookup comes first, so a replay is answered even when the ledger is full.
+        if let Some(record) = state.records.get(key) {
+            if record.request != *request {
+                return Err(Error::Conflict);
+            }
+            return Ok(record.receipt.replay());
+        }
+
+        if state.records.len() >= self.limits.max_records {
+            return Err(Error::Capacity {
+                max_records: self.limits.max_records,
+            });
+        }
+        // NEGATIVE: the receipt is recorded before the ceiling check. When the check then
+        // rejects the effect, the record stays, and a retry reports success for work that never
+        // happened.
+        let receipt = Receipt {
+            operation: state.records.len() as u64 + 1,
+            total: state.total.saturating_add(request.units()),
+            replayed: false,
+        };
+        state.records.insert(
+            key.clone(),
+            Record {
+                request: request.clone(),
+                receipt,
+            },
+        );
+        let total = state
+            .total
+            .checked_add(request.units())
+            .filter(|&total| total <= self.limits.max_units)
+            .ok_or(Error::Ceiling {
+                units: request.units(),
+                total: state.total,
+                max_units: self.limits.max_units,
+            })?;
+
+        state.total = total;
+        Ok(receipt)
+    }
+
+    fn total(&self) -> Result<u64, Error> {
+        Ok(lock(&self.state).total)
+    }
+
+    fn records(&self) -> Result<usize, Error> {
+        Ok(lock(&self.state).records.len())
+    }
+
+    fn receipt(&self, key: &Key) -> Result<Option<Receipt>, Error> {
+        Ok(lock(&self.state)
+            .records
+            .get(key)
+            .map(|record| record.receipt))
+    }
+}

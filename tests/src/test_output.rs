@@ -1,0 +1,71 @@
+//! Reads what `cargo test` printed: which tests ran, which failed, and whether it compiled cleanly.
+
+use std::collections::BTreeSet;
+
+/// What one `cargo test` run reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TestRun {
+    /// Every test that reported a result.
+    pub ran: BTreeSet<String>,
+    /// The tests that failed.
+    pub failed: BTreeSet<String>,
+    /// Compiler warnings and errors, one line each.
+    pub diagnostics: Vec<String>,
+}
+
+impl TestRun {
+    /// Reads the combined stdout and stderr of `cargo test --no-fail-fast`.
+    pub fn parse(output: &str) -> Self {
+        let mut run = Self::default();
+        for line in output.lines() {
+            if let Some(rest) = line.strip_prefix("test ") {
+                if let Some((name, result)) = rest.rsplit_once(" ... ") {
+                    let name = name.trim().to_string();
+                    match result.trim() {
+                        "ok" => {
+                            run.ran.insert(name);
+                        }
+                        "FAILED" => {
+                            run.ran.insert(name.clone());
+                            run.failed.insert(name);
+                        }
+                        _ => {}
+                    }
+                }
+            } else if line.starts_with("warning:") || line.starts_with("error") {
+                let is_test_summary = line.starts_with("error: test failed")
+                    || line.starts_with("error: 1 target failed")
+                    || line.contains("targets failed");
+                if !is_test_summary {
+                    run.diagnostics.push(line.to_string());
+                }
+            }
+        }
+        run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Passing and failing tests are told apart, and test-failure summaries are not diagnostics.
+    #[test]
+    fn reads_results_and_diagnostics() {
+        let output = "\
+warning: unused variable: `x`
+test contract::a ... ok
+test contract::b ... FAILED
+test src/lib.rs - doc (line 3) ... ok
+error: test failed, to rerun pass `-p v --test suite`
+error: 1 target failed:
+";
+        let run = TestRun::parse(output);
+        assert_eq!(run.failed, BTreeSet::from(["contract::b".to_string()]));
+        assert_eq!(run.ran.len(), 3);
+        assert_eq!(
+            run.diagnostics,
+            vec!["warning: unused variable: `x`".to_string()]
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! Plain `cargo test` confirms, in-process, that each Stage 1 variant still fails its declared
+//! contract and model checks: a variant that got fixed by accident turns this red.
+
+use std::collections::BTreeSet;
+
+use retrykey::{Ledger, Limits};
+use retrykey_contract::{model, run_check, run_contract};
+
+/// The contract and model checks that fail for the ledger built by `make`, named as in `cargo test`.
+fn failing<L: Ledger + 'static>(make: fn(Limits) -> L) -> BTreeSet<String> {
+    let mut failed: BTreeSet<String> = run_contract(&make)
+        .into_iter()
+        .filter(|(_, result)| result.is_err())
+        .map(|(name, _)| format!("contract::{name}"))
+        .collect();
+    if run_check(|| model::matches_reference_model(&make)).is_err() {
+        failed.insert("model::matches_reference_model".to_string());
+    }
+    failed
+}
+
+/// The declared must-fail checks of `variant` that this in-process run covers.
+fn declared_here(variant: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
+    let covered = |name: &String| name.starts_with("contract::") || name.starts_with("model::");
+    (
+        declared.must_fail.into_iter().filter(covered).collect(),
+        declared.may_fail,
+    )
+}
+
+fn assert_fails_as_declared<L: Ledger + 'static>(variant: &str, make: fn(Limits) -> L) {
+    let (must_fail, may_fail) = declared_here(variant);
+    let failed: BTreeSet<String> = failing(make).difference(&may_fail).cloned().collect();
+    assert_eq!(
+        failed, must_fail,
+        "{variant} must fail exactly its declared checks"
+    );
+}
+
+// The correct store fails nothing: the baseline every variant is compared with.
+#[test]
+fn correct_store_fails_nothing() {
+    assert_eq!(failing(retrykey::Store::with_limits), BTreeSet::new());
+}
+
+// Each variant fails exactly the contract and model checks it declares.
+#[test]
+fn no_conflict_check_fails_as_declared() {
+    assert_fails_as_declared("no-conflict-check", no_conflict_check::Store::with_limits);
+}
+
+#[test]
+fn no_receipt_fails_as_declared() {
+    assert_fails_as_declared("no-receipt", no_receipt::Store::with_limits);
+}
+
+#[test]
+fn split_critical_section_fails_as_declared() {
+    assert_fails_as_declared(
+        "split-critical-section",
+        split_critical_section::Store::with_limits,
+    );
+}
+
+#[test]
+fn capacity_before_lookup_fails_as_declared() {
+    assert_fails_as_declared(
+        "capacity-before-lookup",
+        capacity_before_lookup::Store::with_limits,
+    );
+}
+
+#[test]
+fn evict_oldest_fails_as_declared() {
+    assert_fails_as_declared("evict-oldest", evict_oldest::Store::with_limits);
+}
+
+#[test]
+fn live_total_receipt_fails_as_declared() {
+    assert_fails_as_declared("live-total-receipt", live_total_receipt::Store::with_limits);
+}
+
+#[test]
+fn receipt_before_effect_fails_as_declared() {
+    assert_fails_as_declared(
+        "receipt-before-effect",
+        receipt_before_effect::Store::with_limits,
+    );
+}
+
+// Every variant under labs/ has a declaration the runner can read, with at least one check that
+// catches it deterministically (in its own suite or under loom).
+#[test]
+fn every_variant_declares_a_deterministic_failure() {
+    let variants = retrykey_tests::variants().expect("labs/ is readable");
+    assert!(
+        variants.len() >= 7,
+        "the seven Stage 1 variants are present"
+    );
+    for (name, declared) in variants {
+        assert!(
+            !(declared.must_fail.is_empty() && declared.loom_must_fail.is_empty()),
+            "{name} declares no check that must fail"
+        );
+    }
+}
+
+// Every variant stays a small, marked change of the file it mirrors.
+#[test]
+fn every_variant_is_one_small_marked_change() {
+    use retrykey_tests::diff::{changed_code_lines, diff};
+    let root = retrykey_tests::workspace_root();
+    for (name, declared) in retrykey_tests::variants().expect("labs/ is readable") {
+        let correct = retrykey_tests::read(root.join(&declared.mirrors)).expect("mirrored file");
+        let variant =
+            retrykey_tests::read(root.join("labs").join(&name).join("src/lib.rs")).expect("lib.rs");
+        let changed = changed_code_lines(&diff(&correct, &variant));
+        assert!(variant.contains("// NEGATIVE:"), "{name} marks its change");
+        assert!(
+            (1..=24).contains(&changed),
+            "{name} changes {changed} code lines"
+        );
+    }
+}
