@@ -1,1 +1,59 @@
-fn main() {}
+//! Nested retries multiply: three layers of three attempts make 27 calls to a failing
+//! dependency, unless the layers share one budget or leave retries to one owner.
+
+use anyhow::{Result, ensure};
+use clap::Parser;
+use retrykey_client::amplification::{Layering, run_chain};
+use retrykey_client::{Outcome, Policy};
+
+/// Counts the calls a failing dependency receives through nested retrying layers.
+#[derive(Parser)]
+#[command(name = "amplification")]
+struct Args {
+    /// Layers in the chain (1 to 6).
+    #[arg(long, default_value_t = 3)]
+    layers: u32,
+    /// Attempts each layer's policy allows (1 to 6).
+    #[arg(long, default_value_t = 3)]
+    attempts: u32,
+    /// Seed for the jitter.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
+    let args = Args::parse();
+    ensure!((1..=6).contains(&args.layers), "--layers must be between 1 and 6");
+    ensure!((1..=6).contains(&args.attempts), "--attempts must be between 1 and 6");
+    // Short waits: the demo counts calls, it does not need to wait like a real client.
+    let policy = Policy::builder()
+        .max_attempts(args.attempts)
+        .base(std::time::Duration::from_millis(1))
+        .cap(std::time::Duration::from_millis(2))
+        .build()?;
+
+    println!(
+        "{} layers in front of a dependency that is down; each layer's policy allows {} attempts.",
+        args.layers, args.attempts
+    );
+    println!();
+    println!("{:<40} {:>10}  {}", "how the layers retry", "calls", "outcome");
+    for layering in Layering::ALL {
+        let run = run_chain::<retrykey_client::Standard>(args.layers, policy, layering, args.seed).await;
+        let outcome = match &run.outcome {
+            Outcome::Unknown { stop, .. } => format!("unknown ({stop})"),
+            other => other.kind().to_string(),
+        };
+        println!("{:<40} {:>10}  {outcome}", layering.describe(), run.downstream_calls);
+    }
+    println!();
+    println!(
+        "The policy allows {} calls; {}^{} = {} when every layer owns its retries.",
+        args.attempts,
+        args.attempts,
+        args.layers,
+        args.attempts.pow(args.layers)
+    );
+    Ok(())
+}

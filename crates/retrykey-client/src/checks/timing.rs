@@ -1,6 +1,6 @@
 //! Checks on time: attempts, backoff ceilings, jitter spread, Retry-After, budget, cancellation.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -94,8 +94,9 @@ pub fn waits_stay_below_the_backoff_ceiling<P: Parts>() {
     });
 }
 
-/// 100 clients that fail at the same instant retry at different instants: no 1 ms window holds
-/// more than 10 of their first retries, and at least 90 retry at distinct instants.
+/// 100 clients that fail at the same instant retry at different instants: no millisecond holds
+/// more than 10 of their first retries, and they spread over at least 40 distinct milliseconds
+/// (tokio's timers have millisecond resolution; uniform draws over 100 ms fill about 63).
 pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
     paused(async {
         let start = Instant::now();
@@ -113,12 +114,12 @@ pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
             *per_millisecond.entry(retry.as_millis()).or_default() += 1;
         }
         let crowd = per_millisecond.values().copied().max().unwrap_or(0);
-        let distinct = retries.iter().collect::<HashSet<_>>().len();
+        let distinct = per_millisecond.len();
         assert!(
             crowd <= 10,
             "{crowd} of 100 clients retried within the same millisecond: they retry in lockstep"
         );
-        assert!(distinct >= 90, "only {distinct} distinct retry instants among 100 clients");
+        assert!(distinct >= 40, "100 clients retried in only {distinct} distinct milliseconds");
     });
 }
 

@@ -1,0 +1,66 @@
+//! Over loopback TCP: refused connections are retried, and all-refused means nothing happened.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use retrykey::{Ledger, Request, Store};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
+use tokio::sync::Mutex;
+
+/// A loopback address with nothing listening on it (the port was free a moment ago).
+fn free_port() -> SocketAddr {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap()
+}
+
+fn policy() -> Policy {
+    Policy::builder()
+        .base(Duration::from_millis(10))
+        .cap(Duration::from_millis(20))
+        .build()
+        .unwrap()
+}
+
+// Two refused connections, then the service comes up: the third attempt applies the effect.
+#[tokio::test]
+async fn refused_then_recovered() {
+    let addr = free_port();
+    let store = Arc::new(Store::new());
+    let slot: Mutex<Option<LedgerServer>> = Mutex::new(None);
+    let ledger = TcpLedger::new(addr);
+    let request = Request::new("convert-document", 7).unwrap();
+    let client = Client::builder(policy()).seed(4).build();
+    let outcome = client
+        .run(|attempt| {
+            let (slot, ledger, request, store) = (&slot, &ledger, &request, &store);
+            async move {
+                if attempt.number == 3 {
+                    let server = LedgerServer::start(addr, store.clone(), Faults::default()).await;
+                    *slot.lock().await = Some(server.expect("the port is free"));
+                }
+                ledger.apply(attempt, request).await
+            }
+        })
+        .await;
+    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, false, 3));
+    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+}
+
+// When every attempt is refused, the outcome is unknown but provably not applied.
+#[tokio::test]
+async fn all_refused_is_unknown_but_not_applied() {
+    let ledger = TcpLedger::new(free_port());
+    let request = Request::new("convert-document", 7).unwrap();
+    let client = Client::builder(policy()).seed(5).build();
+    let outcome = client.run(|a| ledger.apply(a, &request)).await;
+    assert!(
+        matches!(
+            outcome,
+            Outcome::Unknown { last: Failure::Refused(_), attempts: 3, stop: Stop::AttemptsExhausted, may_have_applied: false }
+        ),
+        "{outcome:?}"
+    );
+}

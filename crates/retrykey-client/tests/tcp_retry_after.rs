@@ -1,0 +1,56 @@
+//! Over loopback TCP: a `BUSY` answer's wait is honoured, and one past the budget stops early.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use retrykey::{Ledger, Request, Store};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::{Client, Outcome, Policy, Stop};
+
+async fn service(store: &Arc<Store>) -> LedgerServer {
+    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    LedgerServer::start(loopback, store.clone(), Faults::default()).await.unwrap()
+}
+
+// The service answers "busy, come back in 1 s": the next attempt waits at least that long,
+// and the busy answer applied nothing.
+#[tokio::test]
+async fn busy_wait_is_honoured() {
+    let store = Arc::new(Store::new());
+    let server = service(&store).await;
+    server.faults().busy_next(1, 1);
+    let ledger = TcpLedger::new(server.local_addr());
+    let request = Request::new("convert-document", 7).unwrap();
+    let client = Client::builder(Policy::default()).seed(6).build();
+    let starts = Mutex::new(Vec::new());
+    let outcome = client
+        .run(|a| {
+            starts.lock().unwrap().push(Instant::now());
+            ledger.apply(a, &request)
+        })
+        .await;
+    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, false, 2));
+    let starts = starts.into_inner().unwrap();
+    assert!(starts[1] - starts[0] >= Duration::from_secs(1), "the retry came before the asked wait");
+    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+}
+
+// A wait longer than the budget left ends the operation after one attempt, as unknown, with
+// nothing applied.
+#[tokio::test]
+async fn busy_wait_past_the_budget_stops_early() {
+    let store = Arc::new(Store::new());
+    let server = service(&store).await;
+    server.faults().busy_next(1, 60);
+    let ledger = TcpLedger::new(server.local_addr());
+    let request = Request::new("convert-document", 7).unwrap();
+    let client = Client::builder(Policy::default()).seed(7).build();
+    let outcome = client.run(|a| ledger.apply(a, &request)).await;
+    assert!(
+        matches!(outcome, Outcome::Unknown { attempts: 1, stop: Stop::RetryAfterPastBudget, .. }),
+        "{outcome:?}"
+    );
+    assert_eq!((store.total().unwrap(), store.records().unwrap()), (0, 0));
+}

@@ -1,0 +1,46 @@
+//! Over loopback TCP: the service restarts between attempts and the retry still finds the record.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use retrykey::{Ledger, Request, Store};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::{Client, Outcome, Policy};
+use tokio::sync::Mutex;
+
+// The first attempt commits and loses its reply; the service restarts on the same port in
+// front of the same ledger; the retry gets the original receipt.
+#[tokio::test]
+async fn restart_between_attempts_keeps_the_record() {
+    let store = Arc::new(Store::new());
+    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let server = LedgerServer::start(loopback, store.clone(), Faults::default()).await.unwrap();
+    let addr = server.local_addr();
+    server.faults().drop_next_replies(1);
+    let slot = Mutex::new(Some(server));
+    let restarts = Mutex::new(0);
+
+    let ledger = TcpLedger::new(addr);
+    let request = Request::new("convert-document", 7).unwrap();
+    let client = Client::builder(Policy::default()).seed(3).build();
+    let outcome = client
+        .run(|attempt| {
+            let (slot, restarts, ledger, request, store) = (&slot, &restarts, &ledger, &request, &store);
+            async move {
+                if attempt.number == 2 {
+                    let mut slot = slot.lock().await;
+                    slot.take().expect("the first service").shutdown().await;
+                    let restarted = LedgerServer::start(addr, store.clone(), Faults::default()).await;
+                    *slot = Some(restarted.expect("the port is free again"));
+                    *restarts.lock().await += 1;
+                }
+                ledger.apply(attempt, request).await
+            }
+        })
+        .await;
+
+    assert_eq!(*restarts.lock().await, 1);
+    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, true, 2));
+    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+}
