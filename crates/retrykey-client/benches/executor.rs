@@ -8,12 +8,17 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use retrykey_client::{Answer, Attempt, Client, Failure, Policy, Reply, RetryQuota};
 
-fn attempt_fn(fail_first: u32) -> impl FnMut(Attempt) -> std::future::Ready<Result<Reply<u64>, Failure>> {
+fn attempt_fn(
+    fail_first: u32,
+) -> impl FnMut(Attempt) -> std::future::Ready<Result<Reply<u64>, Failure>> {
     move |attempt: Attempt| {
         std::future::ready(if attempt.number <= fail_first {
             Err(Failure::Status(Answer::new(503, "unavailable")))
         } else {
-            Ok(Reply { value: u64::from(attempt.number), replayed: false })
+            Ok(Reply {
+                value: u64::from(attempt.number),
+                replayed: false,
+            })
         })
     }
 }
@@ -40,7 +45,11 @@ fn executor(c: &mut Criterion) {
         let key = client.new_key();
         let budget = retrykey_client::Budget::start(&policy);
         b.iter(|| {
-            runtime.block_on(attempt(Attempt { key: key.clone(), number: 1, budget: budget.clone() }))
+            runtime.block_on(attempt(Attempt {
+                key: key.clone(),
+                number: 1,
+                budget: budget.clone(),
+            }))
         });
     });
     group.bench_function("run, success on attempt 1", |b| {

@@ -56,7 +56,9 @@ impl Budget {
     /// Takes one retry from the shared pool; `false` when none is left.
     pub fn try_spend_retry(&self) -> bool {
         self.retries
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| left.checked_sub(1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+                left.checked_sub(1)
+            })
             .is_ok()
     }
 }

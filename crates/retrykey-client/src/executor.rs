@@ -42,7 +42,9 @@ where
     let mut number = 0;
     loop {
         let remaining = budget.remaining();
-        let allowed = policy.attempt_timeout().map_or(remaining, |t| t.min(remaining));
+        let allowed = policy
+            .attempt_timeout()
+            .map_or(remaining, |t| t.min(remaining));
         if allowed.is_zero() {
             return Outcome::Unknown {
                 last: Failure::TimedOut,
@@ -120,7 +122,10 @@ fn plan_retry<P: Parts>(
             None => Stop::BudgetExhausted,
         });
     }
-    let cost = client.quota().try_spend(failure).ok_or(Stop::QuotaExhausted)?;
+    let cost = client
+        .quota()
+        .try_spend(failure)
+        .ok_or(Stop::QuotaExhausted)?;
     if !budget.try_spend_retry() {
         return Err(Stop::AttemptsExhausted);
     }

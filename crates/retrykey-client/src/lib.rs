@@ -60,6 +60,10 @@ mod quota;
 pub mod retry_after;
 pub mod tcp;
 
+// The core crate, for the paths `variant_parts!` expands to.
+#[doc(hidden)]
+pub use retrykey as __retrykey;
+
 pub use attempt::{Attempt, Reply};
 pub use budget::Budget;
 pub use client::{Client, ClientBuilder, JitterRng};

@@ -51,3 +51,66 @@ pub trait Parts: Sized + Send + Sync + 'static {
 pub struct Standard;
 
 impl Parts for Standard {}
+
+/// Declares `pub struct $name`: the [`Standard`] pieces with one method replaced by a variant's
+/// copy of its file. Used by each negative variant's tests and by the workspace's in-process
+/// check of the variants, so both run the very same executor.
+///
+/// The forms: `execute = path::to::execute`, `delay = path::to::full_jitter`,
+/// `classify = path::to::classify`, `child_budget = path::to::child_budget`.
+#[macro_export]
+macro_rules! variant_parts {
+    ($name:ident, execute = $execute:path) => {
+        /// The correct pieces, with this variant's retry loop.
+        pub struct $name;
+        impl $crate::Parts for $name {
+            fn execute<'a, T, F, Fut>(
+                client: &'a $crate::Client<Self>,
+                key: ::core::option::Option<$crate::__retrykey::Key>,
+                parent: ::core::option::Option<$crate::Budget>,
+                attempt: F,
+            ) -> impl ::core::future::Future<Output = $crate::Outcome<T>> + Send + 'a
+            where
+                T: Send + 'a,
+                F: FnMut($crate::Attempt) -> Fut + Send + 'a,
+                Fut: ::core::future::Future<
+                        Output = ::core::result::Result<$crate::Reply<T>, $crate::Failure>,
+                    > + Send
+                    + 'a,
+            {
+                $execute(client, key, parent, attempt)
+            }
+        }
+    };
+    ($name:ident, delay = $delay:path) => {
+        /// The correct pieces, with this variant's backoff schedule.
+        pub struct $name;
+        impl $crate::Parts for $name {
+            fn delay(
+                policy: &$crate::Policy,
+                retry: u32,
+                rng: &mut $crate::JitterRng,
+            ) -> ::core::time::Duration {
+                $delay(policy, retry, rng)
+            }
+        }
+    };
+    ($name:ident, classify = $classify:path) => {
+        /// The correct pieces, with this variant's classification.
+        pub struct $name;
+        impl $crate::Parts for $name {
+            fn classify(failure: &$crate::Failure, policy: &$crate::Policy) -> $crate::Verdict {
+                $classify(failure, policy)
+            }
+        }
+    };
+    ($name:ident, child_budget = $child_budget:path) => {
+        /// The correct pieces, with this variant's budget for nested layers.
+        pub struct $name;
+        impl $crate::Parts for $name {
+            fn child_budget(parent: &$crate::Budget, policy: &$crate::Policy) -> $crate::Budget {
+                $child_budget(parent, policy)
+            }
+        }
+    };
+}

@@ -90,6 +90,8 @@ impl RetryQuota {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, u32> {
         // The counter stays valid even if a holder panicked: keep using it.
-        self.tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

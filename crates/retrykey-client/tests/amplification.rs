@@ -33,7 +33,11 @@ async fn own_budgets_multiply() {
 async fn one_budget_or_one_owner_stays_within_the_policy() {
     for layering in [Layering::SharedBudget, Layering::OuterLayerOwnsRetries] {
         for (layers, attempts) in [(3, 3), (4, 3), (2, 4), (1, 3)] {
-            assert_eq!(calls(layers, attempts, layering).await, attempts, "{layering:?} {layers}x{attempts}");
+            assert_eq!(
+                calls(layers, attempts, layering).await,
+                attempts,
+                "{layering:?} {layers}x{attempts}"
+            );
         }
     }
 }

@@ -20,7 +20,9 @@ async fn scripted(responses: Vec<&'static str>) -> (SocketAddr, Seen) {
     let log = Arc::clone(&seen);
     tokio::spawn(async move {
         for response in responses {
-            let Ok((mut stream, _)) = listener.accept().await else { return };
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
             let mut request = Vec::new();
             let mut buf = [0u8; 1024];
             while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -30,7 +32,10 @@ async fn scripted(responses: Vec<&'static str>) -> (SocketAddr, Seen) {
                 }
                 request.extend_from_slice(&buf[..n]);
             }
-            log.lock().unwrap().push((String::from_utf8_lossy(&request).into_owned(), Instant::now()));
+            log.lock().unwrap().push((
+                String::from_utf8_lossy(&request).into_owned(),
+                Instant::now(),
+            ));
             stream.write_all(response.as_bytes()).await.unwrap();
             stream.shutdown().await.ok();
         }
@@ -58,17 +63,33 @@ async fn retry_after_then_replay() {
     let client = Client::builder(Policy::default()).seed(10).build();
     let key = client.new_key();
     let outcome = client
-        .run_with_key(key.clone(), |a| http.post(a, &url, "application/json", b"{\"units\":7}".to_vec()))
+        .run_with_key(key.clone(), |a| {
+            http.post(a, &url, "application/json", b"{\"units\":7}".to_vec())
+        })
         .await;
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
     assert_eq!((value.status, replayed, attempts), (201, true, 2));
     assert_eq!(value.body, b"{\"op\":1}\n");
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     for (head, _) in seen.iter() {
-        assert_eq!(key_header(head), Some(key.as_str()), "every attempt carries the operation key");
+        assert_eq!(
+            key_header(head),
+            Some(key.as_str()),
+            "every attempt carries the operation key"
+        );
     }
-    assert!(seen[1].1 - seen[0].1 >= Duration::from_secs(1), "the asked wait was not honoured");
+    assert!(
+        seen[1].1 - seen[0].1 >= Duration::from_secs(1),
+        "the asked wait was not honoured"
+    );
 }
 
 // A 422 is definitive: one request, rejected, with the server's explanation.
@@ -79,39 +100,70 @@ async fn unprocessable_is_rejected_once() {
     let http = HttpLedger::new();
     let url = format!("http://{addr}/jobs");
     let client = Client::builder(Policy::default()).seed(11).build();
-    let outcome = client.run(|a| http.post(a, &url, "application/json", b"{}".to_vec())).await;
-    let Outcome::Rejected { answer, attempts } = outcome else { panic!("{outcome:?}") };
-    assert_eq!((answer.status, answer.detail.as_str(), attempts), (422, "bad units\n", 1));
+    let outcome = client
+        .run(|a| http.post(a, &url, "application/json", b"{}".to_vec()))
+        .await;
+    let Outcome::Rejected { answer, attempts } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        (answer.status, answer.detail.as_str(), attempts),
+        (422, "bad units\n", 1)
+    );
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
 
 // A 409 that says when to come back means "still in progress": it is retried.
 #[tokio::test]
 async fn conflict_in_progress_is_retried() {
-    let in_progress = "HTTP/1.1 409 Conflict\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    let in_progress =
+        "HTTP/1.1 409 Conflict\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
     let (addr, _) = scripted(vec![in_progress, ok]).await;
     let http = HttpLedger::new();
     let url = format!("http://{addr}/jobs");
     let client = Client::builder(Policy::default()).seed(12).build();
-    let outcome = client.run(|a| http.post(a, &url, "text/plain", Vec::new())).await;
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
+    let outcome = client
+        .run(|a| http.post(a, &url, "text/plain", Vec::new()))
+        .await;
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
     assert_eq!((value.status, replayed, attempts), (200, false, 2));
 }
 
 // Nothing listening: every attempt is refused, so nothing can have been applied.
 #[tokio::test]
 async fn refused_connections_are_not_applied() {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let http = HttpLedger::new();
     let url = format!("http://{addr}/jobs");
-    let policy = Policy::builder().base(Duration::from_millis(5)).cap(Duration::from_millis(10)).build().unwrap();
+    let policy = Policy::builder()
+        .base(Duration::from_millis(5))
+        .cap(Duration::from_millis(10))
+        .build()
+        .unwrap();
     let client = Client::builder(policy).seed(13).build();
-    let outcome = client.run(|a| http.post(a, &url, "text/plain", Vec::new())).await;
+    let outcome = client
+        .run(|a| http.post(a, &url, "text/plain", Vec::new()))
+        .await;
     assert!(
         matches!(
             outcome,
-            Outcome::Unknown { last: Failure::Refused(_), attempts: 3, stop: Stop::AttemptsExhausted, may_have_applied: false }
+            Outcome::Unknown {
+                last: Failure::Refused(_),
+                attempts: 3,
+                stop: Stop::AttemptsExhausted,
+                may_have_applied: false
+            }
         ),
         "{outcome:?}"
     );

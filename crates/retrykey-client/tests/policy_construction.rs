@@ -20,7 +20,10 @@ fn zero_attempts_is_refused() {
 fn zero_budget_is_refused() {
     let built = Policy::builder().budget(Duration::ZERO).build();
     assert!(matches!(built, Err(Error::ZeroBudget)), "{built:?}");
-    assert!(matches!(Policy::from_millis(3, 100, 2_000, 0), Err(Error::ZeroBudget)));
+    assert!(matches!(
+        Policy::from_millis(3, 100, 2_000, 0),
+        Err(Error::ZeroBudget)
+    ));
 }
 
 // Negative durations from configuration name the setting and the value.
@@ -33,14 +36,20 @@ fn negative_durations_are_refused() {
     ] {
         let (base, cap, budget) = values;
         let built = Policy::from_millis(3, base, cap, budget);
-        let Err(Error::NegativeDuration { setting: named, millis }) = built else {
+        let Err(Error::NegativeDuration {
+            setting: named,
+            millis,
+        }) = built
+        else {
             panic!("{setting}: expected a negative-duration error, got {built:?}");
         };
         assert_eq!(named, setting);
         assert!(millis < 0);
     }
     assert_eq!(
-        Policy::from_millis(3, 100, 2_000, -1).unwrap_err().to_string(),
+        Policy::from_millis(3, 100, 2_000, -1)
+            .unwrap_err()
+            .to_string(),
         "budget must not be negative, got -1 ms"
     );
 }
@@ -55,7 +64,10 @@ fn cap_below_base_is_refused() {
     let Err(Error::CapBelowBase { base, cap }) = built else {
         panic!("expected cap-below-base, got {built:?}");
     };
-    assert_eq!((base, cap), (Duration::from_millis(500), Duration::from_millis(100)));
+    assert_eq!(
+        (base, cap),
+        (Duration::from_millis(500), Duration::from_millis(100))
+    );
 }
 
 // A zero per-attempt timeout would fail every attempt before it starts.
@@ -71,7 +83,10 @@ fn fixing_the_named_setting_is_enough() {
     let builder = Policy::builder().max_attempts(5).budget(Duration::ZERO);
     assert!(matches!(builder.build(), Err(Error::ZeroBudget)));
     let policy = builder.budget(Duration::from_secs(3)).build().unwrap();
-    assert_eq!((policy.max_attempts(), policy.budget()), (5, Duration::from_secs(3)));
+    assert_eq!(
+        (policy.max_attempts(), policy.budget()),
+        (5, Duration::from_secs(3))
+    );
 }
 
 // The defaults are the documented ones.

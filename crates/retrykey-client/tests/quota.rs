@@ -8,7 +8,10 @@ use retrykey_client::{Client, Failure, Policy, Reply, RetryQuota};
 #[test]
 fn timeouts_cost_more() {
     let quota = RetryQuota::default();
-    assert_eq!(quota.try_spend(&Failure::Refused("refused".into())), Some(5));
+    assert_eq!(
+        quota.try_spend(&Failure::Refused("refused".into())),
+        Some(5)
+    );
     assert_eq!(quota.try_spend(&Failure::TimedOut), Some(10));
     assert_eq!(quota.tokens(), 500 - 15);
 }
@@ -39,10 +42,24 @@ fn refunds_stop_at_capacity() {
 #[tokio::test(start_paused = true)]
 async fn clients_can_share_one_bucket() {
     let shared = Arc::new(RetryQuota::new(10, 5, 10, 1));
-    let a = Client::builder(Policy::default()).seed(1).quota(shared.clone()).build();
-    let b = Client::builder(Policy::default()).seed(2).quota(shared.clone()).build();
+    let a = Client::builder(Policy::default())
+        .seed(1)
+        .quota(shared.clone())
+        .build();
+    let b = Client::builder(Policy::default())
+        .seed(2)
+        .quota(shared.clone())
+        .build();
     let refused = || async { Err::<Reply<()>, _>(Failure::Refused("refused".into())) };
-    assert_eq!(a.run(|_| refused()).await.attempts(), 3, "a spends both retries");
-    assert_eq!(b.run(|_| refused()).await.attempts(), 1, "nothing is left for b");
+    assert_eq!(
+        a.run(|_| refused()).await.attempts(),
+        3,
+        "a spends both retries"
+    );
+    assert_eq!(
+        b.run(|_| refused()).await.attempts(),
+        1,
+        "nothing is left for b"
+    );
     assert_eq!(shared.tokens(), 0);
 }

@@ -20,14 +20,24 @@ fn seconds_are_read() {
 fn http_dates_are_measured_from_now() {
     // Wed, 21 Oct 2015 07:28:00 GMT is 1445412480 seconds after the epoch.
     let date = "Wed, 21 Oct 2015 07:28:00 GMT";
-    assert_eq!(parse(date, at(1_445_412_450)), Some(Duration::from_secs(30)));
+    assert_eq!(
+        parse(date, at(1_445_412_450)),
+        Some(Duration::from_secs(30))
+    );
     assert_eq!(parse(date, at(1_445_412_999)), Some(Duration::ZERO));
 }
 
 // Anything else is not a Retry-After: the executor falls back to its own backoff.
 #[test]
 fn malformed_values_are_ignored() {
-    for value in ["", "soon", "-5", "1.5", "99999999999999999999999", "21 Oct 2015"] {
+    for value in [
+        "",
+        "soon",
+        "-5",
+        "1.5",
+        "99999999999999999999999",
+        "21 Oct 2015",
+    ] {
         assert_eq!(parse(value, at(0)), None, "{value:?}");
     }
 }

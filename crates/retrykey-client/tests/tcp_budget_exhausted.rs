@@ -39,10 +39,26 @@ async fn silent_service_exhausts_the_budget() {
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
     silent.abort();
 
-    let Outcome::Unknown { last, attempts, stop, may_have_applied } = outcome else {
+    let Outcome::Unknown {
+        last,
+        attempts,
+        stop,
+        may_have_applied,
+    } = outcome
+    else {
         panic!("{outcome:?}");
     };
-    assert_eq!((last, stop, may_have_applied), (Failure::TimedOut, Stop::BudgetExhausted, true));
-    assert!((2..=4).contains(&attempts), "attempts of 200 ms in a 600 ms budget, got {attempts}");
-    assert_eq!(attempts, accepted.load(Ordering::Acquire), "each attempt reached the service");
+    assert_eq!(
+        (last, stop, may_have_applied),
+        (Failure::TimedOut, Stop::BudgetExhausted, true)
+    );
+    assert!(
+        (2..=4).contains(&attempts),
+        "attempts of 200 ms in a 600 ms budget, got {attempts}"
+    );
+    assert_eq!(
+        attempts,
+        accepted.load(Ordering::Acquire),
+        "each attempt reached the service"
+    );
 }

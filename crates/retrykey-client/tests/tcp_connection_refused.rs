@@ -44,8 +44,18 @@ async fn refused_then_recovered() {
             }
         })
         .await;
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
-    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, false, 3));
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        (value.operation, value.total, replayed, attempts),
+        (1, 7, false, 3)
+    );
     assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
 }
 
@@ -59,7 +69,12 @@ async fn all_refused_is_unknown_but_not_applied() {
     assert!(
         matches!(
             outcome,
-            Outcome::Unknown { last: Failure::Refused(_), attempts: 3, stop: Stop::AttemptsExhausted, may_have_applied: false }
+            Outcome::Unknown {
+                last: Failure::Refused(_),
+                attempts: 3,
+                stop: Stop::AttemptsExhausted,
+                may_have_applied: false
+            }
         ),
         "{outcome:?}"
     );

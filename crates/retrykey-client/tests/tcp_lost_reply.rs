@@ -9,7 +9,9 @@ use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
 
 async fn service(store: &Arc<Store>) -> LedgerServer {
     let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    LedgerServer::start(loopback, store.clone(), Faults::default()).await.unwrap()
+    LedgerServer::start(loopback, store.clone(), Faults::default())
+        .await
+        .unwrap()
 }
 
 // A one-attempt caller whose reply is lost reports unknown; the service has committed; the
@@ -26,21 +28,45 @@ async fn unknown_then_retry_with_the_kept_key() {
     let key = client.new_key();
 
     server.faults().drop_next_replies(1);
-    let first = client.run_with_key(key.clone(), |a| ledger.apply(a, &request)).await;
+    let first = client
+        .run_with_key(key.clone(), |a| ledger.apply(a, &request))
+        .await;
     assert!(
         matches!(
             &first,
-            Outcome::Unknown { last: Failure::Lost(_), attempts: 1, stop: Stop::AttemptsExhausted, may_have_applied: true }
+            Outcome::Unknown {
+                last: Failure::Lost(_),
+                attempts: 1,
+                stop: Stop::AttemptsExhausted,
+                may_have_applied: true
+            }
         ),
         "{first:?}"
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1), "the attempt did commit");
+    assert_eq!(
+        (store.total().unwrap(), store.records().unwrap()),
+        (7, 1),
+        "the attempt did commit"
+    );
 
-    let retry = client.run_with_key(key.clone(), |a| ledger.apply(a, &request)).await;
-    let Outcome::Succeeded { value, replayed, attempts } = retry else { panic!("{retry:?}") };
+    let retry = client
+        .run_with_key(key.clone(), |a| ledger.apply(a, &request))
+        .await;
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = retry
+    else {
+        panic!("{retry:?}")
+    };
     assert!(replayed);
     assert_eq!((value.operation, value.total, attempts), (1, 7, 1));
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1), "one effect");
+    assert_eq!(
+        (store.total().unwrap(), store.records().unwrap()),
+        (7, 1),
+        "one effect"
+    );
     assert_eq!(store.receipt(&key).unwrap().map(|r| r.operation), Some(1));
 }
 
@@ -55,7 +81,17 @@ async fn the_executor_turns_a_lost_reply_into_a_replay() {
 
     server.faults().drop_next_replies(1);
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
-    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, true, 2));
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        (value.operation, value.total, replayed, attempts),
+        (1, 7, true, 2)
+    );
     assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
 }

@@ -10,7 +10,9 @@ use retrykey_client::{Client, Outcome, Policy, Stop};
 
 async fn service(store: &Arc<Store>) -> LedgerServer {
     let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    LedgerServer::start(loopback, store.clone(), Faults::default()).await.unwrap()
+    LedgerServer::start(loopback, store.clone(), Faults::default())
+        .await
+        .unwrap()
 }
 
 // The service answers "busy, come back in 1 s": the next attempt waits at least that long,
@@ -30,10 +32,23 @@ async fn busy_wait_is_honoured() {
             ledger.apply(a, &request)
         })
         .await;
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
-    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, false, 2));
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        (value.operation, value.total, replayed, attempts),
+        (1, 7, false, 2)
+    );
     let starts = starts.into_inner().unwrap();
-    assert!(starts[1] - starts[0] >= Duration::from_secs(1), "the retry came before the asked wait");
+    assert!(
+        starts[1] - starts[0] >= Duration::from_secs(1),
+        "the retry came before the asked wait"
+    );
     assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
 }
 
@@ -49,7 +64,14 @@ async fn busy_wait_past_the_budget_stops_early() {
     let client = Client::builder(Policy::default()).seed(7).build();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
     assert!(
-        matches!(outcome, Outcome::Unknown { attempts: 1, stop: Stop::RetryAfterPastBudget, .. }),
+        matches!(
+            outcome,
+            Outcome::Unknown {
+                attempts: 1,
+                stop: Stop::RetryAfterPastBudget,
+                ..
+            }
+        ),
         "{outcome:?}"
     );
     assert_eq!((store.total().unwrap(), store.records().unwrap()), (0, 0));

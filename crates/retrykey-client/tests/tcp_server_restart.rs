@@ -14,7 +14,9 @@ use tokio::sync::Mutex;
 async fn restart_between_attempts_keeps_the_record() {
     let store = Arc::new(Store::new());
     let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    let server = LedgerServer::start(loopback, store.clone(), Faults::default()).await.unwrap();
+    let server = LedgerServer::start(loopback, store.clone(), Faults::default())
+        .await
+        .unwrap();
     let addr = server.local_addr();
     server.faults().drop_next_replies(1);
     let slot = Mutex::new(Some(server));
@@ -25,12 +27,14 @@ async fn restart_between_attempts_keeps_the_record() {
     let client = Client::builder(Policy::default()).seed(3).build();
     let outcome = client
         .run(|attempt| {
-            let (slot, restarts, ledger, request, store) = (&slot, &restarts, &ledger, &request, &store);
+            let (slot, restarts, ledger, request, store) =
+                (&slot, &restarts, &ledger, &request, &store);
             async move {
                 if attempt.number == 2 {
                     let mut slot = slot.lock().await;
                     slot.take().expect("the first service").shutdown().await;
-                    let restarted = LedgerServer::start(addr, store.clone(), Faults::default()).await;
+                    let restarted =
+                        LedgerServer::start(addr, store.clone(), Faults::default()).await;
                     *slot = Some(restarted.expect("the port is free again"));
                     *restarts.lock().await += 1;
                 }
@@ -40,7 +44,17 @@ async fn restart_between_attempts_keeps_the_record() {
         .await;
 
     assert_eq!(*restarts.lock().await, 1);
-    let Outcome::Succeeded { value, replayed, attempts } = outcome else { panic!("{outcome:?}") };
-    assert_eq!((value.operation, value.total, replayed, attempts), (1, 7, true, 2));
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        (value.operation, value.total, replayed, attempts),
+        (1, 7, true, 2)
+    );
     assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
 }

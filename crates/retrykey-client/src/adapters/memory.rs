@@ -32,7 +32,11 @@ impl MemoryLedger {
     }
 
     /// One attempt: applies `request` under the attempt's key.
-    pub async fn apply(&self, attempt: Attempt, request: &Request) -> Result<Reply<Receipt>, Failure> {
+    pub async fn apply(
+        &self,
+        attempt: Attempt,
+        request: &Request,
+    ) -> Result<Reply<Receipt>, Failure> {
         let result = self.ledger.apply(&attempt.key, request);
         let lost = self
             .lose

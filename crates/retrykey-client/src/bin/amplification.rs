@@ -24,8 +24,14 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    ensure!((1..=6).contains(&args.layers), "--layers must be between 1 and 6");
-    ensure!((1..=6).contains(&args.attempts), "--attempts must be between 1 and 6");
+    ensure!(
+        (1..=6).contains(&args.layers),
+        "--layers must be between 1 and 6"
+    );
+    ensure!(
+        (1..=6).contains(&args.attempts),
+        "--attempts must be between 1 and 6"
+    );
     // Short waits: the demo counts calls, it does not need to wait like a real client.
     let policy = Policy::builder()
         .max_attempts(args.attempts)
@@ -38,14 +44,19 @@ async fn main() -> Result<()> {
         args.layers, args.attempts
     );
     println!();
-    println!("{:<40} {:>10}  {}", "how the layers retry", "calls", "outcome");
+    println!("{:<40} {:>10}  outcome", "how the layers retry", "calls");
     for layering in Layering::ALL {
-        let run = run_chain::<retrykey_client::Standard>(args.layers, policy, layering, args.seed).await;
+        let run =
+            run_chain::<retrykey_client::Standard>(args.layers, policy, layering, args.seed).await;
         let outcome = match &run.outcome {
             Outcome::Unknown { stop, .. } => format!("unknown ({stop})"),
             other => other.kind().to_string(),
         };
-        println!("{:<40} {:>10}  {outcome}", layering.describe(), run.downstream_calls);
+        println!(
+            "{:<40} {:>10}  {outcome}",
+            layering.describe(),
+            run.downstream_calls
+        );
     }
     println!();
     println!(

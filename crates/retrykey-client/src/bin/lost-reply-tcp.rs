@@ -45,7 +45,9 @@ async fn main() -> Result<()> {
         .build();
     let key = once.new_key();
     println!("   operation key {key}");
-    let outcome = once.run_with_key(key.clone(), |a| traced(&ledger, a, &request)).await;
+    let outcome = once
+        .run_with_key(key.clone(), |a| traced(&ledger, a, &request))
+        .await;
     report(&outcome);
     server_view(&store, "the attempt did commit")?;
 
@@ -58,9 +60,15 @@ async fn main() -> Result<()> {
         println!("2. The client retries the operation under the key it kept.");
         key
     };
-    let outcome = once.run_with_key(retry_key, |a| traced(&ledger, a, &request)).await;
+    let outcome = once
+        .run_with_key(retry_key, |a| traced(&ledger, a, &request))
+        .await;
     report(&outcome);
-    let effects = if store.records()? == 1 { "one effect" } else { "the effect happened twice" };
+    let effects = if store.records()? == 1 {
+        "one effect"
+    } else {
+        "the effect happened twice"
+    };
     server_view(&store, effects)?;
 
     println!();
@@ -68,7 +76,9 @@ async fn main() -> Result<()> {
     println!("   3 attempts, and the fault switch armed again.");
     faults.drop_next_replies(1);
     // Another seed: two clients seeded alike would draw the same keys (seed only for demos).
-    let client = Client::builder(Policy::default()).seed(args.seed.wrapping_add(1)).build();
+    let client = Client::builder(Policy::default())
+        .seed(args.seed.wrapping_add(1))
+        .build();
     let small = Request::new("convert-document", 3)?;
     let outcome = client.run(|a| traced(&ledger, a, &small)).await;
     report(&outcome);
@@ -79,13 +89,21 @@ async fn main() -> Result<()> {
 }
 
 /// One attempt over TCP, printed as it completes.
-async fn traced(ledger: &TcpLedger, attempt: Attempt, request: &Request) -> Result<Reply<Receipt>, Failure> {
+async fn traced(
+    ledger: &TcpLedger,
+    attempt: Attempt,
+    request: &Request,
+) -> Result<Reply<Receipt>, Failure> {
     let number = attempt.number;
     let result = ledger.apply(attempt, request).await;
     match &result {
         Ok(reply) => {
             let receipt = reply.value;
-            let how = if reply.replayed { "replayed from the record" } else { "new" };
+            let how = if reply.replayed {
+                "replayed from the record"
+            } else {
+                "new"
+            };
             println!(
                 "   attempt {number} -> OK: operation {}, total {}, {how}",
                 receipt.operation, receipt.total
@@ -98,13 +116,27 @@ async fn traced(ledger: &TcpLedger, attempt: Attempt, request: &Request) -> Resu
 
 fn report(outcome: &Outcome<Receipt>) {
     match outcome {
-        Outcome::Succeeded { replayed, attempts, .. } => {
-            let plural = if *attempts == 1 { "attempt" } else { "attempts" };
-            let what = if *replayed { "replayed: the original receipt" } else { "a new effect" };
+        Outcome::Succeeded {
+            replayed, attempts, ..
+        } => {
+            let plural = if *attempts == 1 {
+                "attempt"
+            } else {
+                "attempts"
+            };
+            let what = if *replayed {
+                "replayed: the original receipt"
+            } else {
+                "a new effect"
+            };
             println!("   outcome: succeeded after {attempts} {plural}, {what}");
         }
         Outcome::Rejected { answer, .. } => println!("   outcome: rejected ({answer})"),
-        Outcome::Unknown { stop, may_have_applied, .. } => {
+        Outcome::Unknown {
+            stop,
+            may_have_applied,
+            ..
+        } => {
             let why = if *may_have_applied {
                 "the request was sent; it may have taken effect"
             } else {
@@ -118,7 +150,9 @@ fn report(outcome: &Outcome<Receipt>) {
 fn server_view(store: &Store, meaning: &str) -> Result<()> {
     let records = store.records()?;
     let plural = if records == 1 { "record" } else { "records" };
-    println!("   server: total {}, {records} {plural}: {meaning}", store.total()?);
+    println!(
+        "   server: total {}, {records} {plural}: {meaning}",
+        store.total()?
+    );
     Ok(())
 }
-

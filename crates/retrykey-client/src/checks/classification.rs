@@ -25,7 +25,10 @@ async fn failing_until<P: Parts>(
             let failure = failure.clone();
             async move {
                 if Some(attempt.number) == succeed_at {
-                    return Ok(Reply { value: (), replayed: false });
+                    return Ok(Reply {
+                        value: (),
+                        replayed: false,
+                    });
                 }
                 if failure == Failure::TimedOut {
                     // Hang past the attempt timeout: the executor must cut the attempt short.
@@ -39,7 +42,10 @@ async fn failing_until<P: Parts>(
 }
 
 fn policy() -> Policy {
-    Policy::builder().attempt_timeout(Duration::from_secs(1)).build().unwrap()
+    Policy::builder()
+        .attempt_timeout(Duration::from_secs(1))
+        .build()
+        .unwrap()
 }
 
 /// Definitive answers (400, 401, 403, 404, 409 not in progress, 422) end the operation after
@@ -50,22 +56,39 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
             let answer = Answer::new(status, "definitive");
             let (outcome, calls) =
                 failing_until::<P>(policy(), Failure::Status(answer.clone()), Some(2)).await;
-            assert_eq!(calls, 1, "status {status} is definitive: it must not be retried");
-            assert_eq!(outcome, Outcome::Rejected { answer, attempts: 1 });
+            assert_eq!(
+                calls, 1,
+                "status {status} is definitive: it must not be retried"
+            );
+            assert_eq!(
+                outcome,
+                Outcome::Rejected {
+                    answer,
+                    attempts: 1
+                }
+            );
         }
 
         let store = Arc::new(Store::new());
         let ledger = MemoryLedger::new(store.clone());
         let client = Client::builder(policy()).parts::<P>().seed(4).build();
         let key = client.new_key();
-        store.apply(&key, &Request::new("convert-document", 7).unwrap()).unwrap();
+        store
+            .apply(&key, &Request::new("convert-document", 7).unwrap())
+            .unwrap();
         let changed = Request::new("convert-document", 8).unwrap();
-        let outcome = client.run_with_key(key, |attempt| ledger.apply(attempt, &changed)).await;
+        let outcome = client
+            .run_with_key(key, |attempt| ledger.apply(attempt, &changed))
+            .await;
         assert!(
             matches!(&outcome, Outcome::Rejected { answer, attempts: 1 } if answer.status == 409),
             "a conflict is definitive, got {outcome:?}"
         );
-        assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1), "nothing changed");
+        assert_eq!(
+            (store.total().unwrap(), store.records().unwrap()),
+            (7, 1),
+            "nothing changed"
+        );
     });
 }
 
@@ -90,7 +113,10 @@ pub fn transient_failures_are_retried<P: Parts>() {
         for failure in transient {
             let (outcome, calls) = failing_until::<P>(policy(), failure.clone(), Some(2)).await;
             assert_eq!(calls, 2, "{failure} is transient: it must be retried");
-            assert!(matches!(outcome, Outcome::Succeeded { attempts: 2, .. }), "{outcome:?}");
+            assert!(
+                matches!(outcome, Outcome::Succeeded { attempts: 2, .. }),
+                "{outcome:?}"
+            );
         }
     });
 }
@@ -100,15 +126,28 @@ pub fn plain_500_is_retried_only_when_configured<P: Parts>() {
     paused(async {
         let failure = Failure::Status(Answer::new(500, "internal error"));
         let (outcome, calls) = failing_until::<P>(policy(), failure.clone(), Some(2)).await;
-        assert_eq!(calls, 1, "a 500 may hide a partial effect: not retried by default");
+        assert_eq!(
+            calls, 1,
+            "a 500 may hide a partial effect: not retried by default"
+        );
         assert!(
-            matches!(outcome, Outcome::Unknown { stop: Stop::NotRetryable, attempts: 1, .. }),
+            matches!(
+                outcome,
+                Outcome::Unknown {
+                    stop: Stop::NotRetryable,
+                    attempts: 1,
+                    ..
+                }
+            ),
             "{outcome:?}"
         );
 
         let opted_in = Policy::builder().retry_500(true).build().unwrap();
         let (outcome, calls) = failing_until::<P>(opted_in, failure, Some(2)).await;
         assert_eq!(calls, 2, "retried when the policy says so");
-        assert!(matches!(outcome, Outcome::Succeeded { attempts: 2, .. }), "{outcome:?}");
+        assert!(
+            matches!(outcome, Outcome::Succeeded { attempts: 2, .. }),
+            "{outcome:?}"
+        );
     });
 }

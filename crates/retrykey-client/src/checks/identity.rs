@@ -12,7 +12,10 @@ use crate::{Client, Failure, Outcome, Parts, Policy, Reply};
 /// Every attempt of one operation presents the same key, chosen before the first attempt.
 pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {
     paused(async {
-        let client = Client::builder(Policy::default()).parts::<P>().seed(1).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(1)
+            .build();
         let seen: Mutex<Vec<Key>> = Mutex::default();
         let outcome = client
             .run(|attempt| {
@@ -21,10 +24,17 @@ pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {
             })
             .await;
         let seen = seen.into_inner().unwrap();
-        assert_eq!(outcome.attempts(), 3, "the policy allows 3 attempts: {outcome:?}");
+        assert_eq!(
+            outcome.attempts(),
+            3,
+            "the policy allows 3 attempts: {outcome:?}"
+        );
         assert_eq!(seen.len(), 3);
         let distinct = seen.iter().collect::<HashSet<_>>().len();
-        assert_eq!(distinct, 1, "every attempt must present the operation's one key; got {distinct} different keys");
+        assert_eq!(
+            distinct, 1,
+            "every attempt must present the operation's one key; got {distinct} different keys"
+        );
     });
 }
 
@@ -35,17 +45,32 @@ pub fn lost_reply_is_replayed_not_reapplied<P: Parts>() {
         let store = Arc::new(Store::new());
         let ledger = MemoryLedger::new(store.clone());
         ledger.lose_next_replies(1);
-        let client = Client::builder(Policy::default()).parts::<P>().seed(2).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(2)
+            .build();
         let request = Request::new("convert-document", 7).unwrap();
 
         let outcome = client.run(|attempt| ledger.apply(attempt, &request)).await;
 
-        let Outcome::Succeeded { value, replayed, attempts } = outcome else {
+        let Outcome::Succeeded {
+            value,
+            replayed,
+            attempts,
+        } = outcome
+        else {
             panic!("expected a success after the lost reply, got {outcome:?}");
         };
         assert_eq!(attempts, 2, "one lost reply, one retry");
-        assert!(replayed, "the retry must be answered from the record, got a new effect: {value:?}");
-        assert_eq!((value.operation, value.total), (1, 7), "the original receipt");
+        assert!(
+            replayed,
+            "the retry must be answered from the record, got a new effect: {value:?}"
+        );
+        assert_eq!(
+            (value.operation, value.total),
+            (1, 7),
+            "the original receipt"
+        );
         assert_eq!(store.total().unwrap(), 7, "the effect must happen once");
         assert_eq!(store.records().unwrap(), 1, "one operation, one record");
     });

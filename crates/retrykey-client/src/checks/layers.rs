@@ -37,8 +37,14 @@ pub fn nested_layers_share_one_budget<P: Parts>() {
 /// A nested layer with a longer budget of its own still ends at its caller's deadline.
 pub fn nested_layer_cannot_outlive_its_caller<P: Parts>() {
     paused(async {
-        let outer_policy = Policy::builder().budget(Duration::from_secs(1)).build().unwrap();
-        let inner_policy = Policy::builder().budget(Duration::from_secs(10)).build().unwrap();
+        let outer_policy = Policy::builder()
+            .budget(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        let inner_policy = Policy::builder()
+            .budget(Duration::from_secs(10))
+            .build()
+            .unwrap();
         let outer = Client::builder(outer_policy).parts::<P>().seed(11).build();
         let inner = Client::builder(inner_policy).parts::<P>().seed(12).build();
         let seen = Mutex::new(None);
@@ -50,11 +56,17 @@ pub fn nested_layer_cannot_outlive_its_caller<P: Parts>() {
                     let nested = inner
                         .run_nested(&attempt.budget, attempt.key.clone(), |nested| async move {
                             *seen.lock().unwrap() = Some(nested.remaining());
-                            Ok::<_, Failure>(Reply { value: (), replayed: false })
+                            Ok::<_, Failure>(Reply {
+                                value: (),
+                                replayed: false,
+                            })
                         })
                         .await;
                     assert_eq!(nested.kind(), "succeeded");
-                    Ok::<_, Failure>(Reply { value: (), replayed: false })
+                    Ok::<_, Failure>(Reply {
+                        value: (),
+                        replayed: false,
+                    })
                 }
             })
             .await;

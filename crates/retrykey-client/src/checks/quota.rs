@@ -11,7 +11,10 @@ use crate::{
 /// 1,000 operations against a dead service make at most capacity / retry cost (100) retries.
 pub fn quota_bounds_retries_during_an_outage<P: Parts>() {
     paused(async {
-        let client = Client::builder(Policy::default()).parts::<P>().seed(13).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(13)
+            .build();
         let calls = AtomicU32::new(0);
         let mut shed = 0;
         for _ in 0..1_000 {
@@ -21,21 +24,42 @@ pub fn quota_bounds_retries_during_an_outage<P: Parts>() {
                     async { Err::<Reply<()>, _>(Failure::Refused("connection refused".into())) }
                 })
                 .await;
-            if matches!(outcome, Outcome::Unknown { stop: Stop::QuotaExhausted, .. }) {
+            if matches!(
+                outcome,
+                Outcome::Unknown {
+                    stop: Stop::QuotaExhausted,
+                    ..
+                }
+            ) {
                 shed += 1;
             }
         }
         let retries = calls.load(Ordering::Acquire) - 1_000;
         let allowed = DEFAULT_QUOTA_CAPACITY / DEFAULT_RETRY_COST;
-        assert!(retries <= allowed, "{retries} retries during the outage; the quota allows {allowed}");
+        assert!(
+            retries <= allowed,
+            "{retries} retries during the outage; the quota allows {allowed}"
+        );
         assert_eq!(retries, allowed, "the quota is spent before retries stop");
-        assert!(shed >= 950, "once the quota is empty, operations stop after one attempt ({shed})");
+        assert!(
+            shed >= 950,
+            "once the quota is empty, operations stop after one attempt ({shed})"
+        );
         assert_eq!(client.quota().tokens(), 0);
 
         let recovered = client
-            .run(|_| async { Ok::<_, Failure>(Reply { value: (), replayed: false }) })
+            .run(|_| async {
+                Ok::<_, Failure>(Reply {
+                    value: (),
+                    replayed: false,
+                })
+            })
             .await;
         assert_eq!(recovered.attempts(), 1);
-        assert_eq!(client.quota().tokens(), 1, "a first-try success refunds one token");
+        assert_eq!(
+            client.quota().tokens(),
+            1,
+            "a first-try success refunds one token"
+        );
     });
 }

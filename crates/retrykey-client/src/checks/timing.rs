@@ -26,7 +26,10 @@ async fn timed<P: Parts>(
             let failure = failure.clone();
             async move {
                 if Some(attempt.number) == succeed_at {
-                    return Ok(Reply { value: (), replayed: false });
+                    return Ok(Reply {
+                        value: (),
+                        replayed: false,
+                    });
                 }
                 if failure == Failure::TimedOut {
                     std::future::pending::<()>().await;
@@ -66,7 +69,14 @@ pub fn attempts_stop_at_the_policy_maximum<P: Parts>() {
         let refused = Failure::Refused("connection refused".into());
         let (outcome, _) = timed(&client, refused, None).await;
         assert!(
-            matches!(outcome, Outcome::Unknown { may_have_applied: false, attempts: 4, .. }),
+            matches!(
+                outcome,
+                Outcome::Unknown {
+                    may_have_applied: false,
+                    attempts: 4,
+                    ..
+                }
+            ),
             "no attempt was sent, so none can have applied: {outcome:?}"
         );
     });
@@ -88,7 +98,10 @@ pub fn waits_stay_below_the_backoff_ceiling<P: Parts>() {
             for (retry, pair) in (1..).zip(starts.windows(2)) {
                 let wait = pair[1] - pair[0];
                 let ceiling = ceiling(&policy, retry);
-                assert!(wait <= ceiling, "retry {retry} waited {wait:?}, above its ceiling {ceiling:?}");
+                assert!(
+                    wait <= ceiling,
+                    "retry {retry} waited {wait:?}, above its ceiling {ceiling:?}"
+                );
             }
         }
     });
@@ -103,7 +116,10 @@ pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
         let mut clients = JoinSet::new();
         for seed in 0..100 {
             clients.spawn(async move {
-                let client = Client::builder(Policy::default()).parts::<P>().seed(seed).build();
+                let client = Client::builder(Policy::default())
+                    .parts::<P>()
+                    .seed(seed)
+                    .build();
                 let (_, starts) = timed(&client, unavailable(), Some(2)).await;
                 starts[1] - start
             });
@@ -119,29 +135,52 @@ pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
             crowd <= 10,
             "{crowd} of 100 clients retried within the same millisecond: they retry in lockstep"
         );
-        assert!(distinct >= 40, "100 clients retried in only {distinct} distinct milliseconds");
+        assert!(
+            distinct >= 40,
+            "100 clients retried in only {distinct} distinct milliseconds"
+        );
     });
 }
 
 /// A `Retry-After` replaces the backoff: the next attempt starts no sooner than it says.
 pub fn retry_after_is_honoured<P: Parts>() {
     paused(async {
-        let client = Client::builder(Policy::default()).parts::<P>().seed(6).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(6)
+            .build();
         let (outcome, starts) = timed(&client, busy_for(3), Some(2)).await;
-        assert!(matches!(outcome, Outcome::Succeeded { attempts: 2, .. }), "{outcome:?}");
+        assert!(
+            matches!(outcome, Outcome::Succeeded { attempts: 2, .. }),
+            "{outcome:?}"
+        );
         let waited = starts[1] - starts[0];
-        assert!(waited >= Duration::from_secs(3), "asked for 3 s, retried after {waited:?}");
+        assert!(
+            waited >= Duration::from_secs(3),
+            "asked for 3 s, retried after {waited:?}"
+        );
     });
 }
 
 /// A `Retry-After` that does not fit in the budget stops the operation at once, as unknown.
 pub fn retry_after_past_the_budget_stops_early<P: Parts>() {
     paused(async {
-        let client = Client::builder(Policy::default()).parts::<P>().seed(7).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(7)
+            .build();
         let start = Instant::now();
         let (outcome, starts) = timed(&client, busy_for(60), Some(2)).await;
-        assert_eq!(starts.len(), 1, "no retry fits in a 10 s budget after a 60 s wait");
-        assert_eq!(start.elapsed(), Duration::ZERO, "it stops now instead of waiting for nothing");
+        assert_eq!(
+            starts.len(),
+            1,
+            "no retry fits in a 10 s budget after a 60 s wait"
+        );
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "it stops now instead of waiting for nothing"
+        );
         assert_eq!(
             outcome,
             Outcome::Unknown {
@@ -166,13 +205,29 @@ pub fn budget_bounds_the_whole_operation<P: Parts>() {
         let client = Client::builder(policy).parts::<P>().seed(8).build();
         let start = Instant::now();
         let (outcome, starts) = timed(&client, Failure::TimedOut, None).await;
-        assert!(start.elapsed() <= policy.budget(), "took {:?}", start.elapsed());
-        let Outcome::Unknown { last, attempts, stop, may_have_applied } = outcome else {
+        assert!(
+            start.elapsed() <= policy.budget(),
+            "took {:?}",
+            start.elapsed()
+        );
+        let Outcome::Unknown {
+            last,
+            attempts,
+            stop,
+            may_have_applied,
+        } = outcome
+        else {
             panic!("expected unknown, got {outcome:?}");
         };
-        assert_eq!((last, stop, may_have_applied), (Failure::TimedOut, Stop::BudgetExhausted, true));
+        assert_eq!(
+            (last, stop, may_have_applied),
+            (Failure::TimedOut, Stop::BudgetExhausted, true)
+        );
         assert_eq!(attempts as usize, starts.len());
-        assert!((3..10).contains(&attempts), "three attempts fit in 2.5 s, got {attempts}");
+        assert!(
+            (3..10).contains(&attempts),
+            "three attempts fit in 2.5 s, got {attempts}"
+        );
     });
 }
 
@@ -180,7 +235,10 @@ pub fn budget_bounds_the_whole_operation<P: Parts>() {
 /// the attempt function.
 pub fn dropping_the_operation_cancels_it<P: Parts>() {
     paused(async {
-        let client = Client::builder(Policy::default()).parts::<P>().seed(9).build();
+        let client = Client::builder(Policy::default())
+            .parts::<P>()
+            .seed(9)
+            .build();
         let calls = Arc::new(AtomicU32::new(0));
         let attempt_calls = Arc::clone(&calls);
         let operation = client.run(move |_| {
@@ -188,9 +246,20 @@ pub fn dropping_the_operation_cancels_it<P: Parts>() {
             async { Err::<Reply<()>, _>(busy_for(5)) }
         });
         let cut = tokio::time::timeout(Duration::from_secs(1), operation).await;
-        assert!(cut.is_err(), "the operation is still waiting when the caller gives up");
+        assert!(
+            cut.is_err(),
+            "the operation is still waiting when the caller gives up"
+        );
         tokio::time::sleep(Duration::from_secs(60)).await;
-        assert_eq!(calls.load(Ordering::Acquire), 1, "no attempt may run after the drop");
-        assert_eq!(Arc::strong_count(&calls), 1, "nothing may still hold the attempt function");
+        assert_eq!(
+            calls.load(Ordering::Acquire),
+            1,
+            "no attempt may run after the drop"
+        );
+        assert_eq!(
+            Arc::strong_count(&calls),
+            1,
+            "nothing may still hold the attempt function"
+        );
     });
 }

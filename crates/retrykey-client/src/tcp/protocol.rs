@@ -47,7 +47,12 @@ pub fn parse_request(line: &str) -> Result<(Key, Request), String> {
 /// The reply line for a ledger's result, newline included.
 pub fn reply_line(result: &Result<Receipt, Error>) -> String {
     match result {
-        Ok(r) => format!("OK\t{}\t{}\t{}\n", r.operation, r.total, u8::from(r.replayed)),
+        Ok(r) => format!(
+            "OK\t{}\t{}\t{}\n",
+            r.operation,
+            r.total,
+            u8::from(r.replayed)
+        ),
         Err(error @ Error::Conflict) => format!("CONFLICT\t{error}\n"),
         Err(error @ Error::Storage(_)) => format!("UNAVAILABLE\t{error}\n"),
         Err(error) => format!("INVALID\t{error}\n"),

@@ -1,0 +1,15 @@
+//! How a nested layer derives its budget from its caller's: it may shorten it, never renew it.
+
+use retrykey_client::{Budget, Policy};
+
+/// The budget a nested layer works within, given its caller's `parent` budget.
+///
+/// The deadline is the earlier of the parent's and the layer's own (`policy.budget()` from now);
+/// the retries come from the parent's pool. Each layer may keep its own policy, but none of
+/// them can hand itself more time or more retries than the operation has left, so three layers
+/// that each "retry three times" still make at most the outer policy's downstream attempts.
+pub fn child_budget(_parent: &Budget, policy: &Policy) -> Budget {
+    // NEGATIVE: the layer ignores its caller's budget and starts a fresh one, with full time
+    // and full retries, so three layers of three attempts call the dependency 27 times.
+    Budget::start(policy)
+}

@@ -1,0 +1,5 @@
+//! The shared retry checks, run against the correct client with this variant's `layer.rs`.
+
+retrykey_client::variant_parts!(Variant, child_budget = budget_reset_per_layer::child_budget);
+
+retrykey_client::retry_suite!(Variant);

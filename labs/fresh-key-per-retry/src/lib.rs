@@ -1,0 +1,134 @@
+//! The retry loop: one logical operation as a sequence of attempts under one key and one budget.
+
+use std::future::Future;
+use std::time::Duration;
+
+use retrykey::Key;
+use retrykey_client::{Attempt, Budget, Client, Failure, Outcome, Parts, Reply, Stop, Verdict};
+
+/// Runs attempts until one succeeds, the service answers definitively, or the policy, the
+/// budget or the client's retry quota says stop.
+///
+/// - The key is chosen once, before the first attempt (`key`, or a new one from the client),
+///   and every attempt presents it: that is what lets the service recognise a repeat.
+/// - With a `parent` budget (a nested layer), the budget comes from
+///   [`Parts::child_budget`]: never more time or retries than the enclosing operation has left.
+/// - Each attempt gets at most the budget left (and at most the policy's attempt timeout).
+/// - Between attempts it waits for the service's `Retry-After` if there is one, else for the
+///   backoff; if that wait does not fit in the budget left, it stops now instead of sleeping
+///   until the deadline for nothing.
+/// - The waits are plain `tokio::time::sleep`s inside this future: dropping the future cancels
+///   the operation, and nothing keeps running behind the caller's back.
+pub async fn execute<P, T, F, Fut>(
+    client: &Client<P>,
+    key: Option<Key>,
+    parent: Option<Budget>,
+    mut attempt: F,
+) -> Outcome<T>
+where
+    P: Parts,
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<Reply<T>, Failure>>,
+{
+    let policy = *client.policy();
+    let budget = match &parent {
+        Some(parent) => P::child_budget(parent, &policy),
+        None => Budget::start(&policy),
+    };
+    let mut may_have_applied = false;
+    let mut last_retry_cost = None;
+    let mut number = 0;
+    loop {
+        let remaining = budget.remaining();
+        let allowed = policy
+            .attempt_timeout()
+            .map_or(remaining, |t| t.min(remaining));
+        if allowed.is_zero() {
+            return Outcome::Unknown {
+                last: Failure::TimedOut,
+                attempts: number,
+                stop: Stop::BudgetExhausted,
+                may_have_applied,
+            };
+        }
+        number += 1;
+        // NEGATIVE: the key is drawn inside the loop, so every attempt presents a new identity
+        // and a retry after a lost reply is a new operation to the service: a second effect.
+        let key = key.clone().unwrap_or_else(|| client.new_key());
+        let context = Attempt {
+            key: key.clone(),
+            number,
+            budget: budget.clone(),
+        };
+        let failure = match tokio::time::timeout(allowed, attempt(context)).await {
+            Ok(Ok(reply)) => {
+                client.quota().on_success(last_retry_cost);
+                return Outcome::Succeeded {
+                    value: reply.value,
+                    replayed: reply.replayed,
+                    attempts: number,
+                };
+            }
+            Ok(Err(failure)) => failure,
+            Err(_elapsed) => Failure::TimedOut,
+        };
+        may_have_applied |= failure.may_have_applied();
+
+        let plan = match (P::classify(&failure, &policy), &failure) {
+            (Verdict::Reject, Failure::Status(answer)) => {
+                return Outcome::Rejected {
+                    answer: answer.clone(),
+                    attempts: number,
+                };
+            }
+            (Verdict::Retry, _) => plan_retry(client, &budget, &failure, number),
+            _ => Err(Stop::NotRetryable),
+        };
+        match plan {
+            Ok((wait, cost)) => {
+                last_retry_cost = Some(cost);
+                tokio::time::sleep(wait).await;
+            }
+            Err(stop) => {
+                return Outcome::Unknown {
+                    last: failure,
+                    attempts: number,
+                    stop,
+                    may_have_applied,
+                };
+            }
+        }
+    }
+}
+
+/// Decides whether attempt `number` may be followed by another: returns the wait before it and
+/// the quota tokens paid for it, or why the operation stops here.
+fn plan_retry<P: Parts>(
+    client: &Client<P>,
+    budget: &Budget,
+    failure: &Failure,
+    number: u32,
+) -> Result<(Duration, u32), Stop> {
+    if number >= client.policy().max_attempts() || budget.retries_left() == 0 {
+        return Err(Stop::AttemptsExhausted);
+    }
+    let retry_after = match failure {
+        Failure::Status(answer) => answer.retry_after,
+        _ => None,
+    };
+    let wait = retry_after.unwrap_or_else(|| client.next_delay(number));
+    if wait >= budget.remaining() {
+        return Err(match retry_after {
+            Some(_) => Stop::RetryAfterPastBudget,
+            None => Stop::BudgetExhausted,
+        });
+    }
+    let cost = client
+        .quota()
+        .try_spend(failure)
+        .ok_or(Stop::QuotaExhausted)?;
+    if !budget.try_spend_retry() {
+        return Err(Stop::AttemptsExhausted);
+    }
+    Ok((wait, cost))
+}
