@@ -1,0 +1,68 @@
+//! Plain `cargo test` confirms, in-process, that each Stage 2 variant still fails exactly its
+//! declared retry checks: a variant fixed by accident, or broken in a new way, turns this red.
+
+use std::collections::BTreeSet;
+
+use retrykey_client::{Parts, Standard, checks};
+
+mod budget_reset {
+    retrykey_client::variant_parts!(Variant, child_budget = budget_reset_per_layer::child_budget);
+}
+mod fresh_key {
+    retrykey_client::variant_parts!(Variant, execute = fresh_key_per_retry::execute);
+}
+mod no_jitter {
+    retrykey_client::variant_parts!(Variant, delay = no_jitter::full_jitter);
+}
+mod retry_definitive {
+    retrykey_client::variant_parts!(Variant, classify = retry_definitive_errors::classify);
+}
+
+/// The retry checks that fail for the executor built from `P`, named as in `cargo test`.
+/// Every check runs on its own paused-clock runtime, so the set is the same on every run.
+fn failing<P: Parts>() -> BTreeSet<String> {
+    checks::all::<P>()
+        .into_iter()
+        .filter(|(_, check)| std::panic::catch_unwind(*check).is_err())
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+fn assert_fails_as_declared<P: Parts>(variant: &str) {
+    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
+    assert_eq!(declared.stage, 2, "{variant} is a Stage 2 variant");
+    let must_fail: BTreeSet<String> = declared
+        .must_fail
+        .into_iter()
+        .filter(|name| name.starts_with("retry_suite::"))
+        .collect();
+    let failed: BTreeSet<String> = failing::<P>().difference(&declared.may_fail).cloned().collect();
+    assert_eq!(failed, must_fail, "{variant} must fail exactly its declared checks");
+}
+
+// The correct client fails no retry check: the baseline every variant is compared with.
+#[test]
+fn correct_client_fails_nothing() {
+    assert_eq!(failing::<Standard>(), BTreeSet::new());
+}
+
+// Each variant fails exactly the retry checks it declares.
+#[test]
+fn fresh_key_per_retry_fails_as_declared() {
+    assert_fails_as_declared::<fresh_key::Variant>("fresh-key-per-retry");
+}
+
+#[test]
+fn budget_reset_per_layer_fails_as_declared() {
+    assert_fails_as_declared::<budget_reset::Variant>("budget-reset-per-layer");
+}
+
+#[test]
+fn retry_definitive_errors_fails_as_declared() {
+    assert_fails_as_declared::<retry_definitive::Variant>("retry-definitive-errors");
+}
+
+#[test]
+fn no_jitter_fails_as_declared() {
+    assert_fails_as_declared::<no_jitter::Variant>("no-jitter");
+}
