@@ -56,6 +56,18 @@ ci: lint
 
 # --- Stage 2: retries ---
 
+# Stage 2: the lost reply over loopback TCP (flags go to the program, e.g. `--fresh-key`).
+lost-reply-tcp *args:
+    cargo run -q -p retrykey-client --bin lost-reply-tcp -- {{args}}
+
+# Stage 2: calls to a failing dependency through nested retrying layers (e.g. `--layers 4`).
+amplification *args:
+    cargo run -q -p retrykey-client --bin amplification -- {{args}}
+
+# Stage 2: criterion benchmark of the retry executor's cost per attempt (about a minute).
+bench-client *args:
+    cargo bench -p retrykey-client --bench executor -- {{args}}
+
 # --- Stage 3: HTTP ---
 
 # --- Stage 4: durable ---
