@@ -1,6 +1,7 @@
 //! The PostgreSQL ledger: its table layout, and the one transaction that writes the effect and
 //! the record together.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
@@ -37,7 +38,7 @@ CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
 /// A [`Ledger`] in PostgreSQL, shared by every process that opens the same schema and scope.
 #[derive(Debug)]
 pub struct PgLedger {
-    pool: Pool,
+    pool: Arc<Pool>,
     options: Options,
     ephemeral: bool,
 }
@@ -51,6 +52,10 @@ impl PgLedger {
             options.pg_connections,
             &options.pg_application_name,
         )?;
+        Self::with_pool(Arc::new(pool), options)
+    }
+
+    fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
         pool.run(async |client| pg::prepare(client, LAYOUT, &scope).await.map_err(Error::from))
             .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
@@ -61,20 +66,23 @@ impl PgLedger {
         })
     }
 
-    /// A fresh, empty ledger in a new schema of the database at `url`, dropped on drop.
+    /// A fresh, empty ledger at `url`: a new scope in a schema shared by the ephemeral ledgers
+    /// of this crate; the scope's rows are deleted on drop.
     pub fn ephemeral(url: &str, limits: Limits) -> Result<Self, retrykey_durable::Error> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let schema = format!(
-            "rk_{}_{}_{}",
+        let scope = format!(
+            "ephemeral-{}-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed),
             unix_seconds(SystemTime::now()),
         );
         let options = Options {
-            pg_schema: schema,
+            scope,
+            pg_schema: format!("rk_ephemeral_{}", env!("CARGO_CRATE_NAME")),
             ..Options::with_limits(limits)
         };
-        let mut ledger = Self::open(url, options)?;
+        let pool = Pool::shared(url, &options.pg_schema, options.pg_connections, "retrykey")?;
+        let mut ledger = Self::with_pool(pool, options)?;
         ledger.ephemeral = true;
         Ok(ledger)
     }
@@ -189,10 +197,10 @@ impl Ledger for PgLedger {
 impl Drop for PgLedger {
     fn drop(&mut self) {
         if self.ephemeral {
-            let schema = &self.options.pg_schema;
+            let scope = &self.options.scope;
             let _ = self
                 .pool
-                .run(async |client| pg::drop_schema(client, schema).await);
+                .run(async |client| pg::forget_scope(client, scope).await);
         }
     }
 }

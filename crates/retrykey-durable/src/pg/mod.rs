@@ -9,7 +9,9 @@
 pub mod admin;
 pub mod ledger;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use retrykey::{Error, Key, Receipt, Request};
 use tokio::runtime::Runtime;
@@ -88,6 +90,28 @@ impl Pool {
             slots,
             next: AtomicUsize::new(0),
         })
+    }
+
+    /// A pool shared by every caller in this process that asks for the same URL, schema, size
+    /// and name; opened on first use and kept for the life of the process. Short-lived ledgers
+    /// (tests, ephemeral scopes) use it so that they do not pay for a new login each time.
+    pub fn shared(
+        url: &str,
+        schema: &str,
+        size: usize,
+        application_name: &str,
+    ) -> Result<Arc<Self>, crate::Error> {
+        type Pools = std::sync::Mutex<HashMap<String, Arc<Pool>>>;
+        static POOLS: OnceLock<Pools> = OnceLock::new();
+        let id = format!("{url}\n{schema}\n{size}\n{application_name}");
+        let pools = POOLS.get_or_init(Pools::default);
+        let mut pools = pools.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pool) = pools.get(&id) {
+            return Ok(Arc::clone(pool));
+        }
+        let pool = Arc::new(Self::connect(url, schema, size, application_name)?);
+        pools.insert(id, Arc::clone(&pool));
+        Ok(pool)
     }
 
     /// Runs `work` on one connection, blocking the calling thread. Work that failed with a
@@ -329,7 +353,18 @@ pub async fn delete_expired(client: &mut Client, scope: &str, cutoff: i64) -> Re
     Ok(deleted as usize)
 }
 
-/// Drops `schema` and everything in it (used by ephemeral ledgers).
+/// Deletes every row of `scope` (used by ephemeral ledgers).
+pub async fn forget_scope(client: &Client, scope: &str) -> Result<(), Error> {
+    for table in ["operations", "ledger"] {
+        client
+            .execute(&format!("DELETE FROM {table} WHERE scope = $1"), &[&scope])
+            .await
+            .map_err(storage)?;
+    }
+    Ok(())
+}
+
+/// Drops `schema` and everything in it (used by tests and the crash matrix).
 pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), Error> {
     check_identifier(schema).map_err(Error::from)?;
     client
