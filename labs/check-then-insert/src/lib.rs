@@ -1,0 +1,209 @@
+//! The PostgreSQL ledger: its table layout, and the one transaction that writes the effect and
+//! the record together.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+use retrykey_durable::Options;
+use retrykey_durable::crash::Point;
+use retrykey_durable::options::unix_seconds;
+use retrykey_durable::pg::{self, Pool, add_effect, insert_record, lookup, read_state, storage};
+use tokio_postgres::Client;
+
+/// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
+/// two concurrent writers of one key is first.
+// NEGATIVE: the index on (scope, key) is not unique, so nothing but the lookup at the start of
+// the transaction stands between two connections and a second record. Both look, both find
+// nothing, both apply: `ON CONFLICT DO NOTHING` never sees a conflict.
+const LAYOUT: &str = "
+CREATE TABLE IF NOT EXISTS ledger (
+    scope      text   PRIMARY KEY,
+    total      bigint NOT NULL,
+    records    bigint NOT NULL,
+    operations bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS operations (
+    scope           text    NOT NULL,
+    key             text    NOT NULL,
+    job             text    NOT NULL,
+    units           bigint  NOT NULL,
+    operation       bigint  NOT NULL,
+    committed_total bigint  NOT NULL,
+    schema_version  integer NOT NULL,
+    created_at      bigint  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS operations_by_key ON operations (scope, key);
+CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
+";
+
+/// A [`Ledger`] in PostgreSQL, shared by every process that opens the same schema and scope.
+#[derive(Debug)]
+pub struct PgLedger {
+    pool: Arc<Pool>,
+    options: Options,
+    ephemeral: bool,
+}
+
+impl PgLedger {
+    /// Connects to `url` and prepares the tables in `options.pg_schema`.
+    pub fn open(url: &str, options: Options) -> Result<Self, retrykey_durable::Error> {
+        let pool = Pool::connect(
+            url,
+            &options.pg_schema,
+            options.pg_connections,
+            &options.pg_application_name,
+        )?;
+        Self::with_pool(Arc::new(pool), options)
+    }
+
+    fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
+        let scope = options.scope.clone();
+        pool.run(async |client| pg::prepare(client, LAYOUT, &scope).await.map_err(Error::from))
+            .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
+        Ok(Self {
+            pool,
+            options,
+            ephemeral: false,
+        })
+    }
+
+    /// A fresh, empty ledger at `url`: a new scope in a schema shared by the ephemeral ledgers
+    /// of this crate; the scope's rows are deleted on drop.
+    pub fn ephemeral(url: &str, limits: Limits) -> Result<Self, retrykey_durable::Error> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let scope = format!(
+            "ephemeral-{}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            unix_seconds(SystemTime::now()),
+        );
+        let options = Options {
+            scope,
+            pg_schema: format!("rk_ephemeral_{}", env!("CARGO_CRATE_NAME")),
+            ..Options::with_limits(limits)
+        };
+        let pool = Pool::shared(url, &options.pg_schema, options.pg_connections, "retrykey")?;
+        let mut ledger = Self::with_pool(pool, options)?;
+        ledger.ephemeral = true;
+        Ok(ledger)
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Deletes the records created before `now` minus the retention window; returns how many.
+    pub fn sweep(&self, now: SystemTime) -> Result<usize, Error> {
+        let cutoff = unix_seconds(now) - self.options.retention.as_secs() as i64;
+        let scope = &self.options.scope;
+        self.pool
+            .run(async |client| pg::delete_expired(client, scope, cutoff).await)
+    }
+
+    async fn apply_once(
+        &self,
+        client: &mut Client,
+        key: &Key,
+        request: &Request,
+    ) -> Result<Receipt, Error> {
+        let scope = self.options.scope.as_str();
+        let hooks = &self.options.hooks;
+        let tx = client.transaction().await.map_err(storage)?;
+
+        // The lookup comes first, so a replay is answered even when the ledger is full.
+        if let Some(stored) = lookup(&tx, scope, key).await? {
+            return stored.answer(request);
+        }
+
+        // Locking the ledger row orders the new operations of this scope.
+        let limits = self.options.limits;
+        let state = read_state(&tx, scope, true).await?;
+        if state.records >= limits.max_records as u64 {
+            return Err(Error::Capacity {
+                max_records: limits.max_records,
+            });
+        }
+        let total = state
+            .total
+            .checked_add(request.units())
+            .filter(|&total| total <= limits.max_units)
+            .ok_or(Error::Ceiling {
+                units: request.units(),
+                total: state.total,
+                max_units: limits.max_units,
+            })?;
+        let receipt = Receipt {
+            operation: state.operations + 1,
+            total,
+            replayed: false,
+        };
+
+        // The effect and the record, in the same transaction: both commit, or neither does.
+        hooks.at(Point::BeforeEffect);
+        add_effect(&tx, scope, total).await?;
+        hooks.at(Point::AfterEffect);
+        let created_at = unix_seconds(SystemTime::now());
+        if !insert_record(&tx, scope, key, request, receipt, created_at).await? {
+            // A concurrent transaction recorded this key first and has committed: undo our
+            // effect and answer from the winner's record.
+            tx.rollback().await.map_err(storage)?;
+            let winner = lookup(client, scope, key).await?;
+            return winner
+                .ok_or_else(lost_race)
+                .and_then(|stored| stored.answer(request));
+        }
+        hooks.at(Point::AfterRecord);
+        tx.commit().await.map_err(storage)?;
+        hooks.at(Point::AfterCommit);
+        Ok(receipt)
+    }
+}
+
+fn lost_race() -> Error {
+    Error::Storage("the record that won the race was swept before it could be read; retry".into())
+}
+
+impl Ledger for PgLedger {
+    fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
+        self.pool
+            .run(async |client| self.apply_once(client, key, request).await)
+    }
+
+    fn total(&self) -> Result<u64, Error> {
+        let scope = &self.options.scope;
+        let state = self
+            .pool
+            .run(async |client| read_state(client, scope, false).await)?;
+        Ok(state.total)
+    }
+
+    fn records(&self) -> Result<usize, Error> {
+        let scope = &self.options.scope;
+        let state = self
+            .pool
+            .run(async |client| read_state(client, scope, false).await)?;
+        Ok(state.records as usize)
+    }
+
+    fn receipt(&self, key: &Key) -> Result<Option<Receipt>, Error> {
+        let scope = &self.options.scope;
+        let stored = self
+            .pool
+            .run(async |client| lookup(client, scope, key).await)?;
+        Ok(stored.map(|stored| stored.receipt))
+    }
+}
+
+impl Drop for PgLedger {
+    fn drop(&mut self) {
+        if self.ephemeral {
+            let scope = &self.options.scope;
+            let _ = self
+                .pool
+                .run(async |client| pg::forget_scope(client, scope).await);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The SQLite ledger: the effect and the record are written and committed by one transaction.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+use retrykey_durable::Options;
+use retrykey_durable::crash::Point;
+use retrykey_durable::options::unix_seconds;
+use retrykey_durable::sqlite::{self, add_effect, insert_record, lookup, read_state, storage};
+use rusqlite::{Connection, TransactionBehavior};
+
+/// A [`Ledger`] in one SQLite file. Several handles, in one process or several, may open the
+/// same file: SQLite's write lock orders their transactions.
+#[derive(Debug)]
+pub struct SqliteLedger {
+    conn: Mutex<Connection>,
+    options: Options,
+    path: PathBuf,
+    ephemeral: bool,
+}
+
+impl SqliteLedger {
+    /// Opens (creating or migrating) the ledger file at `path`.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self, retrykey_durable::Error> {
+        let path = path.as_ref().to_path_buf();
+        let mut conn = sqlite::connect(&path, options.durability)?;
+        sqlite::schema::prepare(&mut conn, &options.scope, unix_seconds(SystemTime::now()))?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            options,
+            path,
+            ephemeral: false,
+        })
+    }
+
+    /// A fresh, empty ledger in a new file under the temporary directory, deleted on drop.
+    pub fn ephemeral(limits: Limits) -> Result<Self, retrykey_durable::Error> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "retrykey-{}-{}-{}.sqlite",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            unix_seconds(SystemTime::now()),
+        );
+        let path = std::env::temp_dir().join(name);
+        let mut ledger = Self::open(path, Options::with_limits(limits))?;
+        ledger.ephemeral = true;
+        Ok(ledger)
+    }
+
+    /// The file this ledger lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Deletes the records created before `now` minus the retention window; returns how many.
+    pub fn sweep(&self, now: SystemTime) -> Result<usize, Error> {
+        let cutoff = unix_seconds(now) - self.options.retention.as_secs() as i64;
+        sqlite::delete_expired(&mut self.lock(), &self.options.scope, cutoff).map_err(storage)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction rolled it back when it unwound: the connection is usable.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn apply_once(&self, conn: &mut Connection, key: &Key, request: &Request) -> Result<Receipt, Error> {
+        let scope = self.options.scope.as_str();
+        let hooks = &self.options.hooks;
+        // IMMEDIATE takes the write lock now: from the lookup to the commit no other connection
+        // can write, so "this key is new" stays true until its record is in.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(storage)?;
+
+        // The lookup comes first, so a replay is answered even when the ledger is full.
+        if let Some(stored) = lookup(&tx, scope, key).map_err(storage)? {
+            return stored.answer(request);
+        }
+
+        let limits = self.options.limits;
+        let state = read_state(&tx, scope).map_err(storage)?;
+        if state.records >= limits.max_records as u64 {
+            return Err(Error::Capacity {
+                max_records: limits.max_records,
+            });
+        }
+        let total = state
+            .total
+            .checked_add(request.units())
+            .filter(|&total| total <= limits.max_units)
+            .ok_or(Error::Ceiling {
+                units: request.units(),
+                total: state.total,
+                max_units: limits.max_units,
+            })?;
+        let receipt = Receipt {
+            operation: state.operations + 1,
+            total,
+            replayed: false,
+        };
+
+        // NEGATIVE: the record (with the receipt the operation is about to earn) commits first,
+        // in its own transaction, and the effect follows in a second one. If the effect fails
+        // or the process dies before it commits, the record stays: the retry replays a success
+        // for work that never happened.
+        let created_at = unix_seconds(SystemTime::now());
+        insert_record(&tx, scope, key, request, receipt, created_at).map_err(storage)?;
+        tx.commit().map_err(storage)?;
+        let tx = conn.transaction().map_err(storage)?;
+        hooks.at(Point::BeforeEffect);
+        add_effect(&tx, scope, total).map_err(storage)?;
+        hooks.at(Point::AfterEffect);
+        hooks.at(Point::AfterRecord);
+        tx.commit().map_err(storage)?;
+        hooks.at(Point::AfterCommit);
+        Ok(receipt)
+    }
+}
+
+impl Ledger for SqliteLedger {
+    fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
+        let mut conn = self.lock();
+        sqlite::with_retry(|| self.apply_once(&mut conn, key, request))
+    }
+
+    fn total(&self) -> Result<u64, Error> {
+        Ok(read_state(&self.lock(), &self.options.scope).map_err(storage)?.total)
+    }
+
+    fn records(&self) -> Result<usize, Error> {
+        let state = read_state(&self.lock(), &self.options.scope).map_err(storage)?;
+        Ok(state.records as usize)
+    }
+
+    fn receipt(&self, key: &Key) -> Result<Option<Receipt>, Error> {
+        let stored = lookup(&self.lock(), &self.options.scope, key).map_err(storage)?;
+        Ok(stored.map(|stored| stored.receipt))
+    }
+}
+
+impl Drop for SqliteLedger {
+    fn drop(&mut self) {
+        if self.ephemeral {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut file = self.path.clone().into_os_string();
+                file.push(suffix);
+                let _ = std::fs::remove_file(file);
+            }
+        }
+    }
+}
