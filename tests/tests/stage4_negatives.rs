@@ -1,0 +1,109 @@
+//! Plain `cargo test` confirms, in-process, that each Stage 4 variant still fails its declared
+//! checks: the contract and model suites, the crash scenarios (a panic at the crash point stands
+//! for the abort) and, with RETRYKEY_PG_URL set, the PostgreSQL connection checks.
+
+use std::collections::BTreeSet;
+
+use retrykey::{Ledger, Limits};
+use retrykey_contract::{model, run_check, run_contract};
+use retrykey_durable::crash::harness::InProcess;
+use retrykey_durable::crash::scenario;
+use retrykey_durable::crash::server::{Backend, Opener, open_correct};
+use retrykey_durable::pg::admin::{enabled, url};
+use retrykey_durable::{Options, connections};
+
+/// The names of the failed checks among `results`.
+fn failed(results: Vec<(&'static str, Result<(), String>)>) -> BTreeSet<String> {
+    results
+        .into_iter()
+        .filter(|(_, result)| result.is_err())
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// The contract and model checks that fail for the ledgers `make` builds.
+fn contract_failures<L: Ledger + 'static>(make: &(dyn Fn(Limits) -> L + Sync)) -> BTreeSet<String> {
+    let mut failing: BTreeSet<String> = failed(run_contract(make))
+        .into_iter()
+        .map(|name| format!("contract::{name}"))
+        .collect();
+    if run_check(|| model::matches_reference_model(make)).is_err() {
+        failing.insert("model::matches_reference_model".to_string());
+    }
+    failing
+}
+
+/// The crash scenarios that fail on fresh SQLite files opened by `open`.
+fn crash_failures(open: Opener) -> BTreeSet<String> {
+    failed(scenario::run_all(|| InProcess::new(Backend::fresh_sqlite(), open)))
+}
+
+/// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
+fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
+    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
+    let covered = |name: &String| suites.iter().any(|suite| name.starts_with(suite));
+    let must_fail: BTreeSet<String> = declared.must_fail.into_iter().filter(covered).collect();
+    let failing: BTreeSet<String> = failing.difference(&declared.may_fail).cloned().collect();
+    assert_eq!(failing, must_fail, "{variant} must fail exactly its declared checks");
+}
+
+const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
+
+fn separate_transactions(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+    match backend {
+        Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(path, options)?)),
+        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
+    }
+}
+
+fn record_before_effect(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+    match backend {
+        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(path, options)?)),
+        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
+    }
+}
+
+// The correct SQLite ledger fails nothing: the baseline the variants are compared with.
+#[test]
+fn correct_sqlite_ledger_fails_nothing() {
+    let make = |limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger");
+    let mut failing = contract_failures(&make);
+    failing.extend(crash_failures(open_correct));
+    assert_eq!(failing, BTreeSet::new());
+}
+
+// separate-transactions fails exactly its declared checks.
+#[test]
+fn separate_transactions_fails_as_declared() {
+    let make = |limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger");
+    let mut failing = contract_failures(&make);
+    failing.extend(crash_failures(separate_transactions));
+    assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
+}
+
+// record-before-effect fails exactly its declared checks.
+#[test]
+fn record_before_effect_fails_as_declared() {
+    let make = |limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger");
+    let mut failing = contract_failures(&make);
+    failing.extend(crash_failures(record_before_effect));
+    assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
+}
+
+// check-then-insert fails exactly its declared checks (PostgreSQL; skipped without the URL).
+#[test]
+fn check_then_insert_fails_as_declared() {
+    if !enabled() {
+        return;
+    }
+    let url = url();
+    let make = |limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger");
+    let mut failing = contract_failures(&make);
+    let open = |url: &str, options: Options| check_then_insert::PgLedger::open(url, options);
+    failing.extend(failed(connections::run_all(&url, &open)));
+    assert_fails_as_declared(
+        "check-then-insert",
+        &["contract::", "model::", "connections::"],
+        failing,
+    );
+}
