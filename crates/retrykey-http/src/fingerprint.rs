@@ -49,7 +49,10 @@ impl Fingerprint {
         let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
         hash_field(&mut hasher, target.as_bytes());
         scope.hash_into(&mut hasher);
-        match content_type.filter(|ct| is_json(ct)).and_then(|_| canonical_json(body)) {
+        match content_type
+            .filter(|ct| is_json(ct))
+            .and_then(|_| canonical_json(body))
+        {
             Some(canonical) => {
                 hasher.update(b"J");
                 hash_field(&mut hasher, &canonical);

@@ -43,7 +43,12 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// run the same layer with its one changed file plugged in.
 pub trait Engine: Send + Sync + 'static {
     /// Answers one request, calling `next` at most once.
-    fn handle(&self, config: Arc<Config>, request: Request<Body>, next: Next) -> BoxFuture<Response<Body>>;
+    fn handle(
+        &self,
+        config: Arc<Config>,
+        request: Request<Body>,
+        next: Next,
+    ) -> BoxFuture<Response<Body>>;
 }
 
 /// What a duplicate gets while the first request with its key is still running.
@@ -78,7 +83,9 @@ impl Config {
 
     /// Whether this request must carry a key (a keyless one then gets 400).
     pub fn requires_key(&self, parts: &Parts) -> bool {
-        self.require_key.as_ref().is_some_and(|required| required(parts))
+        self.require_key
+            .as_ref()
+            .is_some_and(|required| required(parts))
     }
 
     /// The caller the request belongs to.
@@ -155,7 +162,10 @@ impl Builder {
     }
 
     /// Requests matching `predicate` must carry a key; without one they get 400.
-    pub fn require_key(mut self, predicate: impl Fn(&Parts) -> bool + Send + Sync + 'static) -> Self {
+    pub fn require_key(
+        mut self,
+        predicate: impl Fn(&Parts) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.require_key = Some(Arc::new(predicate));
         self
     }
@@ -282,8 +292,12 @@ pub struct Next {
 
 impl Next {
     /// Wraps a one-shot call (useful to drive an [`Engine`] directly).
-    pub fn new(call: impl FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send + 'static) -> Self {
-        Self { call: Box::new(call) }
+    pub fn new(
+        call: impl FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send + 'static,
+    ) -> Self {
+        Self {
+            call: Box::new(call),
+        }
     }
 
     /// Runs the inner service on `request`.
@@ -322,8 +336,9 @@ where
         let mut inner = self.inner.clone();
         let next = Next::new(move |request| {
             Box::pin(async move {
-                let ready: Result<(), BoxError> =
-                    poll_fn(|cx| inner.poll_ready(cx)).await.map_err(|error| error.into());
+                let ready: Result<(), BoxError> = poll_fn(|cx| inner.poll_ready(cx))
+                    .await
+                    .map_err(|error| error.into());
                 let called = match ready {
                     Ok(()) => inner.call(request).await.map_err(|error| error.into()),
                     Err(error) => Err(error),

@@ -59,7 +59,9 @@ pub use engine::Standard;
 pub use error::{Error, KeyProblem};
 pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
-pub use layer::{BoxFuture, Builder, Config, Engine, Idempotency, IdempotencyLayer, InFlight, Next};
+pub use layer::{
+    BoxFuture, Builder, Config, Engine, Idempotency, IdempotencyLayer, InFlight, Next,
+};
 pub use memory::MemoryStore;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE};
 pub use store::{Lookup, Outcome, Reserve, ResponseStore, StoreFuture, StoreLimits, Token, Waiter};

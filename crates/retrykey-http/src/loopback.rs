@@ -48,7 +48,10 @@ use crate::BoxError;
 /// connections finish (for at most 10 seconds).
 pub async fn serve<S, B>(listener: TcpListener, service: S, shutdown: impl Future<Output = ()>)
 where
-    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
@@ -174,7 +177,10 @@ impl Client {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let response = self.inner.request(request.body(Full::new(body.into()))?).await?;
+        let response = self
+            .inner
+            .request(request.body(Full::new(body.into()))?)
+            .await?;
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
         Ok(Reply {

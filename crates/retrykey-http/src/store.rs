@@ -26,8 +26,11 @@ pub trait ResponseStore: Send + Sync + 'static {
 
     /// Claims an absent entry for a first attempt. Must answer [`Reserve::Taken`] if any live
     /// entry exists for `id`, checked in the same atomic step as the insertion.
-    fn reserve<'a>(&'a self, id: &'a EntryId, fingerprint: &'a Fingerprint)
-    -> StoreFuture<'a, Reserve>;
+    fn reserve<'a>(
+        &'a self,
+        id: &'a EntryId,
+        fingerprint: &'a Fingerprint,
+    ) -> StoreFuture<'a, Reserve>;
 
     /// Records the outcome of the attempt holding `token`, and wakes whoever waits for it.
     fn complete<'a>(

@@ -28,7 +28,12 @@ const MAX_ROUNDS: usize = 4;
 pub struct Standard;
 
 impl Engine for Standard {
-    fn handle(&self, config: Arc<Config>, request: Request<Body>, next: Next) -> BoxFuture<Response<Body>> {
+    fn handle(
+        &self,
+        config: Arc<Config>,
+        request: Request<Body>,
+        next: Next,
+    ) -> BoxFuture<Response<Body>> {
         Box::pin(handle(config, request, next))
     }
 }
@@ -51,7 +56,10 @@ async fn handle(config: Arc<Config>, request: Request<Body>, next: Next) -> Resp
     };
     let scope = config.scope(&parts);
     let id = EntryId::new(&scope, &key);
-    let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
     let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes);
     let request = Request::from_parts(parts, body::full(bytes));
 
@@ -63,9 +71,12 @@ async fn handle(config: Arc<Config>, request: Request<Body>, next: Next) -> Resp
         match lookup {
             // The fingerprint is compared before anything else: 422 wins over a replay and
             // over any in-flight answer.
-            Lookup::Done { fingerprint: first, .. } | Lookup::InFlight { fingerprint: first, .. }
-                if !same_request(&first, &fingerprint) =>
-            {
+            Lookup::Done {
+                fingerprint: first, ..
+            }
+            | Lookup::InFlight {
+                fingerprint: first, ..
+            } if !same_request(&first, &fingerprint) => {
                 return Problem::KeyReused.response(None);
             }
             Lookup::Done { response, .. } => return response.replay(),
@@ -118,12 +129,13 @@ fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Bod
     Problem::StoreUnavailable.response(None)
 }
 
-/// Runs the first attempt for a reserved key where the client cannot cancel it.
+/// Runs the first attempt for a reserved key so that the client cannot cancel it.
 ///
-/// When a client disconnects, hyper drops the future serving its request. Were the handler
-/// polled from that future, it would stop at whatever await point it had reached (perhaps
-/// after charging a card) and the key would stay reserved forever. In its own task it runs to
-/// the end, its answer is stored, and a retry replays it.
+/// When a client disconnects, hyper drops the future serving its request. Were the attempt
+/// simply awaited here, it would stop at whatever await point it had reached (perhaps after
+/// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
+/// place while the client waits, and hands it to a task of its own if the client leaves: it
+/// runs to the end, its answer is stored, and a retry replays it.
 async fn run_first_attempt(
     config: Arc<Config>,
     id: EntryId,
@@ -131,10 +143,7 @@ async fn run_first_attempt(
     request: Request<Body>,
     next: Next,
 ) -> Response<Body> {
-    let attempt = tokio::spawn(attempt(config, id, token, request, next));
-    attempt
-        .await
-        .unwrap_or_else(|_| Problem::HandlerFailed.response(None))
+    RunToCompletion(Some(Box::pin(attempt(config, id, token, request, next)))).await
 }
 
 /// The handler call and the record of its outcome. Every path ends in `complete` or
@@ -168,7 +177,10 @@ async fn attempt(
             Response::from_parts(parts, body::full(bytes))
         }
         Captured::TooLarge(read, rest) => {
-            if let Err(error) = store.complete(&id, token, StoredResponse::summary(&parts)).await {
+            if let Err(error) = store
+                .complete(&id, token, StoredResponse::summary(&parts))
+                .await
+            {
                 tracing::error!(entry = ?id, %error, "could not record a finished attempt");
             }
             Response::from_parts(parts, body::boxed(Prefixed::new(read, rest)))
@@ -183,6 +195,39 @@ async fn attempt(
 async fn release(config: &Config, id: &EntryId, token: Token) {
     if let Err(error) = config.store().release(id, token).await {
         tracing::error!(entry = ?id, %error, "could not release a failed attempt");
+    }
+}
+
+/// Polls the attempt where it is; if dropped before the attempt ends, spawns the rest of it.
+///
+/// Cheaper than spawning every attempt up front (no extra task or cross-thread wake-up on
+/// the common path) and just as safe: the attempt is never dropped unfinished while the
+/// runtime is alive.
+struct RunToCompletion(Option<BoxFuture<Response<Body>>>);
+
+impl Future for RunToCompletion {
+    type Output = Response<Body>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response<Body>> {
+        let attempt = self
+            .0
+            .as_mut()
+            .expect("RunToCompletion polled after it finished");
+        let response = std::task::ready!(attempt.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(response)
+    }
+}
+
+impl Drop for RunToCompletion {
+    fn drop(&mut self) {
+        if let Some(attempt) = self.0.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn(attempt)),
+                // Only when the runtime itself is shutting down, taking every task with it.
+                Err(_) => tracing::error!("attempt abandoned: no runtime to finish it"),
+            }
+        }
     }
 }
 

@@ -15,15 +15,15 @@
 //! # let _ = layer;
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use tokio::sync::watch;
 
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Outcome, Reserve, ResponseStore, StoreFuture,
-    StoreLimits, StoredResponse, Token, Waiter,
+    EntryId, Error, Fingerprint, Lookup, Outcome, Reserve, ResponseStore, StoreFuture, StoreLimits,
+    StoredResponse, Token, Waiter,
 };
 
 /// A [`ResponseStore`] in process memory, bounded in entries and bytes, with retention.
@@ -41,6 +41,9 @@ struct State {
     entries: HashMap<EntryId, Entry>,
     bytes: usize,
     next_token: u64,
+    /// Finished entries in completion order, which (with one retention for all) is also
+    /// expiry order: sweeping pops from the front and touches only what has expired.
+    expiry: VecDeque<(Instant, EntryId, Token)>,
 }
 
 #[derive(Debug)]
@@ -98,7 +101,8 @@ impl MemoryStore {
     }
 
     /// Drops every finished entry past its retention; returns how many went.
-    /// Also done on demand when the store is full, so calling it is optional.
+    /// Every reservation does this too (it costs only what has expired), so calling it is
+    /// optional.
     pub fn sweep(&self) -> usize {
         self.lock().sweep(Instant::now())
     }
@@ -116,29 +120,41 @@ impl MemoryStore {
 
 impl State {
     fn sweep(&mut self, now: Instant) -> usize {
-        let before = self.entries.len();
-        let mut freed = 0;
-        self.entries.retain(|_, entry| match entry.phase {
-            Phase::Done { size, expires, .. } if expires <= now => {
-                freed += size;
-                false
+        let mut swept = 0;
+        while let Some(&(expires, id, token)) = self.expiry.front() {
+            if expires > now {
+                break;
             }
-            _ => true,
-        });
-        self.bytes -= freed;
-        before - self.entries.len()
+            self.expiry.pop_front();
+            // The entry may have been released or reserved anew since: only remove the very
+            // record this queue item was written for.
+            if self
+                .entries
+                .get(&id)
+                .is_some_and(|e| e.token == token && e.expired(now))
+            {
+                self.remove(&id);
+                swept += 1;
+            }
+        }
+        swept
     }
 
     /// Removes an expired entry for `id`, if there is one.
     fn forget_expired(&mut self, id: &EntryId, now: Instant) {
         if self.entries.get(id).is_some_and(|entry| entry.expired(now)) {
-            if let Some(Entry {
-                phase: Phase::Done { size, .. },
-                ..
-            }) = self.entries.remove(id)
-            {
-                self.bytes -= size;
+            self.remove(id);
+        }
+    }
+
+    /// Removes an entry, returning its byte budget; waiters of a running one see it released.
+    fn remove(&mut self, id: &EntryId) {
+        match self.entries.remove(id).map(|entry| entry.phase) {
+            Some(Phase::Done { size, .. }) => self.bytes -= size,
+            Some(Phase::InFlight(sender)) => {
+                sender.send_replace(Some(Outcome::Released));
             }
+            None => {}
         }
     }
 }
@@ -179,16 +195,14 @@ impl ResponseStore for MemoryStore {
     ) -> StoreFuture<'a, Reserve> {
         let now = Instant::now();
         let mut state = self.lock();
+        state.sweep(now);
         state.forget_expired(id, now);
         // NEGATIVE: no check that the key is still free. This trusts the caller's earlier
         // lookup, made under another lock: two duplicates that both saw "absent" both
         // reserve (the second overwrites the first) and the handler runs twice.
         if self.full(&state) {
-            state.sweep(now);
-            if self.full(&state) {
-                // Every entry is live: refuse rather than forget a record someone relies on.
-                return Box::pin(std::future::ready(Ok(Reserve::Full)));
-            }
+            // Every entry is live: refuse rather than forget a record someone relies on.
+            return Box::pin(std::future::ready(Ok(Reserve::Full)));
         }
         state.next_token += 1;
         let token = Token(state.next_token);
@@ -211,20 +225,27 @@ impl ResponseStore for MemoryStore {
         response: StoredResponse,
     ) -> StoreFuture<'a, ()> {
         let mut state = self.lock();
-        let State { entries, bytes, .. } = &mut *state;
+        let State {
+            entries,
+            bytes,
+            expiry,
+            ..
+        } = &mut *state;
         let result = match entries.get_mut(id) {
             Some(entry) if entry.token == token && matches!(entry.phase, Phase::InFlight(_)) => {
                 let size = response.size();
                 let response = Arc::new(response);
+                let expires = Instant::now() + self.limits.retention;
                 let done = Phase::Done {
                     response: Arc::clone(&response),
                     size,
-                    expires: Instant::now() + self.limits.retention,
+                    expires,
                 };
                 if let Phase::InFlight(sender) = std::mem::replace(&mut entry.phase, done) {
                     sender.send_replace(Some(Outcome::Completed(response)));
                 }
                 *bytes += size;
+                expiry.push_back((expires, *id, token));
                 Ok(())
             }
             _ => Err(Error::NotOwner),
@@ -236,14 +257,7 @@ impl ResponseStore for MemoryStore {
         let mut state = self.lock();
         let result = match state.entries.get(id) {
             Some(entry) if entry.token == token => {
-                if let Some(entry) = state.entries.remove(id) {
-                    match entry.phase {
-                        Phase::InFlight(sender) => {
-                            sender.send_replace(Some(Outcome::Released));
-                        }
-                        Phase::Done { size, .. } => state.bytes -= size,
-                    }
-                }
+                state.remove(id);
                 Ok(())
             }
             _ => Err(Error::NotOwner),

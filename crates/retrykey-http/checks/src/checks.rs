@@ -22,10 +22,22 @@ async fn post(rig: &Rig, headers: &[(&str, &str)], body: &str) -> Reply {
 
 #[track_caller]
 fn assert_problem(reply: &Reply, problem: Problem) {
-    assert_eq!(reply.status, problem.status().as_u16(), "status of {reply:?}");
-    assert_eq!(reply.header("content-type"), Some("application/problem+json"), "{reply:?}");
+    assert_eq!(
+        reply.status,
+        problem.status().as_u16(),
+        "status of {reply:?}"
+    );
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/problem+json"),
+        "{reply:?}"
+    );
     let type_field = format!("\"type\":\"{}\"", problem.type_uri());
-    assert!(reply.body.contains(&type_field), "expected {type_field} in {}", reply.body);
+    assert!(
+        reply.body.contains(&type_field),
+        "expected {type_field} in {}",
+        reply.body
+    );
 }
 
 #[track_caller]
@@ -41,7 +53,14 @@ fn assert_counts(rig: &Rig, charges: u64, attempts: u64) {
 pub fn concurrent_duplicates_run_the_handler_once(subject: &Subject) {
     run(async {
         let racers = 20;
-        let rig = Rig::start(subject, Setup { racers, ..Setup::default() }).await;
+        let rig = Rig::start(
+            subject,
+            Setup {
+                racers,
+                ..Setup::default()
+            },
+        )
+        .await;
         let tasks: Vec<_> = (0..racers)
             .map(|_| {
                 let client = rig.client.clone();
@@ -53,8 +72,17 @@ pub fn concurrent_duplicates_run_the_handler_once(subject: &Subject) {
             replies.push(within("a racer", task).await.unwrap().expect("a reply"));
         }
         assert_counts(&rig, 1, 1);
-        assert!(replies.iter().all(|r| r.status == 201 && r.body == r#"{"charge":1}"#), "{replies:?}");
-        assert_eq!(replies.iter().filter(|r| !r.replayed()).count(), 1, "exactly one original");
+        assert!(
+            replies
+                .iter()
+                .all(|r| r.status == 201 && r.body == r#"{"charge":1}"#),
+            "{replies:?}"
+        );
+        assert_eq!(
+            replies.iter().filter(|r| !r.replayed()).count(),
+            1,
+            "exactly one original"
+        );
     });
 }
 
@@ -72,13 +100,20 @@ pub fn duplicates_wait_for_the_first_and_get_its_answer(subject: &Subject) {
                 tokio::spawn(async move { client.post("/pay", &headers, PAY).await })
             })
             .collect();
-        within("four duplicates to find the key in flight", rig.probe.in_flight_seen(4)).await;
+        within(
+            "four duplicates to find the key in flight",
+            rig.probe.in_flight_seen(4),
+        )
+        .await;
         rig.shop.open_gate();
         let first = within("the first", first).await.unwrap().unwrap();
         assert_eq!((first.status, first.replayed()), (201, false));
         for duplicate in duplicates {
             let reply = within("a duplicate", duplicate).await.unwrap().unwrap();
-            assert_eq!((reply.status, reply.body.as_str(), reply.replayed()), (201, first.body.as_str(), true));
+            assert_eq!(
+                (reply.status, reply.body.as_str(), reply.replayed()),
+                (201, first.body.as_str(), true)
+            );
         }
         assert_counts(&rig, 1, 1);
     });
@@ -94,7 +129,10 @@ pub fn changed_body_under_a_used_key_is_422(subject: &Subject) {
         assert_problem(&changed, Problem::KeyReused);
         assert_counts(&rig, 1, 1);
         let again = post(&rig, &key("k-body"), PAY).await;
-        assert_eq!((again.status, again.body.as_str(), again.replayed()), (201, first.body.as_str(), true));
+        assert_eq!(
+            (again.status, again.body.as_str(), again.replayed()),
+            (201, first.body.as_str(), true)
+        );
         assert_counts(&rig, 1, 1);
     });
 }
@@ -110,7 +148,13 @@ pub fn changed_body_while_the_first_runs_is_422(subject: &Subject) {
         let rig = Rig::start(subject, setup).await;
         let client = rig.client.clone();
         let first = tokio::spawn(async move {
-            client.post("/pay", &[("idempotency-key", "k-live"), ("x-gate", "1")], PAY).await
+            client
+                .post(
+                    "/pay",
+                    &[("idempotency-key", "k-live"), ("x-gate", "1")],
+                    PAY,
+                )
+                .await
         });
         within("the first attempt to start", rig.shop.started(1)).await;
         let changed = post(&rig, &key("k-live"), r#"{"amount":999}"#).await;
@@ -127,8 +171,16 @@ pub fn json_key_order_and_whitespace_do_not_matter(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let first = post(&rig, &key("k-json"), r#"{"amount":5,"note":"rent"}"#).await;
-        let retry = post(&rig, &key("k-json"), "{ \"note\": \"rent\",\n  \"amount\": 5 }").await;
-        assert_eq!((first.status, retry.status, retry.replayed()), (201, 201, true));
+        let retry = post(
+            &rig,
+            &key("k-json"),
+            "{ \"note\": \"rent\",\n  \"amount\": 5 }",
+        )
+        .await;
+        assert_eq!(
+            (first.status, retry.status, retry.replayed()),
+            (201, 201, true)
+        );
         assert_eq!(retry.body, first.body);
         assert_counts(&rig, 1, 1);
     });
@@ -139,7 +191,9 @@ pub fn get_with_a_key_is_never_stored(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         for _ in 0..3 {
-            let reply = within("a GET", rig.client.get("/pay", &key("k-get"))).await.unwrap();
+            let reply = within("a GET", rig.client.get("/pay", &key("k-get")))
+                .await
+                .unwrap();
             assert_eq!((reply.status, reply.replayed()), (200, false));
         }
         assert_counts(&rig, 0, 3);
@@ -181,7 +235,10 @@ pub fn quoted_and_bare_keys_are_the_same_key(subject: &Subject) {
         let rig = Rig::start(subject, Setup::default()).await;
         let quoted = post(&rig, &key("\"k-form\""), PAY).await;
         let bare = post(&rig, &key("k-form"), PAY).await;
-        assert_eq!((quoted.status, bare.status, bare.replayed()), (201, 201, true));
+        assert_eq!(
+            (quoted.status, bare.status, bare.replayed()),
+            (201, 201, true)
+        );
         assert_counts(&rig, 1, 1);
     });
 }
@@ -191,7 +248,14 @@ pub fn invalid_keys_are_400_and_change_nothing(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let too_long = "k".repeat(MAX_KEY_CHARS + 1);
-        for bad in ["", "\"\"", "\"unclosed", "a,b", "with space", too_long.as_str()] {
+        for bad in [
+            "",
+            "\"\"",
+            "\"unclosed",
+            "a,b",
+            "with space",
+            too_long.as_str(),
+        ] {
             let reply = post(&rig, &key(bad), PAY).await;
             assert_problem(&reply, Problem::KeyInvalid);
         }
@@ -214,10 +278,16 @@ pub fn invalid_keys_are_400_and_change_nothing(subject: &Subject) {
 /// A body over the limit gets 413 before the handler runs, and the key stays free.
 pub fn oversized_body_is_413_before_the_handler(subject: &Subject) {
     run(async {
-        let setup = Setup { options: |builder| builder.max_body_bytes(1024), ..Setup::default() };
+        let setup = Setup {
+            options: |builder| builder.max_body_bytes(1024),
+            ..Setup::default()
+        };
         let rig = Rig::start(subject, setup).await;
         let big = format!("{{\"amount\":5,\"pad\":\"{}\"}}", "p".repeat(2000));
-        assert_problem(&post(&rig, &key("k-big"), &big).await, Problem::BodyTooLarge);
+        assert_problem(
+            &post(&rig, &key("k-big"), &big).await,
+            Problem::BodyTooLarge,
+        );
         assert_counts(&rig, 0, 0);
         let fitting = post(&rig, &key("k-big"), PAY).await;
         assert_eq!((fitting.status, fitting.replayed()), (201, false));
@@ -232,7 +302,10 @@ pub fn replay_keeps_status_headers_and_body_but_not_cookies(subject: &Subject) {
         let first = post(&rig, &key("k-hdr"), PAY).await;
         assert!(first.header("set-cookie").is_some());
         let replay = post(&rig, &key("k-hdr"), PAY).await;
-        assert_eq!((replay.status, replay.body.as_str()), (201, first.body.as_str()));
+        assert_eq!(
+            (replay.status, replay.body.as_str()),
+            (201, first.body.as_str())
+        );
         assert_eq!(replay.header("idempotent-replayed"), Some("true"));
         assert_eq!(replay.header("location"), first.header("location"));
         assert_eq!(replay.header("content-type"), Some("application/json"));
@@ -263,7 +336,11 @@ pub fn server_error_releases_the_key(subject: &Subject) {
 pub fn waiters_get_503_when_the_first_attempt_fails(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
-        let headers = [("idempotency-key", "k-fail"), ("x-flaky", "t"), ("x-gate", "1")];
+        let headers = [
+            ("idempotency-key", "k-fail"),
+            ("x-flaky", "t"),
+            ("x-gate", "1"),
+        ];
         let client = rig.client.clone();
         let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
         within("the first attempt to start", rig.shop.started(1)).await;
@@ -275,7 +352,10 @@ pub fn waiters_get_503_when_the_first_attempt_fails(subject: &Subject) {
             .collect();
         within("three waiters", rig.probe.in_flight_seen(3)).await;
         rig.shop.open_gate();
-        assert_eq!(within("the first", first).await.unwrap().unwrap().status, 500);
+        assert_eq!(
+            within("the first", first).await.unwrap().unwrap().status,
+            500
+        );
         for waiter in waiters {
             let reply = within("a waiter", waiter).await.unwrap().unwrap();
             assert_problem(&reply, Problem::FirstAttemptFailed);
@@ -304,7 +384,10 @@ pub fn wait_deadline_answers_503_with_retry_after(subject: &Subject) {
         assert_problem(&late, Problem::WaitTimedOut);
         assert_eq!(late.header("retry-after"), Some("1"));
         rig.shop.open_gate();
-        assert_eq!(within("the first", first).await.unwrap().unwrap().status, 201);
+        assert_eq!(
+            within("the first", first).await.unwrap().unwrap().status,
+            201
+        );
         let retry = post(&rig, &headers, PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true));
         assert_counts(&rig, 1, 1);
@@ -314,7 +397,10 @@ pub fn wait_deadline_answers_503_with_retry_after(subject: &Subject) {
 /// With the reject policy a duplicate of a running request gets 409 at once.
 pub fn reject_policy_answers_409_at_once(subject: &Subject) {
     run(async {
-        let setup = Setup { options: |builder| builder.in_flight(InFlight::Reject), ..Setup::default() };
+        let setup = Setup {
+            options: |builder| builder.in_flight(InFlight::Reject),
+            ..Setup::default()
+        };
         let rig = Rig::start(subject, setup).await;
         let headers = [("idempotency-key", "k-409"), ("x-gate", "1")];
         let client = rig.client.clone();
@@ -322,7 +408,10 @@ pub fn reject_policy_answers_409_at_once(subject: &Subject) {
         within("the first attempt to start", rig.shop.started(1)).await;
         assert_problem(&post(&rig, &headers, PAY).await, Problem::InProgress);
         rig.shop.open_gate();
-        assert_eq!(within("the first", first).await.unwrap().unwrap().status, 201);
+        assert_eq!(
+            within("the first", first).await.unwrap().unwrap().status,
+            201
+        );
         assert_counts(&rig, 1, 1);
     });
 }
@@ -331,7 +420,10 @@ pub fn reject_policy_answers_409_at_once(subject: &Subject) {
 pub fn callers_never_share_keys(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
-        let alice = [("idempotency-key", "k-1"), ("authorization", "Bearer alice")];
+        let alice = [
+            ("idempotency-key", "k-1"),
+            ("authorization", "Bearer alice"),
+        ];
         let bob = [("idempotency-key", "k-1"), ("authorization", "Bearer bob")];
         let a = post(&rig, &alice, PAY).await;
         let b = post(&rig, &bob, PAY).await;
@@ -340,8 +432,14 @@ pub fn callers_never_share_keys(subject: &Subject) {
         assert_counts(&rig, 3, 3);
         let a_again = post(&rig, &alice, PAY).await;
         let b_again = post(&rig, &bob, PAY).await;
-        assert_eq!((a_again.body.as_str(), a_again.replayed()), (a.body.as_str(), true));
-        assert_eq!((b_again.body.as_str(), b_again.replayed()), (b.body.as_str(), true));
+        assert_eq!(
+            (a_again.body.as_str(), a_again.replayed()),
+            (a.body.as_str(), true)
+        );
+        assert_eq!(
+            (b_again.body.as_str(), b_again.replayed()),
+            (b.body.as_str(), true)
+        );
         assert_ne!(a.body, b.body);
         assert_counts(&rig, 3, 3);
     });
@@ -356,17 +454,26 @@ pub fn disconnected_first_request_still_completes(subject: &Subject) {
             ..Setup::default()
         };
         let rig = Rig::start(subject, setup).await;
-        let mut stream = tokio::net::TcpStream::connect(rig.server.addr()).await.unwrap();
+        let mut stream = tokio::net::TcpStream::connect(rig.server.addr())
+            .await
+            .unwrap();
         let request = format!(
             "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-gate: 1\r\n\
              idempotency-key: k-gone\r\ncontent-length: {}\r\n\r\n{PAY}",
             PAY.len()
         );
-        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes()).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
+            .await
+            .unwrap();
         within("the first attempt to start", rig.shop.started(1)).await;
         drop(stream); // the client gives up
         let mut abandoned = rig.abandoned.clone();
-        within("the server to drop the request", abandoned.wait_for(|&n| n >= 1)).await.unwrap();
+        within(
+            "the server to drop the request",
+            abandoned.wait_for(|&n| n >= 1),
+        )
+        .await
+        .unwrap();
         rig.shop.open_gate();
         let retry = post(&rig, &key("k-gone"), PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
@@ -390,8 +497,18 @@ pub fn panicking_handler_releases_the_key(subject: &Subject) {
 /// A full store refuses new keys with 503 and keeps every live record (a retry still replays).
 pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &Subject) {
     run(async {
-        let limits = StoreLimits { max_entries: 1, ..StoreLimits::default() };
-        let rig = Rig::start(subject, Setup { limits, ..Setup::default() }).await;
+        let limits = StoreLimits {
+            max_entries: 1,
+            ..StoreLimits::default()
+        };
+        let rig = Rig::start(
+            subject,
+            Setup {
+                limits,
+                ..Setup::default()
+            },
+        )
+        .await;
         let first = post(&rig, &key("k-a"), PAY).await;
         assert_eq!(first.status, 201);
         let refused = post(&rig, &key("k-b"), PAY).await;
@@ -399,7 +516,10 @@ pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &Subject) {
         assert_eq!(refused.header("retry-after"), Some("1"));
         assert_counts(&rig, 1, 1);
         let retry = post(&rig, &key("k-a"), PAY).await;
-        assert_eq!((retry.status, retry.body.as_str(), retry.replayed()), (201, first.body.as_str(), true));
+        assert_eq!(
+            (retry.status, retry.body.as_str(), retry.replayed()),
+            (201, first.body.as_str(), true)
+        );
         assert_counts(&rig, 1, 1);
     });
 }
@@ -407,8 +527,19 @@ pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &Subject) {
 /// Records past their retention are swept: they free room, and their key runs afresh.
 pub fn expired_records_are_swept_and_run_afresh(subject: &Subject) {
     run(async {
-        let limits = StoreLimits { max_entries: 1, retention: Duration::ZERO, ..StoreLimits::default() };
-        let rig = Rig::start(subject, Setup { limits, ..Setup::default() }).await;
+        let limits = StoreLimits {
+            max_entries: 1,
+            retention: Duration::ZERO,
+            ..StoreLimits::default()
+        };
+        let rig = Rig::start(
+            subject,
+            Setup {
+                limits,
+                ..Setup::default()
+            },
+        )
+        .await;
         assert_eq!(post(&rig, &key("k-old"), PAY).await.status, 201);
         let other = post(&rig, &key("k-new"), PAY).await; // room was made by the sweep
         assert_eq!((other.status, other.replayed()), (201, false));
@@ -421,7 +552,10 @@ pub fn expired_records_are_swept_and_run_afresh(subject: &Subject) {
 /// A response over the storage limit is replayed as its status, Location and a problem body.
 pub fn large_response_replays_status_and_location_only(subject: &Subject) {
     run(async {
-        let setup = Setup { options: |builder| builder.max_stored_body_bytes(1024), ..Setup::default() };
+        let setup = Setup {
+            options: |builder| builder.max_stored_body_bytes(1024),
+            ..Setup::default()
+        };
         let rig = Rig::start(subject, setup).await;
         let headers = [("idempotency-key", "k-large"), ("x-big", "100000")];
         let first = post(&rig, &headers, PAY).await;
@@ -430,7 +564,11 @@ pub fn large_response_replays_status_and_location_only(subject: &Subject) {
         assert_eq!(replay.status, 201);
         assert!(replay.replayed());
         assert_eq!(replay.header("location"), first.header("location"));
-        assert!(replay.body.contains(&Problem::ResponseNotStored.type_uri()), "{}", replay.body);
+        assert!(
+            replay.body.contains(&Problem::ResponseNotStored.type_uri()),
+            "{}",
+            replay.body
+        );
         assert_counts(&rig, 1, 1);
     });
 }
@@ -438,7 +576,14 @@ pub fn large_response_replays_status_and_location_only(subject: &Subject) {
 /// If the store fails, keyed requests get 503 and the handler never runs (fail closed).
 pub fn failing_store_refuses_before_any_work(subject: &Subject) {
     run(async {
-        let rig = Rig::start(subject, Setup { broken_store: true, ..Setup::default() }).await;
+        let rig = Rig::start(
+            subject,
+            Setup {
+                broken_store: true,
+                ..Setup::default()
+            },
+        )
+        .await;
         let reply = post(&rig, &key("k-down"), PAY).await;
         assert_problem(&reply, Problem::StoreUnavailable);
         assert_counts(&rig, 0, 0);

@@ -183,12 +183,15 @@ impl Rig {
         let probe = Arc::new(Probe {
             inner,
             in_flight_seen: watch::channel(0).0,
-            race: (setup.racers > 0)
-                .then(|| (Barrier::new(setup.racers), AtomicUsize::new(0), setup.racers)),
+            race: (setup.racers > 0).then(|| {
+                (
+                    Barrier::new(setup.racers),
+                    AtomicUsize::new(0),
+                    setup.racers,
+                )
+            }),
         });
-        let builder = (setup.options)((subject.engine)(
-            retrykey_http::IdempotencyLayer::builder(),
-        ));
+        let builder = (setup.options)((subject.engine)(retrykey_http::IdempotencyLayer::builder()));
         let layer = builder.shared_store(probe.clone()).build();
         let (abandoned_tx, abandoned) = watch::channel(0);
         let service = Watched {
@@ -208,7 +211,9 @@ impl Rig {
 
     /// Sends raw bytes on a fresh connection and returns the status and body of the answer.
     pub(crate) async fn raw(&self, request: &str) -> (u16, String) {
-        let mut stream = TcpStream::connect(self.server.addr()).await.expect("connect");
+        let mut stream = TcpStream::connect(self.server.addr())
+            .await
+            .expect("connect");
         stream.write_all(request.as_bytes()).await.expect("write");
         let mut answer = Vec::new();
         stream.read_to_end(&mut answer).await.expect("read");

@@ -95,8 +95,14 @@ impl Shop {
         };
         let mut response = reply(StatusCode::CREATED, body);
         let headers = response.headers_mut();
-        headers.insert(header::LOCATION, format!("/charges/{charge}").parse().unwrap());
-        headers.insert(header::SET_COOKIE, format!("seen={charge}").parse().unwrap());
+        headers.insert(
+            header::LOCATION,
+            format!("/charges/{charge}").parse().unwrap(),
+        );
+        headers.insert(
+            header::SET_COOKIE,
+            format!("seen={charge}").parse().unwrap(),
+        );
         response
     }
 }

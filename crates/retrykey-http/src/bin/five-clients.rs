@@ -21,7 +21,11 @@ async fn main() -> Result<(), BoxError> {
     let attempts: Vec<_> = (0..5)
         .map(|_| {
             let client = client.clone();
-            tokio::spawn(async move { client.post("/payments", &[("idempotency-key", "pay-123")], PAY_500).await })
+            tokio::spawn(async move {
+                client
+                    .post("/payments", &[("idempotency-key", "pay-123")], PAY_500)
+                    .await
+            })
         })
         .collect();
     let mut lines = Vec::new();
@@ -35,27 +39,52 @@ async fn main() -> Result<(), BoxError> {
     counts(&payments);
 
     println!("\n== the same key later, same body: answered from the store");
-    println!("   {}", show(&client.post("/payments", &key("pay-123"), PAY_500).await?));
+    println!(
+        "   {}",
+        show(&client.post("/payments", &key("pay-123"), PAY_500).await?)
+    );
     counts(&payments);
 
     println!("\n== the same key with a different body");
-    let reply = client.post("/payments", &key("pay-123"), r#"{"amount":999}"#).await?;
+    let reply = client
+        .post("/payments", &key("pay-123"), r#"{"amount":999}"#)
+        .await?;
     println!("   {}", show(&reply));
     counts(&payments);
 
     println!("\n== a new key is a new payment");
-    println!("   {}", show(&client.post("/payments", &key("pay-456"), PAY_500).await?));
+    println!(
+        "   {}",
+        show(&client.post("/payments", &key("pay-456"), PAY_500).await?)
+    );
     counts(&payments);
 
     println!("\n== the first attempt fails with 500; the retry with the same key runs afresh");
     let flaky = [("idempotency-key", "pay-789"), ("x-flaky", "pay-789")];
-    println!("   first: {}", show(&client.post("/payments", &flaky, r#"{"amount":100}"#).await?));
-    println!("   retry: {}", show(&client.post("/payments", &flaky, r#"{"amount":100}"#).await?));
+    println!(
+        "   first: {}",
+        show(
+            &client
+                .post("/payments", &flaky, r#"{"amount":100}"#)
+                .await?
+        )
+    );
+    println!(
+        "   retry: {}",
+        show(
+            &client
+                .post("/payments", &flaky, r#"{"amount":100}"#)
+                .await?
+        )
+    );
     counts(&payments);
 
     println!("\n== no key at all: nothing protects these two");
     for _ in 0..2 {
-        println!("   {}", show(&client.post("/payments", &[], r#"{"amount":1}"#).await?));
+        println!(
+            "   {}",
+            show(&client.post("/payments", &[], r#"{"amount":1}"#).await?)
+        );
     }
     counts(&payments);
 

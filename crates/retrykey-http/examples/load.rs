@@ -1,0 +1,217 @@
+//! Loopback load: the payments handler bare and behind the layer (fresh keys, one replayed key,
+//! no key). Prints throughput and latency percentiles per path. Bounded: a fixed number of
+//! requests per round, a few rounds, and a hard time cap.
+//!
+//! `cargo run --release -p retrykey-http --example load -- [--requests N] [--concurrency C] [--rounds R] [--work-us U]`
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use retrykey_http::loopback::{Client, Server};
+use retrykey_http::payments::Payments;
+use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits, body};
+use tower_layer::Layer;
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Requests per path per round.
+    #[arg(long, default_value_t = 20_000)]
+    requests: u64,
+    /// Concurrent clients (each on its own keep-alive connection).
+    #[arg(long, default_value_t = 32)]
+    concurrency: u64,
+    /// Rounds; each round runs every path once, in turn, and the median round is reported.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Microseconds of work per charge in the handler (0: the handler is nearly free).
+    #[arg(long, default_value_t = 0)]
+    work_us: u64,
+    /// Only these paths (comma-separated: bare, fresh, replay, keyless); default all.
+    #[arg(long, value_delimiter = ',')]
+    paths: Vec<String>,
+    /// Give up (and report what was measured) after this many seconds.
+    #[arg(long, default_value_t = 100)]
+    max_seconds: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Path {
+    Bare,
+    Fresh,
+    Replay,
+    Keyless,
+}
+
+impl Path {
+    const ALL: [Path; 4] = [Path::Bare, Path::Fresh, Path::Replay, Path::Keyless];
+
+    fn name(self) -> &'static str {
+        match self {
+            Path::Bare => "bare handler (no layer)",
+            Path::Fresh => "layer, fresh key per request",
+            Path::Replay => "layer, replay of one stored key",
+            Path::Keyless => "layer, no key (pass-through)",
+        }
+    }
+}
+
+struct Measured {
+    rps: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<(), BoxError> {
+    let args = Args::parse();
+    let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
+    let work = Duration::from_micros(args.work_us);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "loopback load: {} requests x {} rounds per path, {} clients, handler work {} us, {} cores",
+        args.requests, args.rounds, args.concurrency, args.work_us, threads
+    );
+
+    let bare_payments = Payments::new(work);
+    // The bare server only converts the body type, as the layer does on its way in.
+    let bare_service = tower::ServiceBuilder::new()
+        .map_request(|request: http::Request<hyper::body::Incoming>| request.map(body::boxed))
+        .service(bare_payments.service());
+    let bare = Server::start(bare_service).await?;
+    let layered_payments = Payments::new(work);
+    // Steady state: records expire after a second, so the store holds about one second of
+    // traffic (a 24-hour retention would make this a measurement of heap growth instead).
+    let limits = StoreLimits {
+        max_entries: 1_000_000,
+        max_bytes: 1 << 30,
+        retention: Duration::from_secs(1),
+    };
+    let layer = IdempotencyLayer::builder().store_limits(limits).build();
+    let layered = Server::start(layer.layer(layered_payments.service())).await?;
+
+    let mut results: Vec<(Path, Vec<Measured>)> =
+        Path::ALL.iter().map(|&p| (p, Vec::new())).collect();
+    let next_key = Arc::new(AtomicU64::new(0));
+    for round in 0..=args.rounds {
+        for (path, measured) in &mut results {
+            let wanted = args.paths.is_empty()
+                || args.paths.iter().any(|p| {
+                    path.name().contains(p.as_str()) || format!("{path:?}").eq_ignore_ascii_case(p)
+                });
+            if !wanted || Instant::now() > deadline {
+                continue;
+            }
+            let url = if *path == Path::Bare {
+                bare.url()
+            } else {
+                layered.url()
+            };
+            // Round 0 warms up connections, allocator and the replayed key; it is not reported.
+            let requests = if round == 0 {
+                args.requests / 10
+            } else {
+                args.requests
+            };
+            let m = drive(*path, &url, requests, args.concurrency, &next_key).await?;
+            if round > 0 {
+                measured.push(m);
+            }
+        }
+    }
+    bare.stop().await;
+    layered.stop().await;
+
+    println!(
+        "{:<34} {:>10} {:>9} {:>9} {:>8}",
+        "path", "req/s", "p50 ms", "p99 ms", "vs bare"
+    );
+    let bare_rps = if results[0].1.is_empty() {
+        f64::NAN
+    } else {
+        median_by(&results[0].1, |m| m.rps)
+    };
+    for (path, measured) in &results {
+        if measured.is_empty() {
+            continue;
+        }
+        let rps = median_by(measured, |m| m.rps);
+        println!(
+            "{:<34} {:>10.0} {:>9.3} {:>9.3} {:>7.0}%",
+            path.name(),
+            rps,
+            median_by(measured, |m| m.p50.as_secs_f64()) * 1e3,
+            median_by(measured, |m| m.p99.as_secs_f64()) * 1e3,
+            100.0 * rps / bare_rps
+        );
+    }
+    println!(
+        "charges: bare={} layered={}",
+        bare_payments.charges(),
+        layered_payments.charges()
+    );
+    Ok(())
+}
+
+fn median_by(measured: &[Measured], value: impl Fn(&Measured) -> f64) -> f64 {
+    let mut values: Vec<f64> = measured.iter().map(value).collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+async fn drive(
+    path: Path,
+    url: &str,
+    requests: u64,
+    concurrency: u64,
+    next_key: &Arc<AtomicU64>,
+) -> Result<Measured, BoxError> {
+    let remaining = Arc::new(AtomicU64::new(requests));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let client = Client::new(url);
+        let remaining = Arc::clone(&remaining);
+        let next_key = Arc::clone(next_key);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while remaining
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                let key = match path {
+                    Path::Fresh => format!("load-{}", next_key.fetch_add(1, Ordering::Relaxed)),
+                    Path::Replay => "load-replayed".to_owned(),
+                    Path::Bare | Path::Keyless => String::new(),
+                };
+                let headers: &[(&str, &str)] = if key.is_empty() {
+                    &[]
+                } else {
+                    &[("idempotency-key", key.as_str())]
+                };
+                let sent = Instant::now();
+                let reply = client.post("/payments", headers, r#"{"amount":5}"#).await?;
+                latencies.push(sent.elapsed());
+                if reply.status != 201 {
+                    return Err(
+                        format!("unexpected status {}: {}", reply.status, reply.body).into(),
+                    );
+                }
+            }
+            Ok::<_, BoxError>(latencies)
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    Ok(Measured {
+        rps: requests as f64 / elapsed.as_secs_f64(),
+        p50: at(0.50),
+        p99: at(0.99),
+    })
+}
