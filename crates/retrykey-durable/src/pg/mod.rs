@@ -17,6 +17,7 @@ use retrykey::{Error, Key, Receipt, Request};
 use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, GenericClient, NoTls};
 
 use crate::SCHEMA_VERSION;
@@ -238,6 +239,9 @@ fn from_sql(value: i64) -> u64 {
     value as u64
 }
 
+// Every statement below names its parameter types, so it runs in one round trip (no separate
+// prepare step): the transaction's cost is its round trips and its commit.
+
 /// The record of `key` in `scope`, if there is one.
 pub async fn lookup(
     db: &impl GenericClient,
@@ -245,10 +249,10 @@ pub async fn lookup(
     key: &Key,
 ) -> Result<Option<Stored>, Error> {
     let row = db
-        .query_opt(
+        .query_typed_opt(
             "SELECT job, units, operation, committed_total FROM operations
              WHERE scope = $1 AND key = $2",
-            &[&scope, &key.as_str()],
+            &[(&scope, Type::TEXT), (&key.as_str(), Type::TEXT)],
         )
         .await
         .map_err(storage)?;
@@ -271,7 +275,10 @@ pub async fn read_state(db: &impl GenericClient, scope: &str, lock: bool) -> Res
     } else {
         "SELECT total, records, operations FROM ledger WHERE scope = $1"
     };
-    let row = db.query_one(sql, &[&scope]).await.map_err(storage)?;
+    let row = db
+        .query_typed_one(sql, &[(&scope, Type::TEXT)])
+        .await
+        .map_err(storage)?;
     Ok(State {
         total: from_sql(row.get(0)),
         records: from_sql(row.get(1)),
@@ -281,9 +288,9 @@ pub async fn read_state(db: &impl GenericClient, scope: &str, lock: bool) -> Res
 
 /// The effect: the new total, counted as one more operation.
 pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Result<(), Error> {
-    db.execute(
+    db.execute_typed(
         "UPDATE ledger SET total = $2, operations = operations + 1 WHERE scope = $1",
-        &[&scope, &to_sql(total)],
+        &[(&scope, Type::TEXT), (&to_sql(total), Type::INT8)],
     )
     .await
     .map_err(storage)?;
@@ -291,8 +298,8 @@ pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Res
 }
 
 /// The record, unless the unique index already holds one for `(scope, key)`: returns whether
-/// this call inserted it. `ON CONFLICT DO NOTHING` waits for a concurrent inserter of the same
-/// key to finish, then yields to it if it committed.
+/// this call inserted it (and counted it as live). `ON CONFLICT DO NOTHING` waits for a
+/// concurrent inserter of the same key to finish, then yields to it if it committed.
 pub async fn insert_record(
     db: &impl GenericClient,
     scope: &str,
@@ -301,34 +308,33 @@ pub async fn insert_record(
     receipt: Receipt,
     created_at: i64,
 ) -> Result<bool, Error> {
-    let inserted = db
-        .execute(
-            "INSERT INTO operations
-               (scope, key, job, units, operation, committed_total, schema_version, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT DO NOTHING",
+    let row = db
+        .query_typed_one(
+            "WITH inserted AS (
+               INSERT INTO operations
+                 (scope, key, job, units, operation, committed_total, schema_version, created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+               ON CONFLICT DO NOTHING
+               RETURNING 1
+             ), counted AS (
+               UPDATE ledger SET records = records + (SELECT count(*) FROM inserted)
+               WHERE scope = $1
+             )
+             SELECT count(*) FROM inserted",
             &[
-                &scope,
-                &key.as_str(),
-                &request.job(),
-                &to_sql(request.units()),
-                &to_sql(receipt.operation),
-                &to_sql(receipt.total),
-                &(SCHEMA_VERSION as i32),
-                &created_at,
+                (&scope, Type::TEXT),
+                (&key.as_str(), Type::TEXT),
+                (&request.job(), Type::TEXT),
+                (&to_sql(request.units()), Type::INT8),
+                (&to_sql(receipt.operation), Type::INT8),
+                (&to_sql(receipt.total), Type::INT8),
+                (&(SCHEMA_VERSION as i32), Type::INT4),
+                (&created_at, Type::INT8),
             ],
         )
         .await
         .map_err(storage)?;
-    if inserted == 1 {
-        db.execute(
-            "UPDATE ledger SET records = records + 1 WHERE scope = $1",
-            &[&scope],
-        )
-        .await
-        .map_err(storage)?;
-    }
-    Ok(inserted == 1)
+    Ok(row.get::<_, i64>(0) == 1)
 }
 
 /// Deletes the records of `scope` created before `cutoff` (Unix seconds); returns how many.
