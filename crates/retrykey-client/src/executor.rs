@@ -86,7 +86,10 @@ where
         match plan {
             Ok((wait, cost)) => {
                 last_retry_cost = Some(cost);
-                tokio::time::sleep(wait).await;
+                // A zero wait retries at once: even a zero sleep would cost a timer tick.
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
             }
             Err(stop) => {
                 return Outcome::Unknown {

@@ -1,7 +1,7 @@
 //! Nested retries multiply: three layers of three attempts make 27 calls to a failing
 //! dependency, unless the layers share one budget or leave retries to one owner.
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 use clap::Parser;
 use retrykey_client::amplification::{Layering, run_chain};
 use retrykey_client::{Outcome, Policy};
@@ -11,10 +11,10 @@ use retrykey_client::{Outcome, Policy};
 #[command(name = "amplification")]
 struct Args {
     /// Layers in the chain (1 to 6).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=6))]
     layers: u32,
     /// Attempts each layer's policy allows (1 to 6).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=6))]
     attempts: u32,
     /// Seed for the jitter.
     #[arg(long, default_value_t = 7)]
@@ -24,14 +24,6 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    ensure!(
-        (1..=6).contains(&args.layers),
-        "--layers must be between 1 and 6"
-    );
-    ensure!(
-        (1..=6).contains(&args.attempts),
-        "--attempts must be between 1 and 6"
-    );
     // Short waits: the demo counts calls, it does not need to wait like a real client.
     let policy = Policy::builder()
         .max_attempts(args.attempts)
