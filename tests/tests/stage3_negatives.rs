@@ -1,0 +1,67 @@
+//! Plain `cargo test` confirms, in-process, that each Stage 3 variant still fails exactly its
+//! declared HTTP checks: a variant fixed by accident, or broken in a new way, turns this red.
+//! Each check runs its own server on 127.0.0.1 and forces its interleavings with gates, so the
+//! failing set is the same on every run.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use retrykey_http_checks::{CHECKS, Subject};
+
+/// The checks that fail against `subject`, named as `cargo test` prints them.
+fn failing(subject: Subject) -> BTreeSet<String> {
+    CHECKS
+        .iter()
+        .filter(|(_, check)| std::panic::catch_unwind(|| check(&subject)).is_err())
+        .map(|(name, _)| format!("http_suite::{name}"))
+        .collect()
+}
+
+fn assert_fails_as_declared(variant: &str, subject: Subject) {
+    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
+    assert_eq!(declared.stage, 3, "{variant} is a Stage 3 variant");
+    let failed: BTreeSet<String> = failing(subject)
+        .difference(&declared.may_fail)
+        .cloned()
+        .collect();
+    assert_eq!(failed, declared.must_fail, "{variant} must fail exactly its declared checks");
+}
+
+// The correct layer fails no check: the baseline every variant is compared with.
+#[test]
+fn correct_layer_fails_nothing() {
+    assert_eq!(failing(Subject::standard()), BTreeSet::new());
+}
+
+// Each variant fails exactly the checks it declares.
+#[test]
+fn no_fingerprint_fails_as_declared() {
+    let subject = Subject::standard().with_engine(|b| b.engine(no_fingerprint::Standard));
+    assert_fails_as_declared("no-fingerprint", subject);
+}
+
+#[test]
+fn replay_5xx_fails_as_declared() {
+    let subject = Subject::standard().with_engine(|b| b.engine(replay_5xx::Standard));
+    assert_fails_as_declared("replay-5xx", subject);
+}
+
+#[test]
+fn cancel_unsafe_fails_as_declared() {
+    let subject = Subject::standard().with_engine(|b| b.engine(cancel_unsafe::Standard));
+    assert_fails_as_declared("cancel-unsafe", subject);
+}
+
+#[test]
+fn split_check_insert_fails_as_declared() {
+    let subject = Subject::standard()
+        .with_store(|limits| Arc::new(split_check_insert::MemoryStore::new(limits)));
+    assert_fails_as_declared("split-check-insert", subject);
+}
+
+#[test]
+fn evict_when_full_fails_as_declared() {
+    let subject = Subject::standard()
+        .with_store(|limits| Arc::new(evict_when_full::MemoryStore::new(limits)));
+    assert_fails_as_declared("evict-when-full", subject);
+}
