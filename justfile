@@ -70,4 +70,20 @@ bench-client *args:
 
 # --- Stage 3: HTTP ---
 
+# Stage 3: five clients retry one payment through the Idempotency-Key layer (seconds).
+five-clients:
+    cargo run -q -p retrykey-http --bin five-clients
+
+# Stage 3: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`).
+payments *args:
+    cargo run -q -p retrykey-http --bin payments -- {{args}}
+
+# Stage 3: the HTTP check suite against the correct layer (seconds).
+test-http:
+    cargo test -q -p retrykey-http
+
+# Stage 3: loopback load, bare handler vs fresh key / replay / no key (about a minute, release).
+load *args:
+    cargo run -q --release -p retrykey-http --example load -- {{args}}
+
 # --- Stage 4: durable ---
