@@ -36,8 +36,14 @@ fn assert_fails_as_declared<P: Parts>(variant: &str) {
         .into_iter()
         .filter(|name| name.starts_with("retry_suite::"))
         .collect();
-    let failed: BTreeSet<String> = failing::<P>().difference(&declared.may_fail).cloned().collect();
-    assert_eq!(failed, must_fail, "{variant} must fail exactly its declared checks");
+    let failed: BTreeSet<String> = failing::<P>()
+        .difference(&declared.may_fail)
+        .cloned()
+        .collect();
+    assert_eq!(
+        failed, must_fail,
+        "{variant} must fail exactly its declared checks"
+    );
 }
 
 // The correct client fails no retry check: the baseline every variant is compared with.
