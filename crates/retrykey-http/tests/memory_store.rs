@@ -1,0 +1,179 @@
+//! The in-memory store's contract: atomic reservation, ownership, waking waiters, bounds, expiry.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Response, Uri};
+use retrykey_http::{
+    EntryId, Error, Fingerprint, IdempotencyKey, Lookup, MemoryStore, Outcome, Reserve,
+    ResponseStore, Scope, StoreLimits, StoredResponse, Token,
+};
+
+fn id(key: &str) -> EntryId {
+    EntryId::new(
+        &Scope::Anonymous,
+        &IdempotencyKey::parse(key.as_bytes()).unwrap(),
+    )
+}
+
+fn fingerprint() -> Fingerprint {
+    Fingerprint::of(
+        &Method::POST,
+        &Uri::from_static("/p"),
+        &Scope::Anonymous,
+        None,
+        b"x",
+    )
+}
+
+fn answer(body: &'static str) -> StoredResponse {
+    let (parts, ()) = Response::builder()
+        .status(201)
+        .body(())
+        .unwrap()
+        .into_parts();
+    StoredResponse::whole(&parts, Bytes::from_static(body.as_bytes()))
+}
+
+async fn reserve(store: &MemoryStore, key: &str) -> Reserve {
+    store.reserve(&id(key), &fingerprint()).await.unwrap()
+}
+
+// A reserved key cannot be reserved again; a different key can.
+#[tokio::test]
+async fn a_key_is_reserved_once() {
+    let store = MemoryStore::default();
+    assert!(matches!(reserve(&store, "a").await, Reserve::Reserved(_)));
+    assert_eq!(reserve(&store, "a").await, Reserve::Taken);
+    assert!(matches!(reserve(&store, "b").await, Reserve::Reserved(_)));
+    assert_eq!(store.len(), 2);
+}
+
+// Only the holder of the reservation can complete or release it; a stranger changes nothing.
+#[tokio::test]
+async fn completion_and_release_need_the_token() {
+    let store = MemoryStore::default();
+    let Reserve::Reserved(token) = reserve(&store, "a").await else {
+        panic!("reserved")
+    };
+    let stranger = Token(token.0 + 100);
+    assert!(matches!(
+        store.complete(&id("a"), stranger, answer("x")).await,
+        Err(Error::NotOwner)
+    ));
+    assert!(matches!(
+        store.release(&id("a"), stranger).await,
+        Err(Error::NotOwner)
+    ));
+    assert!(matches!(
+        store.lookup(&id("a")).await.unwrap(),
+        Lookup::InFlight { .. }
+    ));
+    assert_eq!(store.bytes(), 0);
+    store.complete(&id("a"), token, answer("x")).await.unwrap();
+    assert!(matches!(
+        store.lookup(&id("a")).await.unwrap(),
+        Lookup::Done { .. }
+    ));
+    assert!(store.bytes() > 0);
+}
+
+// Waiters learn the outcome: the stored answer on completion, "released" on release.
+#[tokio::test]
+async fn waiters_are_woken_with_the_outcome() {
+    let store = Arc::new(MemoryStore::default());
+    let Reserve::Reserved(a) = reserve(&store, "a").await else {
+        panic!()
+    };
+    let Reserve::Reserved(b) = reserve(&store, "b").await else {
+        panic!()
+    };
+    let Lookup::InFlight { wait: wait_a, .. } = store.lookup(&id("a")).await.unwrap() else {
+        panic!()
+    };
+    let Lookup::InFlight { wait: wait_b, .. } = store.lookup(&id("b")).await.unwrap() else {
+        panic!()
+    };
+    store.complete(&id("a"), a, answer("done")).await.unwrap();
+    store.release(&id("b"), b).await.unwrap();
+    match wait_a.await {
+        Outcome::Completed(response) => assert_eq!(response.body, "done"),
+        Outcome::Released => panic!("a completed"),
+    }
+    assert!(matches!(wait_b.await, Outcome::Released));
+    assert!(matches!(
+        store.lookup(&id("b")).await.unwrap(),
+        Lookup::Absent
+    ));
+    assert_eq!(store.len(), 1);
+}
+
+// At its bound the store refuses new keys, keeps what it has, and still answers lookups.
+#[tokio::test]
+async fn a_full_store_refuses_and_keeps() {
+    let store = MemoryStore::new(StoreLimits {
+        max_entries: 2,
+        ..StoreLimits::default()
+    });
+    let Reserve::Reserved(a) = reserve(&store, "a").await else {
+        panic!()
+    };
+    assert!(matches!(reserve(&store, "b").await, Reserve::Reserved(_)));
+    store.complete(&id("a"), a, answer("kept")).await.unwrap();
+    assert_eq!(reserve(&store, "c").await, Reserve::Full);
+    assert_eq!(store.len(), 2);
+    assert!(matches!(
+        store.lookup(&id("a")).await.unwrap(),
+        Lookup::Done { .. }
+    ));
+    assert!(matches!(
+        store.lookup(&id("c")).await.unwrap(),
+        Lookup::Absent
+    ));
+}
+
+// The byte budget counts stored answers, and refuses new keys once spent.
+#[tokio::test]
+async fn the_byte_budget_is_enforced() {
+    let store = MemoryStore::new(StoreLimits {
+        max_bytes: 64,
+        ..StoreLimits::default()
+    });
+    let Reserve::Reserved(a) = reserve(&store, "a").await else {
+        panic!()
+    };
+    store
+        .complete(&id("a"), a, answer("a body that fills the budget"))
+        .await
+        .unwrap();
+    assert!(store.bytes() >= 64);
+    assert_eq!(reserve(&store, "b").await, Reserve::Full);
+}
+
+// Finished entries past retention are swept and their bytes returned; running ones never are.
+#[tokio::test]
+async fn expired_entries_are_swept_but_running_ones_stay() {
+    let store = MemoryStore::new(StoreLimits {
+        retention: Duration::ZERO,
+        ..StoreLimits::default()
+    });
+    let Reserve::Reserved(a) = reserve(&store, "a").await else {
+        panic!()
+    };
+    assert!(matches!(
+        reserve(&store, "running").await,
+        Reserve::Reserved(_)
+    ));
+    store.complete(&id("a"), a, answer("x")).await.unwrap();
+    assert_eq!(store.sweep(), 1);
+    assert_eq!((store.len(), store.bytes()), (1, 0));
+    assert!(matches!(
+        store.lookup(&id("a")).await.unwrap(),
+        Lookup::Absent
+    ));
+    assert!(matches!(
+        store.lookup(&id("running")).await.unwrap(),
+        Lookup::InFlight { .. }
+    ));
+}

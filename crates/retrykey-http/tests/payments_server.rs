@@ -1,0 +1,210 @@
+//! The `payments` binary as any HTTP client sees it: its first line, its routes, its fault hooks.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use retrykey_http::loopback::Client;
+
+/// The server process; killed when dropped, so a failing test leaves nothing behind.
+struct Payments {
+    child: Child,
+    stdout: BufReader<std::process::ChildStdout>,
+    client: Client,
+}
+
+impl Payments {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the payments binary starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        let url = first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        Self {
+            child,
+            stdout,
+            client: Client::new(url),
+        }
+    }
+
+    async fn count(&self) -> String {
+        self.client.get("/payments/count", &[]).await.unwrap().body
+    }
+}
+
+impl Drop for Payments {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// A valid payment is charged once per key; the count route reports charges and attempts.
+#[tokio::test]
+async fn pays_once_per_key_and_counts() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    let key = [("idempotency-key", "p-1")];
+    let first = server
+        .client
+        .post("/payments", &key, r#"{"amount":500}"#)
+        .await
+        .unwrap();
+    let retry = server
+        .client
+        .post("/payments", &key, r#"{"amount":500}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.status, first.body.as_str()),
+        (201, r#"{"payment":1}"#)
+    );
+    assert_eq!(first.header("location"), Some("/payments/1"));
+    assert!(retry.replayed());
+    assert_eq!(server.count().await, r#"{"charges":1,"attempts":1}"#);
+}
+
+// Invalid JSON and non-positive amounts get 400 problems and charge nothing.
+#[tokio::test]
+async fn invalid_payments_are_400_without_a_charge() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    for body in [
+        "not json",
+        r#"{"amount":0}"#,
+        r#"{"amount":-5}"#,
+        r#"{"amount":1.5}"#,
+        r#"{"sum":5}"#,
+    ] {
+        let reply = server.client.post("/payments", &[], body).await.unwrap();
+        assert_eq!(reply.status, 400, "{body}");
+        assert_eq!(
+            reply.header("content-type"),
+            Some("application/problem+json")
+        );
+        assert!(
+            reply.body.contains("/problems/invalid-payment"),
+            "{}",
+            reply.body
+        );
+    }
+    assert_eq!(server.count().await, r#"{"charges":0,"attempts":5}"#);
+}
+
+// X-Flaky fails the first request of each token with 500 before charging; the retry succeeds.
+#[tokio::test]
+async fn flaky_tokens_fail_once_each() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    let post = |token: &'static str| {
+        let client = server.client.clone();
+        async move {
+            client
+                .post("/payments", &[("x-flaky", token)], r#"{"amount":1}"#)
+                .await
+                .unwrap()
+                .status
+        }
+    };
+    assert_eq!(
+        (
+            post("t1").await,
+            post("t1").await,
+            post("t2").await,
+            post("t2").await
+        ),
+        (500, 201, 500, 201)
+    );
+    assert_eq!(server.count().await, r#"{"charges":2,"attempts":4}"#);
+}
+
+// A delayed flaky first attempt keeps duplicates waiting; they get 503 and the retry charges once.
+#[tokio::test]
+async fn waiting_duplicates_of_a_failing_first_attempt_get_503() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    let headers = [
+        ("idempotency-key", "p-2"),
+        ("x-flaky", "p-2"),
+        ("x-delay-ms", "300"),
+    ];
+    let client = server.client.clone();
+    let first =
+        tokio::spawn(async move { client.post("/payments", &headers, r#"{"amount":9}"#).await });
+    // Started (and waiting in its 300 ms delay) once the count shows the attempt.
+    while server.count().await != r#"{"charges":0,"attempts":1}"# {
+        tokio::task::yield_now().await;
+    }
+    let duplicate = server
+        .client
+        .post("/payments", &headers, r#"{"amount":9}"#)
+        .await
+        .unwrap();
+    assert_eq!(first.await.unwrap().unwrap().status, 500);
+    assert_eq!(
+        (duplicate.status, duplicate.header("retry-after")),
+        (503, Some("1"))
+    );
+    let retry = server
+        .client
+        .post("/payments", &headers, r#"{"amount":9}"#)
+        .await
+        .unwrap();
+    assert_eq!((retry.status, retry.replayed()), (201, false));
+    assert_eq!(server.count().await, r#"{"charges":1,"attempts":2}"#);
+}
+
+// Unknown routes and wrong methods get problems, not charges.
+#[tokio::test]
+async fn unknown_routes_are_problems() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    assert_eq!(server.client.get("/nope", &[]).await.unwrap().status, 404);
+    assert_eq!(
+        server.client.get("/payments", &[]).await.unwrap().status,
+        405
+    );
+    assert_eq!(server.count().await, r#"{"charges":0,"attempts":0}"#);
+}
+
+// With --require-key, a keyless payment is refused with 400 and nothing runs.
+#[tokio::test]
+async fn require_key_refuses_keyless_payments() {
+    let server = Payments::start(&["--work-ms", "0", "--require-key"]);
+    let reply = server
+        .client
+        .post("/payments", &[], r#"{"amount":1}"#)
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 400);
+    assert!(
+        reply.body.contains("/problems/key-missing"),
+        "{}",
+        reply.body
+    );
+    assert_eq!(server.count().await, r#"{"charges":0,"attempts":0}"#);
+}
+
+// Ctrl-C (SIGINT) stops the server cleanly, after it reports its totals.
+#[tokio::test]
+async fn interrupt_shuts_down_cleanly() {
+    let mut server = Payments::start(&["--work-ms", "0"]);
+    server
+        .client
+        .post("/payments", &[], r#"{"amount":1}"#)
+        .await
+        .unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &server.child.id().to_string()])
+        .status()
+        .expect("kill is available");
+    assert!(status.success());
+    let mut last = String::new();
+    server.stdout.read_line(&mut last).unwrap();
+    assert_eq!(last.trim(), "stopped: charges=1 attempts=1");
+    assert!(server.child.wait().unwrap().success());
+}
