@@ -3,17 +3,35 @@
 
 use std::time::Duration;
 
+use clap::Parser;
 use retrykey_http::loopback::{Client, Reply, Server};
 use retrykey_http::payments::Payments;
-use retrykey_http::{BoxError, IdempotencyLayer};
+use retrykey_http::{BoxError, IdempotencyLayer, body};
 use tower_layer::Layer;
 
 const PAY_500: &str = r#"{"amount":500}"#;
 
+/// Five concurrent retries of one payment, then the other cases, against a loopback server.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Serve the payments handler bare, without the Idempotency-Key layer (see what it prevents).
+    #[arg(long)]
+    without_layer: bool,
+}
+
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
+    let args = Args::parse();
     let payments = Payments::new(Duration::from_millis(50));
-    let server = Server::start(IdempotencyLayer::new().layer(payments.service())).await?;
+    let server = if args.without_layer {
+        // The same body type conversion the layer does on its way in, and nothing else.
+        let bare = tower::ServiceBuilder::new()
+            .map_request(|request: http::Request<hyper::body::Incoming>| request.map(body::boxed))
+            .service(payments.service());
+        Server::start(bare).await?
+    } else {
+        Server::start(IdempotencyLayer::new().layer(payments.service())).await?
+    };
     let client = Client::new(server.url());
     let key = |k| [("idempotency-key", k)];
 
@@ -38,28 +56,28 @@ async fn main() -> Result<(), BoxError> {
     }
     counts(&payments);
 
-    println!("\n== the same key later, same body: answered from the store");
+    println!("\n== the same key later, same body");
     println!(
         "   {}",
         show(&client.post("/payments", &key("pay-123"), PAY_500).await?)
     );
     counts(&payments);
 
-    println!("\n== the same key with a different body");
+    println!("\n== the same key, a different body");
     let reply = client
         .post("/payments", &key("pay-123"), r#"{"amount":999}"#)
         .await?;
     println!("   {}", show(&reply));
     counts(&payments);
 
-    println!("\n== a new key is a new payment");
+    println!("\n== a new key (pay-456)");
     println!(
         "   {}",
         show(&client.post("/payments", &key("pay-456"), PAY_500).await?)
     );
     counts(&payments);
 
-    println!("\n== the first attempt fails with 500; the retry with the same key runs afresh");
+    println!("\n== a first attempt that fails with 500, then its retry (key pay-789)");
     let flaky = [("idempotency-key", "pay-789"), ("x-flaky", "pay-789")];
     println!(
         "   first: {}",
@@ -79,7 +97,7 @@ async fn main() -> Result<(), BoxError> {
     );
     counts(&payments);
 
-    println!("\n== no key at all: nothing protects these two");
+    println!("\n== two posts without a key");
     for _ in 0..2 {
         println!(
             "   {}",
