@@ -25,9 +25,17 @@ impl Budget {
     /// `max_attempts - 1` retries.
     pub fn start(policy: &Policy) -> Self {
         Self {
-            deadline: Instant::now() + policy.budget(),
+            deadline: Self::deadline_from_now(policy),
             retries: Arc::new(AtomicU32::new(policy.max_attempts() - 1)),
         }
+    }
+
+    /// The deadline `policy.budget()` from now. A budget too long to represent (such as
+    /// `Duration::MAX`) ends in about thirty years instead of overflowing.
+    pub fn deadline_from_now(policy: &Policy) -> Instant {
+        let now = Instant::now();
+        now.checked_add(policy.budget())
+            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 24 * 60 * 60))
     }
 
     /// The same retry pool with a deadline no later than `deadline` (a budget only shrinks).

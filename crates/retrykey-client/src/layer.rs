@@ -9,5 +9,5 @@ use retrykey_client::{Budget, Policy};
 /// them can hand itself more time or more retries than the operation has left, so three layers
 /// that each "retry three times" still make at most the outer policy's downstream attempts.
 pub fn child_budget(parent: &Budget, policy: &Policy) -> Budget {
-    parent.shortened_to(tokio::time::Instant::now() + policy.budget())
+    parent.shortened_to(Budget::deadline_from_now(policy))
 }

@@ -37,19 +37,23 @@ impl MemoryLedger {
         attempt: Attempt,
         request: &Request,
     ) -> Result<Reply<Receipt>, Failure> {
-        let result = self.ledger.apply(&attempt.key, request);
-        let lost = self
-            .lose
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok();
-        match result {
-            Ok(_) if lost => Err(Failure::Lost("reply lost after the commit".into())),
+        match self.ledger.apply(&attempt.key, request) {
+            // Only a committed apply can lose its reply: a refusal changed nothing to hide.
+            Ok(_) if self.take_lost() => Err(Failure::Lost("reply lost after the commit".into())),
             Ok(receipt) => Ok(Reply {
                 replayed: receipt.replayed,
                 value: receipt,
             }),
             Err(error) => Err(Failure::Status(answer_for(&error))),
         }
+    }
+}
+
+impl MemoryLedger {
+    fn take_lost(&self) -> bool {
+        self.lose
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
     }
 }
 

@@ -129,7 +129,7 @@ async fn connection(stream: TcpStream, ledger: Arc<dyn Ledger>, faults: Faults) 
             }
             Ok((key, request)) => {
                 let result = ledger.apply(&key, &request);
-                if Faults::take(&faults.drop_replies) {
+                if result.is_ok() && Faults::take(&faults.drop_replies) {
                     // The effect and its receipt are committed; the reply never leaves.
                     return;
                 }
