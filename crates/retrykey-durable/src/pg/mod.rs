@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock, PoisonError};
 use retrykey::{Error, Key, Receipt, Request};
 use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
-use tokio_postgres::error::SqlState;
+use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, GenericClient, NoTls};
 
@@ -69,9 +69,9 @@ impl Pool {
         let mut config: Config = url.parse()?;
         config.application_name(application_name);
         config.options(format!("-c search_path={schema}"));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("retrykey-pg")
+        // A current-thread runtime: the caller's thread drives its own connection inside
+        // `block_on`, with no hop to a worker thread and back on every round trip.
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let mut first = runtime.block_on(open(&runtime, &config))?;
@@ -141,6 +141,14 @@ impl Pool {
                     {
                         attempt += 1;
                     }
+                    Err(Error::Storage(cause)) => {
+                        if is_broken(cause.as_ref()) {
+                            // The server may have said FATAL before the socket closed: do not
+                            // wait to notice the close, connect afresh next time.
+                            *guard = None;
+                        }
+                        return Err(Error::Storage(cause));
+                    }
                     other => return other,
                 }
             }
@@ -187,6 +195,19 @@ fn is_transient(cause: &(dyn std::error::Error + 'static)) -> bool {
         .is_some_and(|code| {
             *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
         })
+}
+
+/// Whether `cause` leaves the connection unusable: anything but an ordinary error reported by
+/// the server (a closed socket, an I/O failure, a FATAL or PANIC message).
+fn is_broken(cause: &(dyn std::error::Error + 'static)) -> bool {
+    let Some(error) = cause.downcast_ref::<tokio_postgres::Error>() else {
+        return false;
+    };
+    match error.as_db_error().and_then(|db| db.parsed_severity()) {
+        Some(Severity::Fatal | Severity::Panic) => true,
+        Some(_) => false,
+        None => error.as_db_error().is_none(),
+    }
 }
 
 /// A PostgreSQL failure as the ledger reports it: the outcome is unknown to the caller.
@@ -286,10 +307,13 @@ pub async fn read_state(db: &impl GenericClient, scope: &str, lock: bool) -> Res
     })
 }
 
-/// The effect: the new total, counted as one more operation.
+/// The effect: the new total, counted as one more operation and one more live record. The
+/// ledger row is written once per operation (a hot row pays for every extra version); if the
+/// record then yields to an earlier writer, the whole transaction rolls back, count included.
 pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Result<(), Error> {
     db.execute_typed(
-        "UPDATE ledger SET total = $2, operations = operations + 1 WHERE scope = $1",
+        "UPDATE ledger SET total = $2, operations = operations + 1, records = records + 1
+         WHERE scope = $1",
         &[(&scope, Type::TEXT), (&to_sql(total), Type::INT8)],
     )
     .await
@@ -298,8 +322,8 @@ pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Res
 }
 
 /// The record, unless the unique index already holds one for `(scope, key)`: returns whether
-/// this call inserted it (and counted it as live). `ON CONFLICT DO NOTHING` waits for a
-/// concurrent inserter of the same key to finish, then yields to it if it committed.
+/// this call inserted it. `ON CONFLICT DO NOTHING` waits for a concurrent inserter of the same
+/// key to finish, then yields to it if it committed.
 pub async fn insert_record(
     db: &impl GenericClient,
     scope: &str,
@@ -308,19 +332,12 @@ pub async fn insert_record(
     receipt: Receipt,
     created_at: i64,
 ) -> Result<bool, Error> {
-    let row = db
-        .query_typed_one(
-            "WITH inserted AS (
-               INSERT INTO operations
-                 (scope, key, job, units, operation, committed_total, schema_version, created_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-               ON CONFLICT DO NOTHING
-               RETURNING 1
-             ), counted AS (
-               UPDATE ledger SET records = records + (SELECT count(*) FROM inserted)
-               WHERE scope = $1
-             )
-             SELECT count(*) FROM inserted",
+    let inserted = db
+        .execute_typed(
+            "INSERT INTO operations
+               (scope, key, job, units, operation, committed_total, schema_version, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT DO NOTHING",
             &[
                 (&scope, Type::TEXT),
                 (&key.as_str(), Type::TEXT),
@@ -334,7 +351,7 @@ pub async fn insert_record(
         )
         .await
         .map_err(storage)?;
-    Ok(row.get::<_, i64>(0) == 1)
+    Ok(inserted == 1)
 }
 
 /// Deletes the records of `scope` created before `cutoff` (Unix seconds); returns how many.
