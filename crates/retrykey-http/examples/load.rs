@@ -23,7 +23,7 @@ struct Args {
     #[arg(long, default_value_t = 32)]
     concurrency: u64,
     /// Rounds; each round runs every path once, in turn, and the median round is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     rounds: usize,
     /// Microseconds of work per charge in the handler (0: the handler is nearly free).
     #[arg(long, default_value_t = 0)]
@@ -32,7 +32,7 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     paths: Vec<String>,
     /// Give up (and report what was measured) after this many seconds.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 90)]
     max_seconds: u64,
 }
 
@@ -90,6 +90,10 @@ async fn main() -> Result<(), BoxError> {
     };
     let layer = IdempotencyLayer::builder().store_limits(limits).build();
     let layered = Server::start(layer.layer(layered_payments.service())).await?;
+    // The replayed key lives in a store with the default 24-hour retention: charged once.
+    let replayed_payments = Payments::new(work);
+    let replayed =
+        Server::start(IdempotencyLayer::new().layer(replayed_payments.service())).await?;
 
     let mut results: Vec<(Path, Vec<Measured>)> =
         Path::ALL.iter().map(|&p| (p, Vec::new())).collect();
@@ -103,10 +107,10 @@ async fn main() -> Result<(), BoxError> {
             if !wanted || Instant::now() > deadline {
                 continue;
             }
-            let url = if *path == Path::Bare {
-                bare.url()
-            } else {
-                layered.url()
+            let url = match path {
+                Path::Bare => bare.url(),
+                Path::Replay => replayed.url(),
+                Path::Fresh | Path::Keyless => layered.url(),
             };
             // Round 0 warms up connections, allocator and the replayed key; it is not reported.
             let requests = if round == 0 {
@@ -122,6 +126,7 @@ async fn main() -> Result<(), BoxError> {
     }
     bare.stop().await;
     layered.stop().await;
+    replayed.stop().await;
 
     println!(
         "{:<34} {:>10} {:>9} {:>9} {:>8}",
@@ -147,9 +152,10 @@ async fn main() -> Result<(), BoxError> {
         );
     }
     println!(
-        "charges: bare={} layered={}",
+        "charges: bare={} fresh+keyless={} replayed key={}",
         bare_payments.charges(),
-        layered_payments.charges()
+        layered_payments.charges(),
+        replayed_payments.charges()
     );
     Ok(())
 }

@@ -33,19 +33,22 @@ use crate::body::{Body, full};
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
 /// Headers that belong to one connection or one moment, never to the stored answer.
-const NOT_REPLAYED: [HeaderName; 11] = [
-    header::SET_COOKIE,
-    header::DATE,
-    header::CONNECTION,
-    HeaderName::from_static("keep-alive"),
-    HeaderName::from_static("proxy-connection"),
-    header::TRANSFER_ENCODING,
-    header::UPGRADE,
-    header::TE,
-    header::TRAILER,
-    header::PROXY_AUTHENTICATE,
-    header::CONTENT_LENGTH, // recomputed from the stored body
-];
+fn never_replayed(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "set-cookie"
+            | "date"
+            | "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "transfer-encoding"
+            | "upgrade"
+            | "te"
+            | "trailer"
+            | "proxy-authenticate"
+            | "content-length" // recomputed from the stored body
+    )
+}
 
 /// The outcome of a first attempt, kept so every retry gets the same answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +137,7 @@ fn replayable(headers: &HeaderMap) -> HeaderMap {
         .collect();
     let mut kept = HeaderMap::with_capacity(headers.len());
     for (name, value) in headers {
-        if !NOT_REPLAYED.contains(name) && !listed.contains(name) {
+        if !never_replayed(name) && !listed.contains(name) {
             kept.append(name.clone(), value.clone());
         }
     }

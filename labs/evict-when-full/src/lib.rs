@@ -55,8 +55,9 @@ struct Entry {
 
 #[derive(Debug)]
 enum Phase {
-    /// Running; waiters subscribe to the channel and see `Some` when it ends.
-    InFlight(watch::Sender<Option<Outcome>>),
+    /// Running. The channel is made for the first waiter (most first attempts never have
+    /// one); waiters see `Some` in it when the attempt ends.
+    InFlight(Option<watch::Sender<Option<Outcome>>>),
     /// Finished; replayed until `expires`.
     Done {
         response: Arc<StoredResponse>,
@@ -151,10 +152,10 @@ impl State {
     fn remove(&mut self, id: &EntryId) {
         match self.entries.remove(id).map(|entry| entry.phase) {
             Some(Phase::Done { size, .. }) => self.bytes -= size,
-            Some(Phase::InFlight(sender)) => {
+            Some(Phase::InFlight(Some(sender))) => {
                 sender.send_replace(Some(Outcome::Released));
             }
-            None => {}
+            Some(Phase::InFlight(None)) | None => {}
         }
     }
 }
@@ -163,14 +164,15 @@ impl ResponseStore for MemoryStore {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
         let mut state = self.lock();
         state.forget_expired(id, Instant::now());
-        let lookup = match state.entries.get(id) {
+        let lookup = match state.entries.get_mut(id) {
             None => Lookup::Absent,
-            Some(entry) => match &entry.phase {
+            Some(entry) => match &mut entry.phase {
                 Phase::Done { response, .. } => Lookup::Done {
                     fingerprint: entry.fingerprint,
                     response: Arc::clone(response),
                 },
                 Phase::InFlight(sender) => {
+                    let sender = sender.get_or_insert_with(|| watch::channel(None).0);
                     let mut receiver = sender.subscribe();
                     Lookup::InFlight {
                         fingerprint: entry.fingerprint,
@@ -212,13 +214,12 @@ impl ResponseStore for MemoryStore {
         }
         state.next_token += 1;
         let token = Token(state.next_token);
-        let (sender, _) = watch::channel(None);
         state.entries.insert(
             *id,
             Entry {
                 fingerprint: *fingerprint,
                 token,
-                phase: Phase::InFlight(sender),
+                phase: Phase::InFlight(None),
             },
         );
         Box::pin(std::future::ready(Ok(Reserve::Reserved(token))))
@@ -247,7 +248,7 @@ impl ResponseStore for MemoryStore {
                     size,
                     expires,
                 };
-                if let Phase::InFlight(sender) = std::mem::replace(&mut entry.phase, done) {
+                if let Phase::InFlight(Some(sender)) = std::mem::replace(&mut entry.phase, done) {
                     sender.send_replace(Some(Outcome::Completed(response)));
                 }
                 *bytes += size;
