@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 /// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
 /// two concurrent writers of one key is first.
 // NEGATIVE: the index on (scope, key) is not unique, so nothing but the lookup at the start of
-// the transaction stands between two connections and a second record. Both look, both find
+// the operation stands between two connections and a second record. Both look, both find
 // nothing, both apply: `ON CONFLICT DO NOTHING` never sees a conflict.
 const LAYOUT: &str = "
 CREATE TABLE IF NOT EXISTS ledger (
@@ -111,14 +111,17 @@ impl PgLedger {
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
-        let tx = client.transaction().await.map_err(storage)?;
 
-        // The lookup comes first, so a replay is answered even when the ledger is full.
-        if let Some(stored) = lookup(&tx, scope, key).await? {
+        // The lookup comes first, so a replay is answered even when the ledger is full. It
+        // needs no transaction: a committed record never changes, so one read answers a replay.
+        if let Some(stored) = lookup(client, scope, key).await? {
             return stored.answer(request);
         }
 
-        // Locking the ledger row orders the new operations of this scope.
+        // Locking the ledger row orders the new operations of this scope. Another transaction
+        // may still record this key between the lookup and the lock: the unique index below
+        // catches that.
+        let tx = client.transaction().await.map_err(storage)?;
         let limits = self.options.limits;
         let state = read_state(&tx, scope, true).await?;
         if state.records >= limits.max_records as u64 {

@@ -108,14 +108,17 @@ impl PgLedger {
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
-        let tx = client.transaction().await.map_err(storage)?;
 
-        // The lookup comes first, so a replay is answered even when the ledger is full.
-        if let Some(stored) = lookup(&tx, scope, key).await? {
+        // The lookup comes first, so a replay is answered even when the ledger is full. It
+        // needs no transaction: a committed record never changes, so one read answers a replay.
+        if let Some(stored) = lookup(client, scope, key).await? {
             return stored.answer(request);
         }
 
-        // Locking the ledger row orders the new operations of this scope.
+        // Locking the ledger row orders the new operations of this scope. Another transaction
+        // may still record this key between the lookup and the lock: the unique index below
+        // catches that.
+        let tx = client.transaction().await.map_err(storage)?;
         let limits = self.options.limits;
         let state = read_state(&tx, scope, true).await?;
         if state.records >= limits.max_records as u64 {
