@@ -87,3 +87,28 @@ load *args:
     cargo run -q --release -p retrykey-http --example load -- {{args}}
 
 # --- Stage 4: durable ---
+
+# `just crash-matrix <variant>` runs a Stage 4 SQLite variant's crash server instead.
+# Stage 4: crash the ledger process at every point, restart, retry with the same key; the table (seconds).
+crash-matrix variant="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ -n "{{variant}}" ]; then
+        cargo build -q -p {{variant}} --bin crash-server-{{variant}}
+        cargo build -q -p retrykey-durable --bin crash-matrix
+        exec cargo run -q -p retrykey-durable --bin crash-matrix -- --variant {{variant}} --backend sqlite
+    fi
+    cargo build -q -p retrykey-durable --bin crash-server
+    exec cargo run -q -p retrykey-durable --bin crash-matrix
+
+# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections); ~1.5 minutes.
+bench-durable *args:
+    cargo bench -p retrykey-durable --bench durable -- {{args}}
+
+# Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
+pgbench-ratio *args:
+    cargo run -q --release -p retrykey-durable --bin pgbench-ratio -- {{args}}
+
+# Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
+postgres:
+    bash .ci/postgres
