@@ -35,7 +35,9 @@ fn contract_failures<L: Ledger + 'static>(make: &(dyn Fn(Limits) -> L + Sync)) -
 
 /// The crash scenarios that fail on fresh SQLite files opened by `open`.
 fn crash_failures(open: Opener) -> BTreeSet<String> {
-    failed(scenario::run_all(|| InProcess::new(Backend::fresh_sqlite(), open)))
+    failed(scenario::run_all(|| {
+        InProcess::new(Backend::fresh_sqlite(), open)
+    }))
 }
 
 /// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
@@ -44,21 +46,34 @@ fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<St
     let covered = |name: &String| suites.iter().any(|suite| name.starts_with(suite));
     let must_fail: BTreeSet<String> = declared.must_fail.into_iter().filter(covered).collect();
     let failing: BTreeSet<String> = failing.difference(&declared.may_fail).cloned().collect();
-    assert_eq!(failing, must_fail, "{variant} must fail exactly its declared checks");
+    assert_eq!(
+        failing, must_fail,
+        "{variant} must fail exactly its declared checks"
+    );
 }
 
 const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
 
-fn separate_transactions(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+fn separate_transactions(
+    backend: &Backend,
+    options: Options,
+) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {
-        Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(path, options)?)),
+        Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(
+            path, options,
+        )?)),
         Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
     }
 }
 
-fn record_before_effect(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+fn record_before_effect(
+    backend: &Backend,
+    options: Options,
+) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {
-        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(path, options)?)),
+        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(
+            path, options,
+        )?)),
         Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
     }
 }

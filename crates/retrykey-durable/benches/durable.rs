@@ -53,7 +53,10 @@ fn sqlite(c: &mut Criterion) {
     let mut group = c.benchmark_group("sqlite");
     group.throughput(Throughput::Elements(1));
     for (name, durability) in [("full", Durability::Full), ("normal", Durability::Normal)] {
-        let path = std::env::temp_dir().join(format!("retrykey-bench-{name}-{}.sqlite", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "retrykey-bench-{name}-{}.sqlite",
+            std::process::id()
+        ));
         let options = Options {
             limits: UNBOUNDED,
             durability,
@@ -79,7 +82,10 @@ fn sqlite(c: &mut Criterion) {
 
 fn postgres(c: &mut Criterion) {
     let Some(url) = pg::url_from_env() else {
-        eprintln!("PostgreSQL not configured: skipped, set {} to enable", pg::URL_VAR);
+        eprintln!(
+            "PostgreSQL not configured: skipped, set {} to enable",
+            pg::URL_VAR
+        );
         return;
     };
     let mut group = c.benchmark_group("postgres");

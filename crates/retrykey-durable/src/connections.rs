@@ -14,14 +14,17 @@ use std::time::{Duration, Instant};
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
 
-use crate::crash::{Hooks, Point};
+use crate::Options;
 use crate::crash::server::Backend;
+use crate::crash::{Hooks, Point};
 use crate::pg::admin::Admin;
 use crate::proxy::{Fault, FaultProxy};
-use crate::Options;
 
 /// Opens a ledger on the database at a URL.
 pub type Open<L> = dyn Fn(&str, Options) -> Result<L, crate::Error>;
+
+/// One connection check.
+pub type Check<L> = fn(&str, &Open<L>);
 
 const UNITS: u64 = 5;
 
@@ -101,7 +104,9 @@ pub fn two_connections_one_effect<L: Ledger>(url: &str, open: &Open<L>) {
     // Hold the ledger row so that both transactions pass their lookup and then queue up.
     let locker = Admin::connect(url, &schema).expect("admin");
     let watcher = Admin::connect(url, &schema).expect("admin");
-    locker.batch("BEGIN; SELECT 1 FROM ledger FOR UPDATE").expect("lock");
+    locker
+        .batch("BEGIN; SELECT 1 FROM ledger FOR UPDATE")
+        .expect("lock");
     let (first, second) = std::thread::scope(|scope| {
         let first = scope.spawn(|| a.apply(&key(), &request(UNITS)));
         let second = scope.spawn(|| b.apply(&key(), &request(UNITS)));
@@ -116,7 +121,11 @@ pub fn two_connections_one_effect<L: Ledger>(url: &str, open: &Open<L>) {
         [fresh_receipt(), fresh_receipt().replay()],
         "one connection applies, the other replays its receipt"
     );
-    assert_eq!(state(&a), (UNITS, 1, Some(fresh_receipt())), "one effect, one record");
+    assert_eq!(
+        state(&a),
+        (UNITS, 1, Some(fresh_receipt())),
+        "one effect, one record"
+    );
     drop((a, b));
     place.remove();
 }
@@ -129,7 +138,11 @@ pub fn changed_input_conflicts<L: Ledger>(url: &str, open: &Open<L>) {
     let b = open(url, options(&schema, "b", Hooks::none())).expect("open b");
     assert_eq!(a.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
     assert_eq!(b.apply(&key(), &request(UNITS + 1)), Err(Error::Conflict));
-    assert_eq!(state(&b), (UNITS, 1, Some(fresh_receipt())), "nothing written");
+    assert_eq!(
+        state(&b),
+        (UNITS, 1, Some(fresh_receipt())),
+        "nothing written"
+    );
     drop((a, b));
     place.remove();
 }
@@ -149,9 +162,17 @@ pub fn rollback_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
     let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
     let failed = catch_unwind(AssertUnwindSafe(|| ledger.apply(&key(), &request(UNITS))));
     assert!(failed.is_err(), "the hook made the first attempt fail");
-    assert_eq!(state(&observer), (0, 0, None), "rolled back: no effect, no record");
+    assert_eq!(
+        state(&observer),
+        (0, 0, None),
+        "rolled back: no effect, no record"
+    );
     assert_eq!(ledger.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
-    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "applied once");
+    assert_eq!(
+        state(&observer),
+        (UNITS, 1, Some(fresh_receipt())),
+        "applied once"
+    );
     drop((ledger, observer));
     place.remove();
 }
@@ -175,10 +196,17 @@ pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
     let ledger = open(url, options(&schema, "a", hooks)).expect("open");
     let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
     let outcome = ledger.apply(&key(), &request(UNITS));
-    assert!(matches!(outcome, Err(Error::Storage(_))), "outcome unknown, got {outcome:?}");
+    assert!(
+        matches!(outcome, Err(Error::Storage(_))),
+        "outcome unknown, got {outcome:?}"
+    );
     assert_eq!(state(&observer), (0, 0, None), "nothing committed");
     assert_eq!(ledger.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
-    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "applied once");
+    assert_eq!(
+        state(&observer),
+        (UNITS, 1, Some(fresh_receipt())),
+        "applied once"
+    );
     drop((ledger, observer));
     place.remove();
 }
@@ -245,14 +273,21 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
     let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
     proxy.arm(fault);
     let outcome = ledger.apply(&key(), &request(UNITS));
-    assert!(matches!(outcome, Err(Error::Storage(_))), "outcome unknown, got {outcome:?}");
+    assert!(
+        matches!(outcome, Err(Error::Storage(_))),
+        "outcome unknown, got {outcome:?}"
+    );
     let committed = fault == Fault::AfterCommit;
     let expected = if committed {
         (UNITS, 1, Some(fresh_receipt()))
     } else {
         (0, 0, None)
     };
-    assert_eq!(state(&observer), expected, "what the server holds after the cut");
+    assert_eq!(
+        state(&observer),
+        expected,
+        "what the server holds after the cut"
+    );
     let retry = ledger.apply(&key(), &request(UNITS));
     let receipt = if committed {
         fresh_receipt().replay()
@@ -260,7 +295,11 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
         fresh_receipt()
     };
     assert_eq!(retry, Ok(receipt), "the retry finds out what happened");
-    assert_eq!(state(&observer), (UNITS, 1, Some(fresh_receipt())), "exactly one effect");
+    assert_eq!(
+        state(&observer),
+        (UNITS, 1, Some(fresh_receipt())),
+        "exactly one effect"
+    );
     drop((ledger, observer));
     place.remove();
 }
@@ -279,13 +318,31 @@ pub fn reply_lost_after_commit<L: Ledger>(url: &str, open: &Open<L>) {
 
 /// Every connection check, named as the suite names them, run in this process.
 pub fn run_all<L: Ledger>(url: &str, open: &Open<L>) -> Vec<(&'static str, Result<(), String>)> {
-    let checks: [(&'static str, fn(&str, &Open<L>)); 6] = [
-        ("connections::two_connections_one_effect", two_connections_one_effect),
-        ("connections::changed_input_conflicts", changed_input_conflicts),
-        ("connections::rollback_before_commit", rollback_before_commit),
-        ("connections::backend_terminated_before_commit", backend_terminated_before_commit),
-        ("connections::connection_lost_before_commit", connection_lost_before_commit),
-        ("connections::reply_lost_after_commit", reply_lost_after_commit),
+    let checks: [(&'static str, Check<L>); 6] = [
+        (
+            "connections::two_connections_one_effect",
+            two_connections_one_effect,
+        ),
+        (
+            "connections::changed_input_conflicts",
+            changed_input_conflicts,
+        ),
+        (
+            "connections::rollback_before_commit",
+            rollback_before_commit,
+        ),
+        (
+            "connections::backend_terminated_before_commit",
+            backend_terminated_before_commit,
+        ),
+        (
+            "connections::connection_lost_before_commit",
+            connection_lost_before_commit,
+        ),
+        (
+            "connections::reply_lost_after_commit",
+            reply_lost_after_commit,
+        ),
     ];
     checks
         .into_iter()
@@ -339,7 +396,10 @@ macro_rules! connections_suite {
 
             #[test]
             fn backend_terminated_before_commit() {
-                run($crate::connections::backend_terminated_before_commit, &$open);
+                run(
+                    $crate::connections::backend_terminated_before_commit,
+                    &$open,
+                );
             }
 
             #[test]
@@ -354,4 +414,3 @@ macro_rules! connections_suite {
         }
     };
 }
-

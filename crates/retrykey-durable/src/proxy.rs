@@ -87,19 +87,24 @@ fn relay(client: TcpStream, server: TcpStream, armed: &Mutex<Option<Fault>>) -> 
             io::Result::Ok(())
         })
     };
-    let _ = pump(client.try_clone()?, server.try_clone()?, true, |kind, body| {
-        if kind != b'Q' || !body.starts_with(b"COMMIT") {
-            return Verdict::Forward;
-        }
-        match armed.lock().unwrap_or_else(PoisonError::into_inner).take() {
-            None => Verdict::Forward,
-            Some(Fault::BeforeCommit) => Verdict::Cut,
-            Some(Fault::AfterCommit) => {
-                cut_after_commit.store(true, Ordering::SeqCst);
-                Verdict::Forward
+    let _ = pump(
+        client.try_clone()?,
+        server.try_clone()?,
+        true,
+        |kind, body| {
+            if kind != b'Q' || !body.starts_with(b"COMMIT") {
+                return Verdict::Forward;
             }
-        }
-    });
+            match armed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                None => Verdict::Forward,
+                Some(Fault::BeforeCommit) => Verdict::Cut,
+                Some(Fault::AfterCommit) => {
+                    cut_after_commit.store(true, Ordering::SeqCst);
+                    Verdict::Forward
+                }
+            }
+        },
+    );
     close(&client, &server);
     let _ = downstream.join();
     Ok(())

@@ -9,7 +9,9 @@ use retrykey_durable::pg::admin::{enabled, url};
 // Requirement: on SQLite, every point's crash ends with exactly one effect and the right receipt.
 #[test]
 fn sqlite_survives_every_point() {
-    for (name, outcome) in scenario::run_all(|| InProcess::new(Backend::fresh_sqlite(), open_correct)) {
+    for (name, outcome) in
+        scenario::run_all(|| InProcess::new(Backend::fresh_sqlite(), open_correct))
+    {
         assert_eq!(outcome, Ok(()), "{name}");
     }
 }
@@ -20,7 +22,9 @@ fn postgres_survives_every_point() {
     if !enabled() {
         return;
     }
-    for (name, outcome) in scenario::run_all(|| InProcess::new(Backend::fresh_pg(&url()), open_correct)) {
+    for (name, outcome) in
+        scenario::run_all(|| InProcess::new(Backend::fresh_pg(&url()), open_correct))
+    {
         assert_eq!(outcome, Ok(()), "{name}");
     }
 }

@@ -6,6 +6,9 @@ use retrykey_durable::crash::server::Backend;
 use retrykey_durable::pg::admin::{enabled, url};
 
 retrykey_durable::crash_suite!(
-    ProcessHarness::new(env!("CARGO_BIN_EXE_crash-server"), Backend::fresh_pg(&url())),
+    ProcessHarness::new(
+        env!("CARGO_BIN_EXE_crash-server"),
+        Backend::fresh_pg(&url())
+    ),
     guard = enabled
 );

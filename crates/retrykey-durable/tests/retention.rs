@@ -33,15 +33,26 @@ fn past_the_window() -> SystemTime {
 
 fn replays_until_swept(ledger: &(impl Ledger + Sweep)) {
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
-    assert_eq!(ledger.sweep(SystemTime::now()), Ok(0), "nothing is old enough");
-    assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5).replay()));
+    assert_eq!(
+        ledger.sweep(SystemTime::now()),
+        Ok(0),
+        "nothing is old enough"
+    );
+    assert_eq!(
+        ledger.apply(&key("a"), &request(5)),
+        Ok(receipt(1, 5).replay())
+    );
     assert_eq!((ledger.total(), ledger.records()), (Ok(5), Ok(1)));
 }
 
 fn swept_key_is_a_new_operation(ledger: &(impl Ledger + Sweep)) {
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
     assert_eq!(ledger.sweep(past_the_window()), Ok(1));
-    assert_eq!((ledger.total(), ledger.records()), (Ok(5), Ok(0)), "the effect stays");
+    assert_eq!(
+        (ledger.total(), ledger.records()),
+        (Ok(5), Ok(0)),
+        "the effect stays"
+    );
     assert_eq!(ledger.receipt(&key("a")), Ok(None), "the record is gone");
     // The documented contract: once forgotten, the key applies again, with a new number.
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(2, 10)));
@@ -53,7 +64,11 @@ fn full_ledger_rejects_rather_than_evicts(ledger: &(impl Ledger + Sweep)) {
     assert_eq!(ledger.apply(&key("b"), &request(2)), Ok(receipt(2, 3)));
     let full = Err(Error::Capacity { max_records: 2 });
     assert_eq!(ledger.apply(&key("c"), &request(4)), full);
-    assert_eq!(ledger.sweep(SystemTime::now()), Ok(0), "live records are never evicted");
+    assert_eq!(
+        ledger.sweep(SystemTime::now()),
+        Ok(0),
+        "live records are never evicted"
+    );
     assert_eq!(ledger.apply(&key("c"), &request(4)), full);
     assert_eq!(ledger.receipt(&key("a")), Ok(Some(receipt(1, 1))));
     assert_eq!(ledger.receipt(&key("b")), Ok(Some(receipt(2, 3))));
@@ -134,11 +149,18 @@ fn sweeper_thread_deletes_expired_records() {
     // Creation times have one-second resolution: wait (bounded) for the next second's sweep.
     let deadline = Instant::now() + Duration::from_secs(10);
     while ledger.records() != Ok(0) {
-        assert!(Instant::now() < deadline, "the sweeper never deleted the record");
+        assert!(
+            Instant::now() < deadline,
+            "the sweeper never deleted the record"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     sweeper.stop();
-    assert_eq!(ledger.total(), Ok(5), "sweeping forgets records, never effects");
+    assert_eq!(
+        ledger.total(),
+        Ok(5),
+        "sweeping forgets records, never effects"
+    );
     drop(ledger);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", dir.display()));

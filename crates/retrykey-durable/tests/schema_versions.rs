@@ -53,11 +53,17 @@ fn version_1_ledger_migrates_and_replays() {
     };
     assert_eq!(ledger.apply(&key("op-1"), &request(7)), Ok(replay(1, 7)));
     assert_eq!(ledger.apply(&key("op-2"), &request(5)), Ok(replay(2, 12)));
-    assert_eq!(ledger.apply(&key("op-1"), &request(8)), Err(Error::Conflict));
+    assert_eq!(
+        ledger.apply(&key("op-1"), &request(8)),
+        Err(Error::Conflict)
+    );
     assert_eq!((ledger.total(), ledger.records()), (Ok(12), Ok(2)));
     // Numbering continues after the migrated operations.
     let next = ledger.apply(&key("op-3"), &request(1));
-    assert_eq!(next.map(|receipt| (receipt.operation, receipt.total)), Ok((3, 13)));
+    assert_eq!(
+        next.map(|receipt| (receipt.operation, receipt.total)),
+        Ok((3, 13))
+    );
 }
 
 // Requirement: a layout newer than this build is refused and left exactly as it was.
@@ -66,8 +72,11 @@ fn newer_layout_is_refused_unchanged() {
     let file = TempFile::new("v-future");
     drop(SqliteLedger::open(&file.0, Options::default()).expect("create"));
     let conn = Connection::open(&file.0).expect("open");
-    conn.execute("UPDATE retrykey_meta SET version = ?1", [SCHEMA_VERSION + 1])
-        .expect("pretend a newer release wrote it");
+    conn.execute(
+        "UPDATE retrykey_meta SET version = ?1",
+        [SCHEMA_VERSION + 1],
+    )
+    .expect("pretend a newer release wrote it");
     drop(conn);
     let refused = SqliteLedger::open(&file.0, Options::default()).map(|_| ());
     assert!(

@@ -60,8 +60,12 @@ impl PgLedger {
 
     fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
-        pool.run(async |client| pg::prepare(client, LAYOUT, &scope).await.map_err(Error::from))
-            .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
+        pool.run(async |client| {
+            pg::prepare(client, LAYOUT, &scope)
+                .await
+                .map_err(Error::from)
+        })
+        .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
         Ok(Self {
             pool,
             options,

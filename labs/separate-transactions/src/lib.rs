@@ -72,7 +72,12 @@ impl SqliteLedger {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn apply_once(&self, conn: &mut Connection, key: &Key, request: &Request) -> Result<Receipt, Error> {
+    fn apply_once(
+        &self,
+        conn: &mut Connection,
+        key: &Key,
+        request: &Request,
+    ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
         // IMMEDIATE takes the write lock now: from the lookup to the commit no other connection
@@ -133,7 +138,9 @@ impl Ledger for SqliteLedger {
     }
 
     fn total(&self) -> Result<u64, Error> {
-        Ok(read_state(&self.lock(), &self.options.scope).map_err(storage)?.total)
+        Ok(read_state(&self.lock(), &self.options.scope)
+            .map_err(storage)?
+            .total)
     }
 
     fn records(&self) -> Result<usize, Error> {

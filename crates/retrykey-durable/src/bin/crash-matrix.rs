@@ -66,7 +66,11 @@ fn main() -> anyhow::Result<ExitCode> {
                     "#{} total {} {}",
                     receipt.operation,
                     receipt.total,
-                    if receipt.replayed { "replayed" } else { "fresh" }
+                    if receipt.replayed {
+                        "replayed"
+                    } else {
+                        "fresh"
+                    }
                 ),
                 None => "-".to_owned(),
             };

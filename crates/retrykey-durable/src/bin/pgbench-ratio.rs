@@ -61,7 +61,10 @@ fn pgbench(args: &[&str]) -> anyhow::Result<String> {
         .output()
         .context("cannot run pgbench (install postgresql-contrib or the server package)")?;
     if !output.status.success() {
-        bail!("pgbench failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "pgbench failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -70,7 +73,9 @@ fn pgbench(args: &[&str]) -> anyhow::Result<String> {
 fn pgbench_tps(url: &str, clients: usize, seconds: u64) -> anyhow::Result<f64> {
     let clients = clients.to_string();
     let seconds = seconds.to_string();
-    let out = pgbench(&["-N", "-n", "-c", &clients, "-j", &clients, "-T", &seconds, url])?;
+    let out = pgbench(&[
+        "-N", "-n", "-c", &clients, "-j", &clients, "-T", &seconds, url,
+    ])?;
     out.lines()
         .find_map(|line| line.strip_prefix("tps = "))
         .and_then(|rest| rest.split_whitespace().next())
@@ -120,8 +125,8 @@ fn ledger_rate(url: &str, clients: usize, seconds: u64, one_scope: bool) -> anyh
                     let deadline = Instant::now() + Duration::from_secs(seconds);
                     let mut applied = 0;
                     while Instant::now() < deadline {
-                        let key = Key::new(format!("{one_scope}-{client}-{applied}"))
-                            .expect("valid key");
+                        let key =
+                            Key::new(format!("{one_scope}-{client}-{applied}")).expect("valid key");
                         ledger.apply(&key, request).expect("apply");
                         applied += 1;
                     }
@@ -129,7 +134,10 @@ fn ledger_rate(url: &str, clients: usize, seconds: u64, one_scope: bool) -> anyh
                 })
             })
             .collect();
-        workers.into_iter().map(|worker| worker.join().expect("worker")).sum()
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("worker"))
+            .sum()
     });
     Ok(applied as f64 / seconds as f64)
 }

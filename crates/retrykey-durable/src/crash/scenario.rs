@@ -90,7 +90,9 @@ fn steps(harness: &dyn Harness, point: Point, outcome: &mut Outcome) -> Result<(
     let (total, _) = second.state()?;
     outcome.effects_after_crash = effects(total);
     if total < ACKED.1 {
-        return Err(format!("the acknowledged operation was lost: total {total}"));
+        return Err(format!(
+            "the acknowledged operation was lost: total {total}"
+        ));
     }
     let retry = match second.apply(LOST.0, JOB, LOST.1) {
         Reply::Receipt(receipt) => receipt,

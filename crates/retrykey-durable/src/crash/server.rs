@@ -173,7 +173,11 @@ fn answer(ledger: &dyn Ledger, line: &str) -> String {
                     "ok {} {} {}",
                     receipt.operation,
                     receipt.total,
-                    if receipt.replayed { "replayed" } else { "fresh" }
+                    if receipt.replayed {
+                        "replayed"
+                    } else {
+                        "fresh"
+                    }
                 ),
                 Err(error) => format!("err {error}"),
             }

@@ -53,7 +53,9 @@ pub fn enabled() -> bool {
         return true;
     }
     if std::env::var_os("CI").is_some() {
-        panic!("{URL_VAR} is not set, but CI is: the PostgreSQL tests must run in CI (see .ci/postgres)");
+        panic!(
+            "{URL_VAR} is not set, but CI is: the PostgreSQL tests must run in CI (see .ci/postgres)"
+        );
     }
     eprintln!("PostgreSQL not configured: skipped, set {URL_VAR} to enable");
     false

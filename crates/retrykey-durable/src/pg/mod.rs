@@ -78,7 +78,8 @@ impl Pool {
         runtime.block_on(async {
             // Two ledgers creating the same schema at once would race in the catalog.
             let tx = first.transaction().await?;
-            tx.batch_execute("SELECT pg_advisory_xact_lock(7303)").await?;
+            tx.batch_execute("SELECT pg_advisory_xact_lock(7303)")
+                .await?;
             tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
                 .await?;
             tx.commit().await
@@ -219,7 +220,8 @@ pub fn storage(error: tokio_postgres::Error) -> Error {
 /// gives `scope` its ledger row. Serialized by an advisory lock.
 pub async fn prepare(client: &mut Client, layout: &str, scope: &str) -> Result<(), crate::Error> {
     let tx = client.transaction().await?;
-    tx.batch_execute("SELECT pg_advisory_xact_lock(7304)").await?;
+    tx.batch_execute("SELECT pg_advisory_xact_lock(7304)")
+        .await?;
     tx.batch_execute(layout).await?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL)")
         .await?;
@@ -230,8 +232,11 @@ pub async fn prepare(client: &mut Client, layout: &str, scope: &str) -> Result<(
     match found {
         None => {
             let version = SCHEMA_VERSION as i32;
-            tx.execute("INSERT INTO retrykey_meta (version) VALUES ($1)", &[&version])
-                .await?;
+            tx.execute(
+                "INSERT INTO retrykey_meta (version) VALUES ($1)",
+                &[&version],
+            )
+            .await?;
         }
         Some(version) if i64::from(version) == SCHEMA_VERSION => {}
         Some(version) => {

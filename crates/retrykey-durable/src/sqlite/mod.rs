@@ -182,7 +182,9 @@ pub fn with_retry<T>(mut attempt: impl FnMut() -> Result<T, Error>) -> Result<T,
 
 fn is_busy(cause: &(dyn std::error::Error + 'static)) -> bool {
     matches!(
-        cause.downcast_ref::<rusqlite::Error>().and_then(rusqlite::Error::sqlite_error_code),
+        cause
+            .downcast_ref::<rusqlite::Error>()
+            .and_then(rusqlite::Error::sqlite_error_code),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
 }

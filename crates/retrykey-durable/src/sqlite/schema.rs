@@ -70,7 +70,10 @@ pub fn prepare(conn: &mut Connection, scope: &str, now: i64) -> Result<(), Error
                 "CREATE TABLE IF NOT EXISTS retrykey_meta (version INTEGER NOT NULL);
                  DELETE FROM retrykey_meta;",
             )?;
-            tx.execute("INSERT INTO retrykey_meta (version) VALUES (?1)", [SCHEMA_VERSION])?;
+            tx.execute(
+                "INSERT INTO retrykey_meta (version) VALUES (?1)",
+                [SCHEMA_VERSION],
+            )?;
         }
         Some(1) => migrate_v1(&tx, scope, now)?,
         Some(SCHEMA_VERSION) => {}
@@ -103,7 +106,9 @@ fn migrate_v1(tx: &rusqlite::Transaction<'_>, scope: &str, now: i64) -> Result<(
     tx.execute_batch(LAYOUT_V2)?;
     let old: Vec<(String, String, i64, String)> = tx
         .prepare("SELECT key, job, units, receipt FROM operations_v1 ORDER BY key")?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+        .query_map([], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
         .collect::<Result<_, _>>()?;
     let mut last_operation = 0_i64;
     for (key, job, units, receipt) in &old {
@@ -116,7 +121,16 @@ fn migrate_v1(tx: &rusqlite::Transaction<'_>, scope: &str, now: i64) -> Result<(
             "INSERT INTO operations
                (scope, key, job, units, operation, committed_total, schema_version, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![scope, key, job, units, operation, total, SCHEMA_VERSION, now],
+            params![
+                scope,
+                key,
+                job,
+                units,
+                operation,
+                total,
+                SCHEMA_VERSION,
+                now
+            ],
         )?;
     }
     let total: i64 = tx.query_row("SELECT total FROM ledger_v1", [], |row| row.get(0))?;

@@ -6,7 +6,9 @@ use retrykey_durable::crash::server::{self, Backend};
 
 fn open(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {
-        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(path, options)?)),
+        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(
+            path, options,
+        )?)),
         Backend::Pg { .. } => Err(retrykey_durable::Error::Config(
             "this variant changes the SQLite ledger only".to_owned(),
         )),
