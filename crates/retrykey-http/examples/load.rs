@@ -28,6 +28,9 @@ struct Args {
     /// Microseconds of work per charge in the handler (0: the handler is nearly free).
     #[arg(long, default_value_t = 0)]
     work_us: u64,
+    /// How long the fresh-key store keeps a record, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    retention_ms: u64,
     /// Only these paths (comma-separated: bare, fresh, replay, keyless); default all.
     #[arg(long, value_delimiter = ',')]
     paths: Vec<String>,
@@ -81,12 +84,12 @@ async fn main() -> Result<(), BoxError> {
         .service(bare_payments.service());
     let bare = Server::start(bare_service).await?;
     let layered_payments = Payments::new(work);
-    // Steady state: records expire after a second, so the store holds about one second of
-    // traffic (a 24-hour retention would make this a measurement of heap growth instead).
+    // Steady state: records expire after a second (by default), so the store holds about one
+    // second of traffic (a 24-hour retention would make this a measurement of heap growth).
     let limits = StoreLimits {
         max_entries: 1_000_000,
         max_bytes: 1 << 30,
-        retention: Duration::from_secs(1),
+        retention: Duration::from_millis(args.retention_ms),
     };
     let layer = IdempotencyLayer::builder().store_limits(limits).build();
     let layered = Server::start(layer.layer(layered_payments.service())).await?;

@@ -133,11 +133,7 @@ pub async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, ReadErr
             chunks.push(data);
         }
     }
-    Ok(match chunks.len() {
-        0 => Bytes::new(),
-        1 => chunks.swap_remove(0),
-        _ => chunks.concat().into(),
-    })
+    Ok(join(chunks))
 }
 
 /// A response body read far enough to know whether it fits in the store.
@@ -150,22 +146,33 @@ pub enum Captured {
     Broken(BoxError),
 }
 
-/// Reads a response body up to `limit` bytes without ever holding more than that.
+/// Reads a response body up to `limit` bytes without ever holding much more than that.
 pub async fn capture(mut body: Body, limit: usize) -> Captured {
-    let mut read = bytes::BytesMut::new();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut total = 0;
     while let Some(frame) = body.frame().await {
         match frame {
             Ok(frame) => {
                 // Trailers are not kept: a replay is status, headers and body.
                 if let Ok(data) = frame.into_data() {
-                    read.extend_from_slice(&data);
-                    if read.len() > limit {
-                        return Captured::TooLarge(read.freeze(), body);
+                    total += data.len();
+                    chunks.push(data);
+                    if total > limit {
+                        return Captured::TooLarge(join(chunks), body);
                     }
                 }
             }
             Err(error) => return Captured::Broken(error),
         }
     }
-    Captured::Whole(read.freeze())
+    Captured::Whole(join(chunks))
+}
+
+/// One `Bytes` from several, copying only when there is more than one.
+fn join(mut chunks: Vec<Bytes>) -> Bytes {
+    match chunks.len() {
+        0 => Bytes::new(),
+        1 => chunks.swap_remove(0),
+        _ => chunks.concat().into(),
+    }
 }

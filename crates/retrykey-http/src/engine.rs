@@ -156,7 +156,7 @@ async fn attempt(
     next: Next,
 ) -> Response<Body> {
     let store = config.store();
-    let response = match CatchUnwind(Box::pin(next.run(request))).await {
+    let response = match CatchUnwind(next.call(request)).await {
         Ok(response) => response,
         Err(_panic) => {
             release(&config, &id, token).await;

@@ -304,6 +304,11 @@ impl Next {
     pub async fn run(self, request: Request<Body>) -> Response<Body> {
         (self.call)(request).await
     }
+
+    /// The inner service's future for `request`, already boxed (so it is `Unpin`).
+    pub fn call(self, request: Request<Body>) -> BoxFuture<Response<Body>> {
+        (self.call)(request)
+    }
 }
 
 impl fmt::Debug for Next {
@@ -324,7 +329,7 @@ where
 {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // Readiness of the inner service is awaited only if the request reaches it: replays,
@@ -354,7 +359,23 @@ where
         });
         let config = Arc::clone(&self.config);
         let engine = Arc::clone(&config.engine);
-        let answer = engine.handle(config, request.map(body::boxed), next);
-        Box::pin(async move { Ok(answer.await) })
+        ResponseFuture(engine.handle(config, request.map(body::boxed), next))
+    }
+}
+
+/// The future of [`Idempotency`]: the engine's answer, which is never an error.
+pub struct ResponseFuture(BoxFuture<Response<Body>>);
+
+impl Future for ResponseFuture {
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx).map(Ok)
+    }
+}
+
+impl fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseFuture")
     }
 }

@@ -61,6 +61,7 @@ pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
 pub use layer::{
     BoxFuture, Builder, Config, Engine, Idempotency, IdempotencyLayer, InFlight, Next,
+    ResponseFuture,
 };
 pub use memory::MemoryStore;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE};
