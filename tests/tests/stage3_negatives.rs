@@ -24,7 +24,10 @@ fn assert_fails_as_declared(variant: &str, subject: Subject) {
         .difference(&declared.may_fail)
         .cloned()
         .collect();
-    assert_eq!(failed, declared.must_fail, "{variant} must fail exactly its declared checks");
+    assert_eq!(
+        failed, declared.must_fail,
+        "{variant} must fail exactly its declared checks"
+    );
 }
 
 // The correct layer fails no check: the baseline every variant is compared with.
