@@ -131,12 +131,12 @@ async fn waiting_duplicates_of_a_failing_first_attempt_get_503() {
     let headers = [
         ("idempotency-key", "p-2"),
         ("x-flaky", "p-2"),
-        ("x-delay-ms", "300"),
+        ("x-delay-ms", "2000"),
     ];
     let client = server.client.clone();
     let first =
         tokio::spawn(async move { client.post("/payments", &headers, r#"{"amount":9}"#).await });
-    // Started (and waiting in its 300 ms delay) once the count shows the attempt.
+    // Started (and waiting in its 2-second delay) once the count shows the attempt.
     while server.count().await != r#"{"charges":0,"attempts":1}"# {
         tokio::task::yield_now().await;
     }
