@@ -481,6 +481,46 @@ pub fn disconnected_first_request_still_completes(subject: &Subject) {
     });
 }
 
+/// A duplicate whose client leaves while it waits is simply dropped; the first still counts once.
+pub fn waiting_client_that_leaves_changes_nothing(subject: &Subject) {
+    run(async {
+        let rig = Rig::start(subject, Setup::default()).await;
+        let headers = [("idempotency-key", "k-leave"), ("x-gate", "1")];
+        let client = rig.client.clone();
+        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        within("the first attempt to start", rig.shop.started(1)).await;
+        let mut waiter = tokio::net::TcpStream::connect(rig.server.addr())
+            .await
+            .unwrap();
+        let request = format!(
+            "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+             idempotency-key: k-leave\r\ncontent-length: {}\r\n\r\n{PAY}",
+            PAY.len()
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut waiter, request.as_bytes())
+            .await
+            .unwrap();
+        within("the duplicate to wait", rig.probe.in_flight_seen(1)).await;
+        drop(waiter); // this client gives up while waiting
+        let mut abandoned = rig.abandoned.clone();
+        within(
+            "the server to drop the waiting request",
+            abandoned.wait_for(|&n| n >= 1),
+        )
+        .await
+        .unwrap();
+        rig.shop.open_gate();
+        let first = within("the first", first).await.unwrap().unwrap();
+        assert_eq!((first.status, first.replayed()), (201, false));
+        let retry = post(&rig, &key("k-leave"), PAY).await;
+        assert_eq!(
+            (retry.status, retry.body.as_str(), retry.replayed()),
+            (201, first.body.as_str(), true)
+        );
+        assert_counts(&rig, 1, 1);
+    });
+}
+
 /// A panicking handler answers 500 and releases the key; the retry runs afresh.
 pub fn panicking_handler_releases_the_key(subject: &Subject) {
     run(async {

@@ -39,6 +39,7 @@ macro_rules! __http_checks_list {
             reject_policy_answers_409_at_once,
             callers_never_share_keys,
             disconnected_first_request_still_completes,
+            waiting_client_that_leaves_changes_nothing,
             panicking_handler_releases_the_key,
             full_store_refuses_new_keys_and_keeps_live_records,
             expired_records_are_swept_and_run_afresh,
