@@ -12,6 +12,9 @@
 //! - a 5xx is not stored: the key is released and the next attempt runs afresh;
 //! - a client that disconnects does not cancel the handler: its answer is still stored.
 //!
+//! It needs a Tokio runtime (with its time driver, for the wait deadline), as hyper and axum
+//! servers have.
+//!
 //! # Example
 //!
 //! ```

@@ -48,7 +48,7 @@ pub enum Problem {
     StoreUnavailable,
     /// 500: the inner service failed or panicked; the key was released.
     HandlerFailed,
-    /// The replay of a response too large to keep: the original status and `Location` only.
+    /// The replay of a response whose body was not kept: the original status and `Location`.
     ResponseNotStored,
 }
 
@@ -103,7 +103,7 @@ impl Problem {
             Problem::StoreFull => "Too many requests are being remembered; retry later",
             Problem::StoreUnavailable => "Idempotency records are unavailable; retry later",
             Problem::HandlerFailed => "The request failed",
-            Problem::ResponseNotStored => "The original response was too large to keep",
+            Problem::ResponseNotStored => "The original response body was not kept",
         }
     }
 

@@ -59,8 +59,8 @@ pub struct StoredResponse {
     pub headers: HeaderMap,
     /// The original body, or empty when `whole` is false.
     pub body: Bytes,
-    /// False when the body was too large to keep: a replay then carries only status,
-    /// `Location` and a short problem body saying so.
+    /// False when the body was not kept (too large, or broken mid-stream): a replay then
+    /// carries only status, `Location` and a short problem body saying so.
     pub whole: bool,
 }
 
@@ -107,8 +107,9 @@ impl StoredResponse {
             *response.headers_mut() = self.headers.clone();
             response
         } else {
-            let detail = "The first attempt succeeded with this status; its body was too large to \
-                          keep. Fetch the result from Location if one is given.";
+            let detail = "The first attempt ended with this status; its body was not kept (too \
+                          large, or broken while being sent). Fetch the result from Location if \
+                          one is given.";
             let mut response =
                 Problem::ResponseNotStored.response_with_status(self.status, Some(detail));
             if let Some(location) = self.headers.get(header::LOCATION) {

@@ -155,7 +155,6 @@ async fn attempt(
     request: Request<Body>,
     next: Next,
 ) -> Response<Body> {
-    let store = config.store();
     let response = match CatchUnwind(next.call(request)).await {
         Ok(response) => response,
         Err(_panic) => {
@@ -167,28 +166,32 @@ async fn attempt(
         release(&config, &id, token).await;
         return response;
     }
+    // From here on the handler has answered with a status worth keeping: its effect happened,
+    // so every path records an outcome. (If recording fails, the key stays reserved and
+    // duplicates time out with 503: releasing it would let a retry repeat the effect.)
     let (parts, body) = response.into_parts();
     match body::capture(body, config.max_stored_body_bytes()).await {
         Captured::Whole(bytes) => {
             let stored = StoredResponse::whole(&parts, bytes.clone());
-            if let Err(error) = store.complete(&id, token, stored).await {
-                tracing::error!(entry = ?id, %error, "could not record a finished attempt");
-            }
+            record(&config, &id, token, stored).await;
             Response::from_parts(parts, body::full(bytes))
         }
         Captured::TooLarge(read, rest) => {
-            if let Err(error) = store
-                .complete(&id, token, StoredResponse::summary(&parts))
-                .await
-            {
-                tracing::error!(entry = ?id, %error, "could not record a finished attempt");
-            }
+            record(&config, &id, token, StoredResponse::summary(&parts)).await;
             Response::from_parts(parts, body::boxed(Prefixed::new(read, rest)))
         }
+        // The body broke after the status was decided: keep the status (and `Location`)
+        // like a response too large to keep, and tell this client it failed.
         Captured::Broken(_) => {
-            release(&config, &id, token).await;
+            record(&config, &id, token, StoredResponse::summary(&parts)).await;
             Problem::HandlerFailed.response(None)
         }
+    }
+}
+
+async fn record(config: &Config, id: &EntryId, token: Token, stored: StoredResponse) {
+    if let Err(error) = config.store().complete(id, token, stored).await {
+        tracing::error!(entry = ?id, %error, "could not record a finished attempt");
     }
 }
 
