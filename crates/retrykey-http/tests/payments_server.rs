@@ -98,6 +98,27 @@ async fn invalid_payments_are_400_without_a_charge() {
     assert_eq!(server.count().await, r#"{"charges":0,"attempts":5}"#);
 }
 
+// A keyed 4xx from the handler is an answer: it is stored and replayed, not run again.
+#[tokio::test]
+async fn a_keyed_client_error_is_replayed() {
+    let server = Payments::start(&["--work-ms", "0"]);
+    let key = [("idempotency-key", "p-bad")];
+    let first = server
+        .client
+        .post("/payments", &key, r#"{"amount":0}"#)
+        .await
+        .unwrap();
+    let retry = server
+        .client
+        .post("/payments", &key, r#"{"amount":0}"#)
+        .await
+        .unwrap();
+    assert_eq!((first.status, first.replayed()), (400, false));
+    assert_eq!((retry.status, retry.replayed()), (400, true));
+    assert_eq!(retry.body, first.body);
+    assert_eq!(server.count().await, r#"{"charges":0,"attempts":1}"#);
+}
+
 // X-Flaky fails the first request of each token with 500 before charging; the retry succeeds.
 #[tokio::test]
 async fn flaky_tokens_fail_once_each() {
