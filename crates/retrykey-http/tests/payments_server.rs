@@ -219,10 +219,10 @@ async fn interrupt_shuts_down_cleanly() {
         .post("/payments", &[], r#"{"amount":1}"#)
         .await
         .unwrap();
-    let status = Command::new("kill")
-        .args(["-INT", &server.child.id().to_string()])
+    let status = Command::new("bash") // bash's own `kill`, present wherever bash is
+        .args(["-c", &format!("kill -INT {}", server.child.id())])
         .status()
-        .expect("kill is available");
+        .expect("bash is available");
     assert!(status.success());
     let mut last = String::new();
     server.stdout.read_line(&mut last).unwrap();
