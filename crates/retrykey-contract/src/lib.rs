@@ -7,9 +7,10 @@
 //!
 //! # Example
 //!
-//! ```ignore
-//! // tests/contract.rs of any crate with a Ledger:
-//! retrykey_contract::ledger_suite!(|limits| retrykey::Store::with_limits(limits));
+//! ```
+//! // tests/suite.rs of any crate with a Ledger: the contract, model and stress suites.
+//! retrykey_contract::ledger_suite!(retrykey::Store::with_limits);
+//! # fn main() {}
 //! ```
 //!
 //! The constructor receives the [`Limits`] a check needs and must return an empty ledger that
