@@ -48,5 +48,6 @@ pub use pg::PgLedger;
 pub use sqlite::SqliteLedger;
 
 /// The layout version this build writes into every record and understands when it opens a
-/// database. Version 1 is the previous layout, which [`sqlite::schema`] migrates.
+/// database. Version 1 is the previous layout, which [`sqlite::schema`] and [`pg::schema`]
+/// migrate.
 pub const SCHEMA_VERSION: i64 = 2;

@@ -9,14 +9,17 @@ use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
 use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
-use retrykey_durable::pg::{self, Pool, add_effect, insert_record, lookup, read_state, storage};
+use retrykey_durable::pg::transaction::Transaction;
+use retrykey_durable::pg::{
+    self, Pool, add_effect, add_effect_within_limits, insert_record, lookup, read_state, schema,
+};
 use tokio_postgres::Client;
 
 /// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
 /// two concurrent writers of one key is first.
-// NEGATIVE: the index on (scope, key) is not unique, so nothing but the lookup at the start of
-// the operation stands between two connections and a second record. Both look, both find
-// nothing, both apply: `ON CONFLICT DO NOTHING` never sees a conflict.
+// NEGATIVE: the index on (scope, key) is not unique, so only the existence checks (the lookup
+// and the same test in the effect statement) stand between two connections and a second
+// record. Both check, both find nothing, both apply: `ON CONFLICT DO NOTHING` never conflicts.
 const LAYOUT: &str = "
 CREATE TABLE IF NOT EXISTS ledger (
     scope      text   PRIMARY KEY,
@@ -60,12 +63,15 @@ impl PgLedger {
 
     fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
+        let now = unix_seconds(SystemTime::now());
+        // The typed error (a refused version, a failed migration) is kept for the caller.
+        let mut prepared = Ok(());
         pool.run(async |client| {
-            pg::prepare(client, LAYOUT, &scope)
-                .await
-                .map_err(Error::from)
+            prepared = schema::prepare(client, LAYOUT, &scope, now).await;
+            Ok(())
         })
         .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
+        prepared?;
         Ok(Self {
             pool,
             options,
@@ -116,18 +122,75 @@ impl PgLedger {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
 
-        // The lookup comes first, so a replay is answered even when the ledger is full. It
-        // needs no transaction: a committed record never changes, so one read answers a replay.
-        if let Some(stored) = lookup(client, scope, key).await? {
+        // One round trip carries BEGIN, the lookup and the effect. The effect statement writes
+        // nothing when the key has a record, so the lookup's answer comes first: a replay is
+        // answered even when the ledger is full, and takes no lock. For a new key the effect
+        // has locked the scope's ledger row, which orders the new operations of this scope.
+        // Another transaction may still record this key before we do: the unique index below
+        // catches that.
+        hooks.at(Point::BeforeEffect);
+        let limits = self.options.limits;
+        let (tx, (found, added)) = Transaction::begin_with(client, async {
+            let (found, added) = tokio::join!(
+                biased;
+                lookup(client, scope, key),
+                add_effect_within_limits(client, scope, key, request.units(), limits),
+            );
+            Ok((found?, added?))
+        })
+        .await?;
+        if let Some(stored) = found {
+            // Nothing was written: end the transaction and answer from the record.
+            tx.rollback().await?;
             return stored.answer(request);
         }
+        let written = async {
+            let receipt = match added {
+                Some(receipt) => receipt,
+                None => self.effect_after_refusal(&tx, request).await?,
+            };
+            hooks.at(Point::AfterEffect);
+            // The record, in the same transaction: both commit, or neither does.
+            let created_at = unix_seconds(SystemTime::now());
+            let inserted =
+                insert_record(tx.client(), scope, key, request, receipt, created_at).await?;
+            Ok::<_, Error>(inserted.then_some(receipt))
+        }
+        .await;
+        match written {
+            Ok(Some(receipt)) => {
+                hooks.at(Point::AfterRecord);
+                tx.commit().await?;
+                hooks.at(Point::AfterCommit);
+                Ok(receipt)
+            }
+            Ok(None) => {
+                // A concurrent transaction recorded this key first and has committed: undo our
+                // effect and answer from the winner's record.
+                tx.rollback().await?;
+                let winner = lookup(client, scope, key).await?;
+                winner
+                    .ok_or_else(lost_race)
+                    .and_then(|stored| stored.answer(request))
+            }
+            Err(error) => {
+                tx.rollback().await?;
+                Err(error)
+            }
+        }
+    }
 
-        // Locking the ledger row orders the new operations of this scope. Another transaction
-        // may still record this key between the lookup and the lock: the unique index below
-        // catches that.
-        let tx = client.transaction().await.map_err(storage)?;
+    /// The effect statement wrote nothing: a limit refused it, or a value lies beyond what SQL
+    /// compares. Decide exactly on the locked ledger row: refuse (capacity first, then
+    /// ceiling, their Stage 1 meaning), or write the effect after all and return its receipt.
+    async fn effect_after_refusal(
+        &self,
+        tx: &Transaction<'_>,
+        request: &Request,
+    ) -> Result<Receipt, Error> {
+        let scope = self.options.scope.as_str();
         let limits = self.options.limits;
-        let state = read_state(&tx, scope, true).await?;
+        let state = read_state(tx.client(), scope, true).await?;
         if state.records >= limits.max_records as u64 {
             return Err(Error::Capacity {
                 max_records: limits.max_records,
@@ -142,30 +205,12 @@ impl PgLedger {
                 total: state.total,
                 max_units: limits.max_units,
             })?;
-        let receipt = Receipt {
+        add_effect(tx.client(), scope, total).await?;
+        Ok(Receipt {
             operation: state.operations + 1,
             total,
             replayed: false,
-        };
-
-        // The effect and the record, in the same transaction: both commit, or neither does.
-        hooks.at(Point::BeforeEffect);
-        add_effect(&tx, scope, total).await?;
-        hooks.at(Point::AfterEffect);
-        let created_at = unix_seconds(SystemTime::now());
-        if !insert_record(&tx, scope, key, request, receipt, created_at).await? {
-            // A concurrent transaction recorded this key first and has committed: undo our
-            // effect and answer from the winner's record.
-            tx.rollback().await.map_err(storage)?;
-            let winner = lookup(client, scope, key).await?;
-            return winner
-                .ok_or_else(lost_race)
-                .and_then(|stored| stored.answer(request));
-        }
-        hooks.at(Point::AfterRecord);
-        tx.commit().await.map_err(storage)?;
-        hooks.at(Point::AfterCommit);
-        Ok(receipt)
+        })
     }
 }
 

@@ -8,12 +8,14 @@
 
 pub mod admin;
 pub mod ledger;
+pub mod schema;
+pub mod transaction;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError};
 
-use retrykey::{Error, Key, Receipt, Request};
+use retrykey::{Error, Key, Limits, Receipt, Request};
 use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
 use tokio_postgres::error::{Severity, SqlState};
@@ -44,8 +46,18 @@ pub fn url_from_env() -> Option<String> {
 pub struct Pool {
     runtime: Option<Runtime>,
     config: Config,
-    slots: Vec<Mutex<Option<Client>>>,
+    slots: Vec<Mutex<Slot>>,
     next: AtomicUsize,
+}
+
+/// One connection of the pool, opened on first use.
+#[derive(Default)]
+struct Slot {
+    client: Option<Client>,
+    /// Set while work runs on the connection. Still set when the next caller arrives, it means
+    /// the work never returned (it panicked, or its future was dropped) and may have left a
+    /// transaction open or a reply unread: the connection is closed, not reused.
+    busy: bool,
 }
 
 impl std::fmt::Debug for Pool {
@@ -84,8 +96,11 @@ impl Pool {
                 .await?;
             tx.commit().await
         })?;
-        let mut slots = vec![Mutex::new(Some(first))];
-        slots.extend((1..size.max(1)).map(|_| Mutex::new(None)));
+        let mut slots = vec![Mutex::new(Slot {
+            client: Some(first),
+            busy: false,
+        })];
+        slots.extend((1..size.max(1)).map(|_| Mutex::new(Slot::default())));
         Ok(Self {
             runtime: Some(runtime),
             config,
@@ -118,7 +133,7 @@ impl Pool {
 
     /// Runs `work` on one connection, blocking the calling thread. Work that failed with a
     /// serialization failure or a deadlock is run again, [`MAX_ATTEMPTS`] times in all; a
-    /// connection found closed is replaced first.
+    /// connection found closed, or left behind by work that never returned, is replaced first.
     pub fn run<T>(
         &self,
         mut work: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
@@ -129,13 +144,21 @@ impl Pool {
             .as_ref()
             .expect("the runtime lives as long as the pool");
         runtime.block_on(async {
-            let mut guard = slot.lock().await;
+            let mut slot = slot.lock().await;
+            if slot.busy {
+                // Dropping the client closes the socket; the server rolls back what was open.
+                slot.client = None;
+            }
+            slot.busy = true;
             let mut attempt = 1;
-            loop {
-                if guard.as_ref().is_none_or(Client::is_closed) {
-                    *guard = Some(open(runtime, &self.config).await.map_err(storage)?);
+            let outcome = loop {
+                if slot.client.as_ref().is_none_or(Client::is_closed) {
+                    match open(runtime, &self.config).await {
+                        Ok(client) => slot.client = Some(client),
+                        Err(error) => break Err(storage(error)),
+                    }
                 }
-                let client = guard.as_mut().expect("just connected");
+                let client = slot.client.as_mut().expect("just connected");
                 match work(client).await {
                     Err(Error::Storage(cause))
                         if attempt < MAX_ATTEMPTS && is_transient(cause.as_ref()) =>
@@ -146,13 +169,15 @@ impl Pool {
                         if is_broken(cause.as_ref()) {
                             // The server may have said FATAL before the socket closed: do not
                             // wait to notice the close, connect afresh next time.
-                            *guard = None;
+                            slot.client = None;
                         }
-                        return Err(Error::Storage(cause));
+                        break Err(Error::Storage(cause));
                     }
-                    other => return other,
+                    other => break other,
                 }
-            }
+            };
+            slot.busy = false;
+            outcome
         })
     }
 }
@@ -216,46 +241,6 @@ pub fn storage(error: tokio_postgres::Error) -> Error {
     Error::Storage(Box::new(error))
 }
 
-/// Creates the tables of `layout` (idempotent DDL), records or checks the schema version, and
-/// gives `scope` its ledger row. Serialized by an advisory lock.
-pub async fn prepare(client: &mut Client, layout: &str, scope: &str) -> Result<(), crate::Error> {
-    let tx = client.transaction().await?;
-    tx.batch_execute("SELECT pg_advisory_xact_lock(7304)")
-        .await?;
-    tx.batch_execute(layout).await?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL)")
-        .await?;
-    let found: Option<i32> = tx
-        .query_opt("SELECT version FROM retrykey_meta", &[])
-        .await?
-        .map(|row| row.get(0));
-    match found {
-        None => {
-            let version = SCHEMA_VERSION as i32;
-            tx.execute(
-                "INSERT INTO retrykey_meta (version) VALUES ($1)",
-                &[&version],
-            )
-            .await?;
-        }
-        Some(version) if i64::from(version) == SCHEMA_VERSION => {}
-        Some(version) => {
-            return Err(crate::Error::SchemaTooNew {
-                found: version.into(),
-                supported: SCHEMA_VERSION,
-            });
-        }
-    }
-    tx.execute(
-        "INSERT INTO ledger (scope, total, records, operations) VALUES ($1, 0, 0, 0)
-         ON CONFLICT DO NOTHING",
-        &[&scope],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
 // bigint is signed; unsigned counts are stored as their bit pattern and round-trip exactly.
 fn to_sql(value: u64) -> i64 {
     value as i64
@@ -312,9 +297,59 @@ pub async fn read_state(db: &impl GenericClient, scope: &str, lock: bool) -> Res
     })
 }
 
-/// The effect: the new total, counted as one more operation and one more live record. The
-/// ledger row is written once per operation (a hot row pays for every extra version); if the
-/// record then yields to an earlier writer, the whole transaction rolls back, count included.
+/// The effect of a new operation, if capacity and ceiling allow it: the total grows by
+/// `units`, counted as one more operation and one more live record, and the receipt it earned
+/// is returned. The statement takes the scope's ledger row (waiting for a concurrent writer of
+/// the scope) and checks the limits on the row it locked, so no separate locking read is
+/// needed. It writes nothing when `(scope, key)` already has a record, so it can be sent
+/// together with the [`lookup`] of that key before its answer is known.
+///
+/// Returns `None` when it wrote nothing: the key has a record, a limit refuses the operation, a
+/// value lies beyond what SQL compares correctly (stored counts are the bit patterns of
+/// `u64`s), or it ran outside a transaction opened by
+/// [`Transaction::begin_with`](transaction::Transaction::begin_with) (the marker condition).
+/// For a new key the caller then decides exactly with [`read_state`] and [`add_effect`].
+pub async fn add_effect_within_limits(
+    db: &impl GenericClient,
+    scope: &str,
+    key: &Key,
+    units: u64,
+    limits: Limits,
+) -> Result<Option<Receipt>, Error> {
+    let Ok(units) = i64::try_from(units) else {
+        return Ok(None);
+    };
+    let max_units = i64::try_from(limits.max_units).unwrap_or(i64::MAX);
+    let max_records = i64::try_from(limits.max_records).unwrap_or(i64::MAX);
+    // `total BETWEEN 0 AND $4 - $2`: no overflow, since every term is a non-negative bigint.
+    let row = db
+        .query_typed_opt(
+            "UPDATE ledger
+             SET total = total + $2, operations = operations + 1, records = records + 1
+             WHERE scope = $1 AND records < $3 AND total BETWEEN 0 AND $4 - $2
+               AND current_setting('retrykey.in_transaction', true) = 'yes'
+               AND NOT EXISTS (SELECT FROM operations WHERE scope = $1 AND key = $5)
+             RETURNING operations, total",
+            &[
+                (&scope, Type::TEXT),
+                (&units, Type::INT8),
+                (&max_records, Type::INT8),
+                (&max_units, Type::INT8),
+                (&key.as_str(), Type::TEXT),
+            ],
+        )
+        .await
+        .map_err(storage)?;
+    Ok(row.map(|row| Receipt {
+        operation: from_sql(row.get(0)),
+        total: from_sql(row.get(1)),
+        replayed: false,
+    }))
+}
+
+/// The effect with a total computed by the caller from a locked [`read_state`]: the slow path
+/// behind [`add_effect_within_limits`], for values beyond `i64` or a limit that a sweeper
+/// lifted in the meantime.
 pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Result<(), Error> {
     db.execute_typed(
         "UPDATE ledger SET total = $2, operations = operations + 1, records = records + 1
