@@ -1,0 +1,44 @@
+//! The effect statement that travels with BEGIN writes nothing outside a transaction, so a
+//! failed BEGIN cannot leave an effect committed on its own. Skipped, with a message, when
+//! RETRYKEY_PG_URL is not set.
+
+use retrykey::{Key, Ledger, Limits};
+use retrykey_durable::crash::server::Backend;
+use retrykey_durable::pg::admin::{enabled, url};
+use retrykey_durable::pg::{Pool, add_effect_within_limits};
+use retrykey_durable::{Options, PgLedger};
+
+// Requirement: run on its own (autocommit, as if BEGIN had failed), the effect statement
+// changes nothing; inside the ledger's transaction the same operation applies.
+#[test]
+fn effect_outside_a_transaction_writes_nothing() {
+    if !enabled() {
+        return;
+    }
+    let url = url();
+    let backend = Backend::fresh_pg(&url);
+    let Backend::Pg { schema, .. } = &backend else {
+        unreachable!("fresh_pg makes a PostgreSQL backend")
+    };
+    let options = Options {
+        pg_schema: schema.clone(),
+        pg_connections: 1,
+        ..Options::default()
+    };
+    let ledger = PgLedger::open(&url, options.clone()).expect("open");
+    let pool = Pool::connect(&url, schema, 1, "retrykey-autocommit").expect("pool");
+    let key = Key::new("op-1").expect("valid key");
+    let scope = options.scope.as_str();
+    let outside = pool.run(async |client| {
+        add_effect_within_limits(client, scope, &key, 5, Limits::default()).await
+    });
+    assert_eq!(outside, Ok(None), "no receipt: nothing written");
+    assert_eq!((ledger.total(), ledger.records()), (Ok(0), Ok(0)));
+
+    let request = retrykey::Request::new("convert-document", 5).expect("valid request");
+    let applied = ledger.apply(&key, &request).expect("apply");
+    assert_eq!((applied.operation, applied.total), (1, 5));
+    assert_eq!((ledger.total(), ledger.records()), (Ok(5), Ok(1)));
+    drop((ledger, pool));
+    backend.remove();
+}

@@ -1,0 +1,176 @@
+//! Schema versions on PostgreSQL: a ledger written in the previous layout migrates and replays
+//! its operations; a layout newer than this build, or an unreadable old record, is refused with
+//! the data left as it was. Skipped, with a message, when RETRYKEY_PG_URL is not set.
+
+use retrykey::{Error, Key, Ledger, Receipt, Request};
+use retrykey_durable::crash::server::Backend;
+use retrykey_durable::pg::admin::{Admin, enabled, url};
+use retrykey_durable::pg::schema;
+use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
+
+fn key(text: &str) -> Key {
+    Key::new(text).expect("valid key")
+}
+
+fn request(units: u64) -> Request {
+    Request::new("convert-document", units).expect("valid request")
+}
+
+/// A fresh schema, dropped at the end of the test.
+struct Place {
+    backend: Backend,
+    url: String,
+    schema: String,
+}
+
+impl Place {
+    fn new(url: &str) -> Self {
+        let backend = Backend::fresh_pg(url);
+        let Backend::Pg { schema, .. } = &backend else {
+            unreachable!("fresh_pg makes a PostgreSQL backend")
+        };
+        let schema = schema.clone();
+        Self {
+            backend,
+            url: url.to_owned(),
+            schema,
+        }
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            pg_schema: self.schema.clone(),
+            pg_connections: 1,
+            ..Options::default()
+        }
+    }
+
+    fn admin(&self) -> Admin {
+        Admin::connect(&self.url, &self.schema).expect("admin")
+    }
+
+    fn number(&self, sql: &str) -> i64 {
+        self.admin().number(sql, &[]).expect(sql)
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.backend.remove();
+    }
+}
+
+// Requirement: a version-1 ledger is migrated on open, and every old receipt replays unchanged
+// with no new effect.
+#[test]
+fn version_1_ledger_migrates_and_replays() {
+    if !enabled() {
+        return;
+    }
+    let place = Place::new(&url());
+    let old = [(key("op-1"), request(7)), (key("op-2"), request(5))];
+    schema::write_v1(&place.url, &place.schema, &old).expect("write a version-1 ledger");
+    assert_eq!(place.number("SELECT version::bigint FROM retrykey_meta"), 1);
+
+    let ledger = PgLedger::open(&place.url, place.options()).expect("open migrates");
+    assert_eq!(
+        place.number("SELECT version::bigint FROM retrykey_meta"),
+        SCHEMA_VERSION
+    );
+    let replay = |operation, total| Receipt {
+        operation,
+        total,
+        replayed: true,
+    };
+    assert_eq!(ledger.apply(&key("op-1"), &request(7)), Ok(replay(1, 7)));
+    assert_eq!(ledger.apply(&key("op-2"), &request(5)), Ok(replay(2, 12)));
+    assert_eq!(
+        ledger.apply(&key("op-1"), &request(8)),
+        Err(Error::Conflict)
+    );
+    // No new effect: the total and the records are the migrated ones.
+    assert_eq!((ledger.total(), ledger.records()), (Ok(12), Ok(2)));
+    assert_eq!(
+        place.number("SELECT count(*) FROM operations WHERE schema_version = 2"),
+        2
+    );
+    // Numbering continues after the migrated operations.
+    let next = ledger.apply(&key("op-3"), &request(1));
+    assert_eq!(
+        next.map(|receipt| (receipt.operation, receipt.total)),
+        Ok((3, 13))
+    );
+}
+
+// Requirement: a layout newer than this build is refused and left exactly as it was.
+#[test]
+fn newer_layout_is_refused_unchanged() {
+    if !enabled() {
+        return;
+    }
+    let place = Place::new(&url());
+    let ledger = PgLedger::open(&place.url, place.options()).expect("create");
+    ledger.apply(&key("op-1"), &request(7)).expect("apply");
+    drop(ledger);
+    place
+        .admin()
+        .batch(&format!(
+            "UPDATE retrykey_meta SET version = {}",
+            SCHEMA_VERSION + 1
+        ))
+        .expect("pretend a newer release wrote it");
+    let before = place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger");
+    let refused = PgLedger::open(
+        &place.url,
+        Options {
+            scope: "another".to_owned(),
+            ..place.options()
+        },
+    )
+    .map(|_| ());
+    assert!(
+        matches!(refused, Err(retrykey_durable::Error::SchemaTooNew { found, supported })
+            if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
+        "got {refused:?}"
+    );
+    assert_eq!(
+        place.number("SELECT version::bigint FROM retrykey_meta"),
+        SCHEMA_VERSION + 1
+    );
+    assert_eq!(
+        place.number("SELECT count(*) FROM ledger"),
+        1,
+        "no ledger row for the refused scope"
+    );
+    assert_eq!(
+        place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger"),
+        before
+    );
+    assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
+}
+
+// Requirement: an unreadable old record stops the migration and changes nothing.
+#[test]
+fn unreadable_old_record_stops_the_migration() {
+    if !enabled() {
+        return;
+    }
+    let place = Place::new(&url());
+    schema::write_v1(&place.url, &place.schema, &[(key("op-1"), request(7))]).expect("write");
+    place
+        .admin()
+        .batch("UPDATE operations SET receipt = 'seven'")
+        .expect("damage the receipt");
+    let refused = PgLedger::open(&place.url, place.options()).map(|_| ());
+    assert!(
+        matches!(&refused, Err(retrykey_durable::Error::Migration { key, .. }) if key == "op-1"),
+        "got {refused:?}"
+    );
+    assert_eq!(
+        place.number("SELECT version::bigint FROM retrykey_meta"),
+        1,
+        "the migration rolled back whole"
+    );
+    assert_eq!(place.number("SELECT total FROM ledger WHERE id = 1"), 7);
+    assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
+}
