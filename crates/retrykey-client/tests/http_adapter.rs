@@ -1,5 +1,7 @@
 //! The HTTP adapter against a scripted loopback server: the key header, Retry-After, replays.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -67,14 +69,7 @@ async fn retry_after_then_replay() {
             http.post(a, &url, "application/json", b"{\"units\":7}".to_vec())
         })
         .await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!((value.status, replayed, attempts), (201, true, 2));
     assert_eq!(value.body, b"{\"op\":1}\n");
     let seen = seen.lock().unwrap();
@@ -126,14 +121,7 @@ async fn conflict_in_progress_is_retried() {
     let outcome = client
         .run(|a| http.post(a, &url, "text/plain", Vec::new()))
         .await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!((value.status, replayed, attempts), (200, false, 2));
 }
 

@@ -1,5 +1,7 @@
 //! Over loopback TCP: refused connections are retried, and all-refused means nothing happened.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,14 +46,7 @@ async fn refused_then_recovered() {
             }
         })
         .await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!(
         (value.operation, value.total, replayed, attempts),
         (1, 7, false, 3)

@@ -1,5 +1,7 @@
 //! Over loopback TCP: a reply lost after the commit becomes a replay, never a second effect.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -52,14 +54,7 @@ async fn unknown_then_retry_with_the_kept_key() {
     let retry = client
         .run_with_key(key.clone(), |a| ledger.apply(a, &request))
         .await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = retry
-    else {
-        panic!("{retry:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(retry);
     assert!(replayed);
     assert_eq!((value.operation, value.total, attempts), (1, 7, 1));
     assert_eq!(
@@ -81,14 +76,7 @@ async fn the_executor_turns_a_lost_reply_into_a_replay() {
 
     server.faults().drop_next_replies(1);
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!(
         (value.operation, value.total, replayed, attempts),
         (1, 7, true, 2)

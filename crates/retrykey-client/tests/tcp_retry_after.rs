@@ -1,5 +1,7 @@
 //! Over loopback TCP: a `BUSY` answer's wait is honoured, and one past the budget stops early.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -32,14 +34,7 @@ async fn busy_wait_is_honoured() {
             ledger.apply(a, &request)
         })
         .await;
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!(
         (value.operation, value.total, replayed, attempts),
         (1, 7, false, 2)

@@ -1,11 +1,13 @@
 //! Over loopback TCP: the service restarts between attempts and the retry still finds the record.
 
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use retrykey::{Ledger, Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
-use retrykey_client::{Client, Outcome, Policy};
+use retrykey_client::{Client, Policy};
 use tokio::sync::Mutex;
 
 // The first attempt commits and loses its reply; the service restarts on the same port in
@@ -44,14 +46,7 @@ async fn restart_between_attempts_keeps_the_record() {
         .await;
 
     assert_eq!(*restarts.lock().await, 1);
-    let Outcome::Succeeded {
-        value,
-        replayed,
-        attempts,
-    } = outcome
-    else {
-        panic!("{outcome:?}")
-    };
+    let (value, replayed, attempts) = common::expect_succeeded(outcome);
     assert_eq!(
         (value.operation, value.total, replayed, attempts),
         (1, 7, true, 2)
