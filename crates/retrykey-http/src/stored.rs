@@ -104,7 +104,12 @@ impl StoredResponse {
         let mut response = if self.whole {
             let mut response = Response::new(full(self.body.clone()));
             *response.status_mut() = self.status;
-            *response.headers_mut() = self.headers.clone();
+            // Room for the marker below, so adding it does not grow the map again.
+            let headers = response.headers_mut();
+            headers.reserve(self.headers.len() + 1);
+            for (name, value) in &self.headers {
+                headers.append(name, value.clone());
+            }
             response
         } else {
             let detail = "The first attempt ended with this status; its body was not kept (too \
