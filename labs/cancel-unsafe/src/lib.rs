@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use http::request::Parts;
 use http::{Request, Response, StatusCode, header};
 
 use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
@@ -34,66 +35,97 @@ impl Engine for Standard {
         request: Request<Body>,
         next: Next,
     ) -> BoxFuture<Response<Body>> {
-        Box::pin(handle(config, request, next))
+        // The checks that need no waiting run here, before any future is built: a request the
+        // layer does not cover goes straight to the inner service's own future.
+        if !config.covers(request.method()) {
+            return next.call(request);
+        }
+        let (parts, body) = request.into_parts();
+        let key = match IdempotencyKey::from_headers(&parts.headers) {
+            Ok(Some(key)) => key,
+            Ok(None) if config.requires_key(&parts) => return answer(Problem::KeyMissing, None),
+            Ok(None) => return next.call(Request::from_parts(parts, body)),
+            Err(problem) => return answer(Problem::KeyInvalid, Some(&problem.to_string())),
+        };
+        Box::pin(keyed(config, parts, body, key, next))
     }
 }
 
-async fn handle(config: Arc<Config>, request: Request<Body>, next: Next) -> Response<Body> {
-    if !config.covers(request.method()) {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let key = match IdempotencyKey::from_headers(&parts.headers) {
-        Ok(Some(key)) => key,
-        Ok(None) if config.requires_key(&parts) => return Problem::KeyMissing.response(None),
-        Ok(None) => return next.run(Request::from_parts(parts, body)).await,
-        Err(problem) => return Problem::KeyInvalid.response(Some(&problem.to_string())),
-    };
-    let bytes = match body::read_limited(body, config.max_body_bytes()).await {
-        Ok(bytes) => bytes,
-        Err(ReadError::TooLarge) => return Problem::BodyTooLarge.response(None),
-        Err(ReadError::Broken(_)) => return Problem::BodyUnreadable.response(None),
-    };
-    let scope = config.scope(&parts);
-    let id = EntryId::new(&scope, &key);
-    let content_type = parts
-        .headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes);
-    let request = Request::from_parts(parts, body::full(bytes));
+/// One of the layer's own answers, as the future the engine returns.
+fn answer(problem: Problem, detail: Option<&str>) -> BoxFuture<Response<Body>> {
+    Box::pin(std::future::ready(problem.response(detail)))
+}
 
-    for _ in 0..MAX_ROUNDS {
-        let lookup = match config.store().lookup(&id).await {
-            Ok(lookup) => lookup,
-            Err(error) => return store_unavailable(&id, &error),
+/// A request with a valid key: read the body, fingerprint it, then replay, wait, or run.
+///
+/// (An `async` block rather than an `async fn`: the block works on what it captured in
+/// place, where an `async fn` would keep a second copy of its arguments in its future.)
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn's future holds its arguments twice"
+)]
+fn keyed(
+    config: Arc<Config>,
+    parts: Parts,
+    body: Body,
+    key: IdempotencyKey,
+    next: Next,
+) -> impl Future<Output = Response<Body>> + Send {
+    async move {
+        let bytes = match body::read_limited(body, config.max_body_bytes()).await {
+            Ok(bytes) => bytes,
+            Err(ReadError::TooLarge) => return Problem::BodyTooLarge.response(None),
+            Err(ReadError::Broken(_)) => return Problem::BodyUnreadable.response(None),
         };
-        match lookup {
-            // The fingerprint is compared before anything else: 422 wins over a replay and
-            // over any in-flight answer.
-            Lookup::Done {
-                fingerprint: first, ..
-            }
-            | Lookup::InFlight {
-                fingerprint: first, ..
-            } if !same_request(&first, &fingerprint) => {
-                return Problem::KeyReused.response(None);
-            }
-            Lookup::Done { response, .. } => return response.replay(),
-            Lookup::InFlight { wait, .. } => return wait_for_first(&config, wait).await,
-            Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
-                Ok(Reserve::Reserved(token)) => {
-                    return run_first_attempt(config, id, token, request, next).await;
-                }
-                // Another request reserved the key between our lookup and our reservation:
-                // look again, and wait for or replay the winner.
-                Ok(Reserve::Taken) => continue,
-                Ok(Reserve::Full) => return Problem::StoreFull.response(None),
+        let (id, fingerprint) = {
+            let scope = config.scope(&parts);
+            let content_type = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok());
+            (
+                EntryId::new(&scope, &key),
+                Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes),
+            )
+        };
+        drop(key);
+
+        for _ in 0..MAX_ROUNDS {
+            let lookup = match config.store().lookup(&id).await {
+                Ok(lookup) => lookup,
                 Err(error) => return store_unavailable(&id, &error),
-            },
+            };
+            match lookup {
+                // The fingerprint is compared before anything else: 422 wins over a replay and
+                // over any in-flight answer.
+                Lookup::Done {
+                    fingerprint: first, ..
+                }
+                | Lookup::InFlight {
+                    fingerprint: first, ..
+                } if !same_request(&first, &fingerprint) => {
+                    return Problem::KeyReused.response(None);
+                }
+                Lookup::Done { response, .. } => return response.replay(),
+                // Boxed: the rare path keeps its timer out of every request's future.
+                Lookup::InFlight { wait, .. } => {
+                    return Box::pin(wait_for_first(&config, wait)).await;
+                }
+                Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
+                    Ok(Reserve::Reserved(token)) => {
+                        let request = Request::from_parts(parts, body::full(bytes));
+                        return run_first_attempt(config, id, token, next.call(request)).await;
+                    }
+                    // Another request reserved the key between our lookup and our reservation:
+                    // look again, and wait for or replay the winner.
+                    Ok(Reserve::Taken) => continue,
+                    Ok(Reserve::Full) => return Problem::StoreFull.response(None),
+                    Err(error) => return store_unavailable(&id, &error),
+                },
+            }
         }
+        Problem::InProgress.response(None)
     }
-    Problem::InProgress.response(None)
 }
 
 /// Whether a retry is the same request as the first attempt with its key.
@@ -136,68 +168,71 @@ fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Bod
 /// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
 /// place while the client waits, and hands it to a task of its own if the client leaves: it
 /// runs to the end, its answer is stored, and a retry replays it.
-async fn run_first_attempt(
+fn run_first_attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    request: Request<Body>,
-    next: Next,
-) -> Response<Body> {
-    RunToCompletion(Some(Box::pin(attempt(config, id, token, request, next)))).await
+    handler: BoxFuture<Response<Body>>,
+) -> RunToCompletion {
+    RunToCompletion(Some(Box::pin(attempt(config, id, token, handler))))
 }
 
 /// The handler call and the record of its outcome. Every path ends in `complete` or
 /// `release`, including a panic inside the handler.
-async fn attempt(
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn's future holds its arguments twice"
+)]
+fn attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    request: Request<Body>,
-    next: Next,
-) -> Response<Body> {
-    let response = match CatchUnwind(next.call(request)).await {
-        Ok(response) => response,
-        Err(_panic) => {
-            release(&config, &id, token).await;
-            return Problem::HandlerFailed.response(None);
+    handler: BoxFuture<Response<Body>>,
+) -> impl Future<Output = Response<Body>> + Send {
+    async move {
+        let response = match CatchUnwind(handler).await {
+            Ok(response) => response,
+            Err(_panic) => {
+                let released = config.store().release(&id, token).await;
+                logged(released, &id, "could not release a failed attempt");
+                return Problem::HandlerFailed.response(None);
+            }
+        };
+        if !worth_keeping(response.status()) {
+            let released = config.store().release(&id, token).await;
+            logged(released, &id, "could not release a failed attempt");
+            return response;
         }
-    };
-    if !worth_keeping(response.status()) {
-        release(&config, &id, token).await;
-        return response;
-    }
-    // From here on the handler has answered with a status worth keeping: its effect happened,
-    // so every path records an outcome. (If recording fails, the key stays reserved and
-    // duplicates time out with 503: releasing it would let a retry repeat the effect.)
-    let (parts, body) = response.into_parts();
-    match body::capture(body, config.max_stored_body_bytes()).await {
-        Captured::Whole(bytes) => {
-            let stored = StoredResponse::whole(&parts, bytes.clone());
-            record(&config, &id, token, stored).await;
-            Response::from_parts(parts, body::full(bytes))
-        }
-        Captured::TooLarge(read, rest) => {
-            record(&config, &id, token, StoredResponse::summary(&parts)).await;
-            Response::from_parts(parts, body::boxed(Prefixed::new(read, rest)))
-        }
-        // The body broke after the status was decided: keep the status (and `Location`)
-        // like a response too large to keep, and tell this client it failed.
-        Captured::Broken(_) => {
-            record(&config, &id, token, StoredResponse::summary(&parts)).await;
-            Problem::HandlerFailed.response(None)
-        }
+        // From here on the handler has answered with a status worth keeping: its effect happened,
+        // so every path records an outcome. (If recording fails, the key stays reserved and
+        // duplicates time out with 503: releasing it would let a retry repeat the effect.)
+        let (parts, body) = response.into_parts();
+        let (stored, response) = match body::capture(body, config.max_stored_body_bytes()).await {
+            Captured::Whole(bytes) => (
+                StoredResponse::whole(&parts, bytes.clone()),
+                Response::from_parts(parts, body::full(bytes)),
+            ),
+            Captured::TooLarge(read, rest) => (
+                StoredResponse::summary(&parts),
+                Response::from_parts(parts, body::boxed(Prefixed::new(read, rest))),
+            ),
+            // The body broke after the status was decided: keep the status (and `Location`)
+            // like a response too large to keep, and tell this client it failed.
+            Captured::Broken(_) => (
+                StoredResponse::summary(&parts),
+                Problem::HandlerFailed.response(None),
+            ),
+        };
+        let recorded = config.store().complete(&id, token, stored).await;
+        logged(recorded, &id, "could not record a finished attempt");
+        response
     }
 }
 
-async fn record(config: &Config, id: &EntryId, token: Token, stored: StoredResponse) {
-    if let Err(error) = config.store().complete(id, token, stored).await {
-        tracing::error!(entry = ?id, %error, "could not record a finished attempt");
-    }
-}
-
-async fn release(config: &Config, id: &EntryId, token: Token) {
-    if let Err(error) = config.store().release(id, token).await {
-        tracing::error!(entry = ?id, %error, "could not release a failed attempt");
+/// Logs a failed store write; the request's answer does not change because of it.
+fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
+    if let Err(error) = result {
+        tracing::error!(entry = ?id, %error, "{what}");
     }
 }
 

@@ -26,6 +26,9 @@ use retrykey_http::{
     StoredResponse, Token, Waiter,
 };
 
+/// Expired records removed by each reservation (more only when the store is full).
+const SWEEP_BATCH: usize = 2;
+
 /// A [`ResponseStore`] in process memory, bounded in entries and bytes, with retention.
 ///
 /// One process only: replicas behind a load balancer each have their own, which is exactly
@@ -102,10 +105,16 @@ impl MemoryStore {
     }
 
     /// Drops every finished entry past its retention; returns how many went.
-    /// Every reservation does this too (it costs only what has expired), so calling it is
-    /// optional.
+    /// Reservations do this too, a few entries at a time, and all of it before refusing a
+    /// key for lack of room, so calling it is optional.
     pub fn sweep(&self) -> usize {
-        self.lock().sweep(Instant::now())
+        let now = Instant::now();
+        let mut state = self.lock();
+        let mut swept = 0;
+        while let Some(removed) = state.sweep_one(now) {
+            swept += usize::from(removed.is_some());
+        }
+        swept
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -120,52 +129,47 @@ impl MemoryStore {
 }
 
 impl State {
-    fn sweep(&mut self, now: Instant) -> usize {
-        let mut swept = 0;
-        while let Some(&(expires, id, token)) = self.expiry.front() {
-            if expires > now {
-                break;
-            }
-            self.expiry.pop_front();
-            // The entry may have been released or reserved anew since: only remove the very
-            // record this queue item was written for.
-            if self
-                .entries
-                .get(&id)
-                .is_some_and(|e| e.token == token && e.expired(now))
-            {
-                self.remove(&id);
-                swept += 1;
-            }
+    /// Removes the oldest expired entry, if any, and hands it back (to be dropped by the
+    /// caller, after the lock if it likes). `Some(None)` when the oldest queue item was stale.
+    fn sweep_one(&mut self, now: Instant) -> Option<Option<Entry>> {
+        let &(expires, id, token) = self.expiry.front()?;
+        if expires > now {
+            return None;
         }
-        swept
-    }
-
-    /// Removes an expired entry for `id`, if there is one.
-    fn forget_expired(&mut self, id: &EntryId, now: Instant) {
-        if self.entries.get(id).is_some_and(|entry| entry.expired(now)) {
-            self.remove(id);
-        }
+        self.expiry.pop_front();
+        // The entry may have been released or reserved anew since: only remove the very
+        // record this queue item was written for.
+        let current = self.entries.get(&id);
+        Some(if current.is_some_and(|e| e.token == token) {
+            self.remove(&id)
+        } else {
+            None
+        })
     }
 
     /// Removes an entry, returning its byte budget; waiters of a running one see it released.
-    fn remove(&mut self, id: &EntryId) {
-        match self.entries.remove(id).map(|entry| entry.phase) {
-            Some(Phase::Done { size, .. }) => self.bytes -= size,
-            Some(Phase::InFlight(Some(sender))) => {
-                sender.send_replace(Some(Outcome::Released));
+    /// The entry is returned so that the caller may drop it after unlocking.
+    fn remove(&mut self, id: &EntryId) -> Option<Entry> {
+        let mut entry = self.entries.remove(id)?;
+        match &mut entry.phase {
+            Phase::Done { size, .. } => self.bytes -= *size,
+            Phase::InFlight(sender) => {
+                if let Some(sender) = sender.take() {
+                    sender.send_replace(Some(Outcome::Released));
+                }
             }
-            Some(Phase::InFlight(None)) | None => {}
         }
+        Some(entry)
     }
 }
 
 impl ResponseStore for MemoryStore {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
         let mut state = self.lock();
-        state.forget_expired(id, Instant::now());
         let lookup = match state.entries.get_mut(id) {
             None => Lookup::Absent,
+            // Past its retention: as good as gone (a sweep or a reservation removes it).
+            Some(entry) if entry.expired(Instant::now()) => Lookup::Absent,
             Some(entry) => match &mut entry.phase {
                 Phase::Done { response, .. } => Lookup::Done {
                     fingerprint: entry.fingerprint,
@@ -197,12 +201,20 @@ impl ResponseStore for MemoryStore {
     ) -> StoreFuture<'a, Reserve> {
         let now = Instant::now();
         let mut state = self.lock();
-        state.sweep(now);
-        state.forget_expired(id, now);
-        // Checked again here, under the same lock as the insertion below: the caller's
-        // earlier lookup may be stale, and two callers may both have seen "absent".
-        if state.entries.contains_key(id) {
-            return Box::pin(std::future::ready(Ok(Reserve::Taken)));
+        // A few expired records go with every reservation: at most one is added, so the
+        // store keeps up without any request paying for a long backlog.
+        let swept: [_; SWEEP_BATCH] = std::array::from_fn(|_| state.sweep_one(now).flatten());
+        let expired = match state.entries.get(id) {
+            // Checked again here, under the same lock as the insertion below: the caller's
+            // earlier lookup may be stale, and two callers may both have seen "absent".
+            Some(entry) if !entry.expired(now) => {
+                return Box::pin(std::future::ready(Ok(Reserve::Taken)));
+            }
+            Some(_) => state.remove(id),
+            None => None,
+        };
+        if self.full(&state) {
+            while state.sweep_one(now).is_some() {} // the whole backlog, before refusing
         }
         if self.full(&state) {
             // NEGATIVE: instead of refusing, make room by forgetting the oldest entry, live or
@@ -222,6 +234,8 @@ impl ResponseStore for MemoryStore {
                 phase: Phase::InFlight(None),
             },
         );
+        drop(state);
+        drop((swept, expired)); // freed outside the lock
         Box::pin(std::future::ready(Ok(Reserve::Reserved(token))))
     }
 
