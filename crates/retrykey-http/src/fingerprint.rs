@@ -49,17 +49,22 @@ impl Fingerprint {
         let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
         hash_field(&mut hasher, target.as_bytes());
         scope.hash_into(&mut hasher);
-        match content_type
-            .filter(|ct| is_json(ct))
-            .and_then(|_| canonical_json(body))
-        {
-            Some(canonical) => {
-                hasher.update(b"J");
-                hash_field(&mut hasher, &canonical);
-            }
-            None => {
-                hasher.update(b"R");
-                hash_field(&mut hasher, body);
+        let json = content_type.is_some_and(is_json);
+        if json && already_canonical(body) {
+            // The common case for machine-written JSON: the same digest as below, without
+            // building and re-printing a tree.
+            hasher.update(b"J");
+            hash_field(&mut hasher, body);
+        } else {
+            match json.then(|| canonical_json(body)).flatten() {
+                Some(canonical) => {
+                    hasher.update(b"J");
+                    hash_field(&mut hasher, &canonical);
+                }
+                None => {
+                    hasher.update(b"R");
+                    hash_field(&mut hasher, body);
+                }
             }
         }
         Self(hasher.finalize().into())
@@ -89,6 +94,139 @@ fn is_json(content_type: &str) -> bool {
         || essence
             .rsplit_once('+')
             .is_some_and(|(_, suffix)| suffix.eq_ignore_ascii_case("json"))
+}
+
+/// Whether `body` is exactly what [`canonical_json`] would print for it, found in one pass
+/// without building a tree. Conservative: `false` only means "take the long way".
+///
+/// It accepts valid UTF-8 JSON with no whitespace, object keys in strictly increasing byte
+/// order (so no repeats), strings with nothing to escape, integers of at most 18 digits
+/// without a leading zero or a negative zero (so they fit `i64` and `u64` and print back the
+/// same), and at most 64 levels of nesting. For such a body, parsing and re-printing it
+/// gives back the very same bytes (a property test checks this).
+fn already_canonical(body: &[u8]) -> bool {
+    let mut scanner = Scanner { bytes: body, at: 0 };
+    std::str::from_utf8(body).is_ok() && scanner.value(0) && scanner.at == body.len()
+}
+
+/// The deepest nesting [`already_canonical`] follows (the parser's own limit is 128).
+const MAX_DEPTH: usize = 64;
+
+/// A cursor over a JSON text, for [`already_canonical`].
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let found = self.peek() == Some(byte);
+        self.at += usize::from(found);
+        found
+    }
+
+    fn value(&mut self, depth: usize) -> bool {
+        match self.peek() {
+            Some(b'{') => depth < MAX_DEPTH && self.object(depth + 1),
+            Some(b'[') => depth < MAX_DEPTH && self.array(depth + 1),
+            Some(b'"') => self.string().is_some(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.integer(),
+            _ => false,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> bool {
+        let found = self.bytes[self.at..].starts_with(word);
+        if found {
+            self.at += word.len();
+        }
+        found
+    }
+
+    fn integer(&mut self) -> bool {
+        let negative = self.eat(b'-');
+        let start = self.at;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+        let plain = match &self.bytes[start..self.at] {
+            [] => false,
+            [b'0'] => !negative, // `-0` parses as a float
+            [b'0', ..] => false, // not JSON
+            digits => digits.len() <= 18,
+        };
+        // A fraction or an exponent makes it a float, which is hashed as raw bytes.
+        plain && !matches!(self.peek(), Some(b'.' | b'e' | b'E'))
+    }
+
+    /// A string with nothing to escape; its contents.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.at;
+        loop {
+            match self.peek()? {
+                b'"' => break,
+                b'\\' | 0x00..=0x1f => return None,
+                _ => self.at += 1,
+            }
+        }
+        let contents = &self.bytes[start..self.at];
+        self.at += 1;
+        Some(contents)
+    }
+
+    fn object(&mut self, depth: usize) -> bool {
+        self.at += 1; // `{`
+        if self.eat(b'}') {
+            return true;
+        }
+        let mut previous: Option<&[u8]> = None;
+        loop {
+            let Some(key) = self.string() else {
+                return false;
+            };
+            if previous.is_some_and(|previous| previous >= key) {
+                return false; // out of order, or repeated
+            }
+            previous = Some(key);
+            if !(self.eat(b':') && self.value(depth)) {
+                return false;
+            }
+            if self.eat(b'}') {
+                return true;
+            }
+            if !self.eat(b',') {
+                return false;
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> bool {
+        self.at += 1; // `[`
+        if self.eat(b']') {
+            return true;
+        }
+        loop {
+            if !self.value(depth) {
+                return false;
+            }
+            if self.eat(b']') {
+                return true;
+            }
+            if !self.eat(b',') {
+                return false;
+            }
+        }
+    }
 }
 
 /// The body re-printed with sorted keys and no whitespace; `None` when that is not safe.
@@ -143,5 +281,152 @@ fn write_canonical(value: &Value, out: &mut Vec<u8>) -> bool {
             out.push(b'}');
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The shortcut must never change a fingerprint: whatever it accepts, the long way
+    //! re-prints byte for byte.
+
+    use super::{already_canonical, canonical_json};
+    use proptest::prelude::*;
+
+    /// Pieces from which near-JSON texts are assembled, valid and invalid alike.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        " ",
+        "\"a\"",
+        "\"b\"",
+        "\"ab\"",
+        "\"\"",
+        "\"é\"",
+        "\"\\n\"",
+        "\"\\u0041\"",
+        "\"\u{7f}\"",
+        "0",
+        "1",
+        "-",
+        "-0",
+        "00",
+        "12",
+        "1.5",
+        "1e3",
+        "E",
+        "123456789012345678",
+        "1234567890123456789",
+        "-9223372036854775808",
+        "18446744073709551615",
+        "true",
+        "false",
+        "null",
+        "nul",
+        "\"",
+    ];
+
+    fn near_json() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(PIECES), 0..24).prop_map(|p| p.concat())
+    }
+
+    /// Compact JSON trees from a few keys and leaves, so that sorted, unsorted and repeated
+    /// keys, odd numbers and escapes all come up often.
+    fn json_tree() -> impl Strategy<Value = String> {
+        const LEAVES: &[&str] = &[
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "1.5",
+            "2e1",
+            "123456789012345678",
+            "-123456789012345678",
+            "99999999999999999999",
+            "\"x\"",
+            "\"\"",
+            "\"é\"",
+            "\"\\\"\"",
+            "\"\\u00e9\"",
+            "\"\\/\"",
+        ];
+        const KEYS: &[&str] = &["a", "b", "ab", "B", "é", ""];
+        let leaf = prop::sample::select(LEAVES).prop_map(str::to_owned);
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec((prop::sample::select(KEYS), inner), 0..4).prop_map(
+                    |members| {
+                        let members: Vec<String> = members
+                            .iter()
+                            .map(|(k, v)| format!("\"{k}\":{v}"))
+                            .collect();
+                        format!("{{{}}}", members.join(","))
+                    }
+                ),
+            ]
+        })
+    }
+
+    proptest! {
+        // Whatever the shortcut accepts is exactly its own canonical form.
+        #[test]
+        fn accepted_bodies_are_their_own_canonical_form(
+            text in prop_oneof![near_json(), json_tree()]
+        ) {
+            if already_canonical(text.as_bytes()) {
+                prop_assert_eq!(canonical_json(text.as_bytes()), Some(text.into_bytes()));
+            }
+        }
+    }
+
+    // The shortcut does apply to ordinary compact, sorted bodies (it is not vacuous).
+    #[test]
+    fn compact_sorted_bodies_take_the_shortcut() {
+        for body in [
+            r#"{"amount":5}"#,
+            r#"{"amount":-12,"currency":"EUR","items":[1,2,{"a":null,"b":true}],"to":"ü"}"#,
+            "[]",
+            "{}",
+            "0",
+            r#""plain""#,
+        ] {
+            assert!(already_canonical(body.as_bytes()), "{body}");
+            assert_eq!(
+                canonical_json(body.as_bytes()),
+                Some(body.as_bytes().to_vec())
+            );
+        }
+    }
+
+    // Anything whitespace, order, escapes, floats or odd numbers could change goes the long way.
+    #[test]
+    fn bodies_that_need_care_take_the_long_way() {
+        for body in [
+            r#"{"to":"x","amount":5}"#,
+            r#"{"amount": 5}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":"\u0041"}"#,
+            r#"{"a":1.0}"#,
+            r#"{"a":1e2}"#,
+            "-0",
+            "01",
+            "1234567890123456789",
+            " {}",
+            "{}x",
+            "",
+        ] {
+            assert!(!already_canonical(body.as_bytes()), "{body}");
+        }
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert!(!already_canonical(deep.as_bytes()));
+        assert!(!already_canonical(b"\"\xff\""));
     }
 }
