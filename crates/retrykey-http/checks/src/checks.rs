@@ -613,6 +613,28 @@ pub fn large_response_replays_status_and_location_only(subject: &Subject) {
     });
 }
 
+/// A first attempt whose body breaks after a 201 keeps a status-only record: the retry replays
+/// the 201 and its Location and never charges again.
+pub fn broken_response_body_keeps_a_summary_record(subject: &Subject) {
+    run(async {
+        let rig = Rig::start(subject, Setup::default()).await;
+        let headers = [("idempotency-key", "k-broken"), ("x-break", "1")];
+        let first = post(&rig, &headers, PAY).await;
+        // The charge happened, but this client cannot be given the body it was promised.
+        assert_problem(&first, Problem::HandlerFailed);
+        assert_counts(&rig, 1, 1);
+        let retry = post(&rig, &headers, PAY).await;
+        assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
+        assert_eq!(retry.header("location"), Some("/charges/1"));
+        assert!(
+            retry.body.contains(&Problem::ResponseNotStored.type_uri()),
+            "{}",
+            retry.body
+        );
+        assert_counts(&rig, 1, 1);
+    });
+}
+
 /// If the store fails, keyed requests get 503 and the handler never runs (fail closed).
 pub fn failing_store_refuses_before_any_work(subject: &Subject) {
     run(async {

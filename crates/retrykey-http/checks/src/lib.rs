@@ -44,6 +44,7 @@ macro_rules! __http_checks_list {
             full_store_refuses_new_keys_and_keeps_live_records,
             expired_records_are_swept_and_run_afresh,
             large_response_replays_status_and_location_only,
+            broken_response_body_keeps_a_summary_record,
             failing_store_refuses_before_any_work,
         }
     };

@@ -100,12 +100,12 @@ impl ResponseStore for Probe {
 
     fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
         Box::pin(async move {
-            if let Some((barrier, arrived, racers)) = &self.race {
-                if arrived.fetch_add(1, Ordering::SeqCst) < *racers {
-                    // Every racer has looked up the key and seen it absent before any of
-                    // them reserves: the worst interleaving, every time.
-                    barrier.wait().await;
-                }
+            if let Some((barrier, arrived, racers)) = &self.race
+                && arrived.fetch_add(1, Ordering::SeqCst) < *racers
+            {
+                // Every racer has looked up the key and seen it absent before any of them
+                // reserves: the worst interleaving, every time.
+                barrier.wait().await;
             }
             self.inner.reserve(id, fp).await
         })

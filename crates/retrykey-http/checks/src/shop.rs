@@ -3,12 +3,18 @@
 //! - `x-gate: 1` — wait until the check opens the gate (before anything else happens);
 //! - `x-flaky: <t>` — the first request with token `t` answers 500 without charging;
 //! - `x-panic: <t>` — the first request with token `t` panics without charging;
-//! - `x-big: <n>` — answer with an `n`-byte body instead of `{"charge":N}`.
+//! - `x-big: <n>` — answer with an `n`-byte body instead of `{"charge":N}`;
+//! - `x-break: 1` — charge and answer 201, but let the body fail after its first chunk.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::Frame;
 
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use retrykey_http::Body;
@@ -75,15 +81,15 @@ impl Shop {
         if parts.headers.contains_key("x-gate") {
             let _permit = self.gate.acquire().await;
         }
-        if let Some(token) = text(&parts.headers, "x-flaky") {
-            if self.first_time("x-flaky", token) {
-                return reply(StatusCode::INTERNAL_SERVER_ERROR, "flaky".into());
-            }
+        if let Some(token) = text(&parts.headers, "x-flaky")
+            && self.first_time("x-flaky", token)
+        {
+            return reply(StatusCode::INTERNAL_SERVER_ERROR, "flaky".into());
         }
-        if let Some(token) = text(&parts.headers, "x-panic") {
-            if self.first_time("x-panic", token) {
-                panic!("the handler panics on purpose (x-panic)");
-            }
+        if let Some(token) = text(&parts.headers, "x-panic")
+            && self.first_time("x-panic", token)
+        {
+            panic!("the handler panics on purpose (x-panic)");
         }
         if read_limited(body, 4 << 20).await.is_err() {
             return reply(StatusCode::BAD_REQUEST, "unreadable".into());
@@ -93,7 +99,15 @@ impl Shop {
             Some(size) => "x".repeat(size),
             None => format!("{{\"charge\":{charge}}}"),
         };
-        let mut response = reply(StatusCode::CREATED, body);
+        let mut response = if parts.headers.contains_key("x-break") {
+            let mut response = Response::new(retrykey_http::body::boxed(BreaksMidway(Some(
+                Bytes::from(body),
+            ))));
+            *response.status_mut() = StatusCode::CREATED;
+            response
+        } else {
+            reply(StatusCode::CREATED, body)
+        };
         let headers = response.headers_mut();
         headers.insert(
             header::LOCATION,
@@ -104,6 +118,24 @@ impl Shop {
             format!("seen={charge}").parse().unwrap(),
         );
         response
+    }
+}
+
+/// A body that yields one chunk and then fails, as a stream cut by a crashed upstream does.
+struct BreaksMidway(Option<Bytes>);
+
+impl http_body::Body for BreaksMidway {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        Poll::Ready(Some(match self.0.take() {
+            Some(chunk) => Ok(Frame::data(chunk)),
+            None => Err(std::io::Error::other("the body broke mid-stream")),
+        }))
     }
 }
 
