@@ -2,7 +2,7 @@
 //! bare and through the layer (fresh key, replay, no key), on one thread. Bounded: a fixed
 //! number of calls per path.
 //!
-//! `cargo run --release -p retrykey-http --example overhead -- [--calls N]`
+//! `cargo run --release -p retrykey-http --example overhead -- [--calls N] [--paths fresh,replay]`
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,10 @@ struct Args {
     /// Calls per path per round.
     #[arg(long, default_value_t = 200_000)]
     calls: u32,
+    /// Only these paths (comma-separated: bare, fresh, replay, keyless); default all. Useful
+    /// under a profiler.
+    #[arg(long, value_delimiter = ',')]
+    paths: Vec<String>,
 }
 
 fn payment(key: Option<String>) -> Request<Body> {
@@ -68,18 +72,29 @@ async fn main() {
         "in-process, one thread, {} calls per path; second round shown",
         args.calls
     );
-    let mut shown = String::new();
+    let wanted = |path: &str| args.paths.is_empty() || args.paths.iter().any(|p| p == path);
+    let mut shown = Vec::new();
     for round in 0..2 {
-        let bare_ns = per_call(&mut bare, args.calls, |_| payment(None)).await;
-        let fresh = per_call(&mut layered, args.calls, |i| {
-            payment(Some(format!("k{round}-{i}")))
-        })
-        .await;
-        let replay = per_call(&mut layered, args.calls, |_| payment(Some("same".into()))).await;
-        let keyless = per_call(&mut layered, args.calls, |_| payment(None)).await;
-        shown = format!(
-            "bare handler {bare_ns:?}, fresh key {fresh:?}, replay {replay:?}, no key {keyless:?} per call"
-        );
+        shown.clear();
+        if wanted("bare") {
+            let took = per_call(&mut bare, args.calls, |_| payment(None)).await;
+            shown.push(format!("bare handler {took:?}"));
+        }
+        if wanted("fresh") {
+            let took = per_call(&mut layered, args.calls, |i| {
+                payment(Some(format!("k{round}-{i}")))
+            })
+            .await;
+            shown.push(format!("fresh key {took:?}"));
+        }
+        if wanted("replay") {
+            let took = per_call(&mut layered, args.calls, |_| payment(Some("same".into()))).await;
+            shown.push(format!("replay {took:?}"));
+        }
+        if wanted("keyless") {
+            let took = per_call(&mut layered, args.calls, |_| payment(None)).await;
+            shown.push(format!("no key {took:?}"));
+        }
     }
-    println!("{shown}");
+    println!("{} per call", shown.join(", "));
 }
