@@ -37,7 +37,7 @@ fn main() -> anyhow::Result<()> {
     let url = pg::url_from_env().with_context(|| format!("set {}", pg::URL_VAR))?;
     pgbench(&["-i", "-q", "-s", "1", &url]).context("pgbench -i")?;
     println!(
-        "{:>7} {:>14} {:>16} {:>7} {:>18}",
+        "{:>7} {:>14} {:>16} {:>8} {:>18}",
         "clients", "pgbench -N tps", "ledger new op/s", "ratio", "one scope op/s"
     );
     for &clients in &args.clients {
@@ -48,7 +48,8 @@ fn main() -> anyhow::Result<()> {
             one_scope = one_scope.max(ledger_rate(&url, clients, args.seconds, true)?);
         }
         println!(
-            "{clients:>7} {reference:>14.0} {ledger:>16.0} {:>6.0}% {one_scope:>18.0}",
+            // One decimal: a goal of 80% is not met by 79.8%.
+            "{clients:>7} {reference:>14.0} {ledger:>16.0} {:>7.1}% {one_scope:>18.0}",
             100.0 * ledger / reference
         );
     }

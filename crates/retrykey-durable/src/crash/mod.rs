@@ -19,7 +19,9 @@ use std::sync::Arc;
 /// A place in the apply transaction, named after what has just happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Point {
-    /// Every check has passed; nothing has been written yet.
+    /// Nothing has been written yet; the effect comes next. (SQLite has checked the key and
+    /// the limits by now. PostgreSQL sends the lookup and the limits with the effect, in one
+    /// round trip, so every apply passes here, a replay too; a replay then writes nothing.)
     BeforeEffect,
     /// The total has been changed; the record is not written yet.
     AfterEffect,
