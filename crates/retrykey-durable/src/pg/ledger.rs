@@ -177,9 +177,11 @@ impl PgLedger {
         }
     }
 
-    /// The effect statement wrote nothing: a limit refused it, or a value lies beyond what SQL
-    /// compares. Decide exactly on the locked ledger row: refuse (capacity first, then
-    /// ceiling, their Stage 1 meaning), or write the effect after all and return its receipt.
+    /// The effect statement wrote nothing for a key the lookup did not find: a limit refused
+    /// it, a value lies beyond what SQL compares, or another transaction recorded the key in
+    /// between. Decide exactly on the locked ledger row: refuse (capacity first, then ceiling,
+    /// their Stage 1 meaning), or write the effect after all and return its receipt; in the last
+    /// case the unique index then makes the record yield, and the whole transaction rolls back.
     async fn effect_after_refusal(
         &self,
         tx: &Transaction<'_>,
