@@ -1,7 +1,6 @@
 //! The SQLite ledger: the effect and the record are written and committed by one transaction.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
@@ -38,15 +37,7 @@ impl SqliteLedger {
 
     /// A fresh, empty ledger in a new file under the temporary directory, deleted on drop.
     pub fn ephemeral(limits: Limits) -> Result<Self, retrykey_durable::Error> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "retrykey-{}-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed),
-            unix_seconds(SystemTime::now()),
-        );
-        let path = std::env::temp_dir().join(name);
-        let mut ledger = Self::open(path, Options::with_limits(limits))?;
+        let mut ledger = Self::open(sqlite::ephemeral_path(), Options::with_limits(limits))?;
         ledger.ephemeral = true;
         Ok(ledger)
     }

@@ -6,8 +6,9 @@
 pub mod ledger;
 pub mod schema;
 
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 use retrykey::{Error, Key, Receipt, Request};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -15,6 +16,22 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use crate::{Durability, SCHEMA_VERSION};
 
 pub use ledger::SqliteLedger;
+
+/// A file name no other throwaway ledger of this machine uses, in the temporary folder.
+///
+/// The counter lives here rather than in `ledger.rs`: the negative variants copy that file, and
+/// each copy would otherwise count from zero and open the same files as the others in one
+/// process.
+pub fn ephemeral_path() -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = format!(
+        "retrykey-{}-{}-{}.sqlite",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        crate::options::unix_seconds(SystemTime::now()),
+    );
+    std::env::temp_dir().join(name)
+}
 
 /// How long a writer waits for another connection's write lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
