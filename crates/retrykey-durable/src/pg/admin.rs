@@ -57,7 +57,17 @@ pub fn enabled() -> bool {
             "{URL_VAR} is not set, but CI is: the PostgreSQL tests must run in CI (see .ci/postgres)"
         );
     }
-    eprintln!("PostgreSQL not configured: skipped, set {URL_VAR} to enable");
+    // Straight to the process's stderr, once per test binary: the test harness hides what
+    // passing tests print with `eprintln!`, and this line must reach the reader.
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "PostgreSQL not configured: its tests are skipped; set {URL_VAR} to enable \
+             (`eval \"$(just postgres)\"` starts a local server)"
+        );
+    });
     false
 }
 
