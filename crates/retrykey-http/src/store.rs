@@ -14,8 +14,49 @@ use std::time::Duration;
 
 use crate::{EntryId, Error, Fingerprint, StoredResponse};
 
-/// A boxed future returned by store operations (boxed so the trait stays object-safe).
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
+/// What a store operation returns: an answer already known (the in-memory store answers at
+/// once, and then nothing is allocated) or a boxed future (a database round trip). One
+/// concrete type, so the trait stays object-safe.
+pub struct StoreFuture<'a, T>(Answer<'a, T>);
+
+enum Answer<'a, T> {
+    Ready(Option<Result<T, Error>>),
+    Pending(Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>),
+}
+
+impl<'a, T> StoreFuture<'a, T> {
+    /// An answer known at once.
+    pub fn ready(result: Result<T, Error>) -> Self {
+        Self(Answer::Ready(Some(result)))
+    }
+
+    /// An answer that needs waiting for.
+    pub fn new(future: impl Future<Output = Result<T, Error>> + Send + 'a) -> Self {
+        Self(Answer::Pending(Box::pin(future)))
+    }
+}
+
+// The answer is only ever moved out whole, never pinned in place.
+impl<T> Unpin for StoreFuture<'_, T> {}
+
+impl<T> Future for StoreFuture<'_, T> {
+    type Output = Result<T, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Answer::Ready(answer) => {
+                Poll::Ready(answer.take().expect("StoreFuture polled after it finished"))
+            }
+            Answer::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<T> fmt::Debug for StoreFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StoreFuture")
+    }
+}
 
 /// Where the layer keeps one record per (caller, key).
 ///

@@ -191,7 +191,7 @@ impl ResponseStore for MemoryStore {
                 }
             },
         };
-        Box::pin(std::future::ready(Ok(lookup)))
+        StoreFuture::ready(Ok(lookup))
     }
 
     fn reserve<'a>(
@@ -208,7 +208,7 @@ impl ResponseStore for MemoryStore {
             // Checked again here, under the same lock as the insertion below: the caller's
             // earlier lookup may be stale, and two callers may both have seen "absent".
             Some(entry) if !entry.expired(now) => {
-                return Box::pin(std::future::ready(Ok(Reserve::Taken)));
+                return StoreFuture::ready(Ok(Reserve::Taken));
             }
             Some(_) => state.remove(id),
             None => None,
@@ -236,7 +236,7 @@ impl ResponseStore for MemoryStore {
         );
         drop(state);
         drop((swept, expired)); // freed outside the lock
-        Box::pin(std::future::ready(Ok(Reserve::Reserved(token))))
+        StoreFuture::ready(Ok(Reserve::Reserved(token)))
     }
 
     fn complete<'a>(
@@ -271,7 +271,7 @@ impl ResponseStore for MemoryStore {
             }
             _ => Err(Error::NotOwner),
         };
-        Box::pin(std::future::ready(result))
+        StoreFuture::ready(result)
     }
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
@@ -283,6 +283,6 @@ impl ResponseStore for MemoryStore {
             }
             _ => Err(Error::NotOwner),
         };
-        Box::pin(std::future::ready(result))
+        StoreFuture::ready(result)
     }
 }

@@ -191,7 +191,7 @@ impl ResponseStore for MemoryStore {
                 }
             },
         };
-        Box::pin(std::future::ready(Ok(lookup)))
+        StoreFuture::ready(Ok(lookup))
     }
 
     fn reserve<'a>(
@@ -216,7 +216,7 @@ impl ResponseStore for MemoryStore {
         }
         if self.full(&state) {
             // Every entry is live: refuse rather than forget a record someone relies on.
-            return Box::pin(std::future::ready(Ok(Reserve::Full)));
+            return StoreFuture::ready(Ok(Reserve::Full));
         }
         state.next_token += 1;
         let token = Token(state.next_token);
@@ -230,7 +230,7 @@ impl ResponseStore for MemoryStore {
         );
         drop(state);
         drop((swept, expired)); // freed outside the lock
-        Box::pin(std::future::ready(Ok(Reserve::Reserved(token))))
+        StoreFuture::ready(Ok(Reserve::Reserved(token)))
     }
 
     fn complete<'a>(
@@ -265,7 +265,7 @@ impl ResponseStore for MemoryStore {
             }
             _ => Err(Error::NotOwner),
         };
-        Box::pin(std::future::ready(result))
+        StoreFuture::ready(result)
     }
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
@@ -277,6 +277,6 @@ impl ResponseStore for MemoryStore {
             }
             _ => Err(Error::NotOwner),
         };
-        Box::pin(std::future::ready(result))
+        StoreFuture::ready(result)
     }
 }

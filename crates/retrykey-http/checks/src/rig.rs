@@ -89,7 +89,7 @@ impl Probe {
 
 impl ResponseStore for Probe {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        Box::pin(async move {
+        StoreFuture::new(async move {
             let lookup = self.inner.lookup(id).await?;
             if matches!(lookup, Lookup::InFlight { .. }) {
                 self.in_flight_seen.send_modify(|count| *count += 1);
@@ -99,7 +99,7 @@ impl ResponseStore for Probe {
     }
 
     fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
-        Box::pin(async move {
+        StoreFuture::new(async move {
             if let Some((barrier, arrived, racers)) = &self.race
                 && arrived.fetch_add(1, Ordering::SeqCst) < *racers
             {
@@ -130,16 +130,24 @@ pub(crate) struct BrokenStore;
 
 impl ResponseStore for BrokenStore {
     fn lookup<'a>(&'a self, _: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+            "offline".into(),
+        )))
     }
     fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
-        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+            "offline".into(),
+        )))
     }
     fn complete<'a>(&'a self, _: &'a EntryId, _: Token, _: StoredResponse) -> StoreFuture<'a, ()> {
-        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+            "offline".into(),
+        )))
     }
     fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> StoreFuture<'a, ()> {
-        Box::pin(async { Err(retrykey_http::Error::StoreUnavailable("offline".into())) })
+        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+            "offline".into(),
+        )))
     }
 }
 
