@@ -20,11 +20,11 @@ struct Tally {
 impl Tally {
     fn apply(&mut self, store: &Store, attempt: &Attempt) -> Result<Receipt, Error> {
         let reply = store.apply(&attempt.key, &attempt.request);
-        if let Ok(receipt) = &reply {
-            if !receipt.replayed {
-                self.applied += 1;
-                self.applied_units += attempt.request.units();
-            }
+        if let Ok(receipt) = &reply
+            && !receipt.replayed
+        {
+            self.applied += 1;
+            self.applied_units += attempt.request.units();
         }
         reply
     }
@@ -72,19 +72,19 @@ pub fn tell(
     let replayed = tally.apply(&store, first);
     writeln!(out, "   Reply: {}", reply(&replayed))?;
     let total = store.total().expect("the in-memory store always reads");
-    if let Ok(receipt) = replayed {
-        if receipt.total != total {
-            writeln!(
-                out,
-                "   The current total is {total}, yet the receipt says {}:",
-                receipt.total
-            )?;
-            writeln!(
-                out,
-                "   a receipt records the total at the moment its operation committed."
-            )?;
-            writeln!(out, "   It is history, not a live reading of the store.")?;
-        }
+    if let Ok(receipt) = replayed
+        && receipt.total != total
+    {
+        writeln!(
+            out,
+            "   The current total is {total}, yet the receipt says {}:",
+            receipt.total
+        )?;
+        writeln!(
+            out,
+            "   a receipt records the total at the moment its operation committed."
+        )?;
+        writeln!(out, "   It is history, not a live reading of the store.")?;
     }
 
     writeln!(out)?;
