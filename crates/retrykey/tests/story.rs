@@ -39,7 +39,10 @@ fn output_is_identical_on_every_run() {
 #[test]
 fn changed_retry_units_conflict_and_change_nothing() {
     let output = story(&["--retry-units", "8"]);
-    assert!(output.status.success(), "a conflict is a teaching outcome, not a failure");
+    assert!(
+        output.status.success(),
+        "a conflict is a teaching outcome, not a failure"
+    );
     let text = stdout(&output);
     let step_3 = text.split("3. ").nth(1).expect("step 3");
     assert!(step_3.contains("rejected, conflict"));
@@ -71,7 +74,10 @@ fn bad_input_is_refused_before_anything_runs() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(output.stdout.is_empty(), "{args:?}: nothing ran");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.starts_with("error: ") && stderr.contains(message), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(message),
+            "{args:?}: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?}");
     }
 }
