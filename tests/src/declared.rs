@@ -79,3 +79,26 @@ pub fn variants() -> Result<Vec<(String, Declared)>, Error> {
     found.sort_by(|a, b| (a.1.stage, &a.0).cmp(&(b.1.stage, &b.0)));
     Ok(found)
 }
+
+/// Asserts that an in-process run of `variant` failed exactly the checks it declares, among the
+/// suites that run covered (`suites`: name prefixes such as `"contract::"`); checks declared as
+/// failing only by chance are left aside.
+pub fn assert_fails_as_declared(
+    variant: &str,
+    stage: u32,
+    suites: &[&str],
+    failing: &BTreeSet<String>,
+) {
+    let declared = declared(variant).expect("the variant declares its checks");
+    assert_eq!(
+        declared.stage, stage,
+        "{variant} is a Stage {stage} variant"
+    );
+    let covered = |name: &String| suites.iter().any(|suite| name.starts_with(suite));
+    let must_fail: BTreeSet<String> = declared.must_fail.into_iter().filter(covered).collect();
+    let failed: BTreeSet<String> = failing.difference(&declared.may_fail).cloned().collect();
+    assert_eq!(
+        failed, must_fail,
+        "{variant} must fail exactly its declared checks"
+    );
+}

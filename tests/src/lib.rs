@@ -12,7 +12,7 @@ pub mod walkthrough;
 
 use std::path::PathBuf;
 
-pub use declared::{Declared, declared, variants};
+pub use declared::{Declared, assert_fails_as_declared, declared, variants};
 
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {

@@ -4,44 +4,20 @@
 use std::collections::BTreeSet;
 
 use retrykey::{Ledger, Limits};
-use retrykey_contract::{model, run_check, run_contract};
-
-/// The contract and model checks that fail for the ledger built by `make`, named as in `cargo test`.
-fn failing<L: Ledger + 'static>(make: fn(Limits) -> L) -> BTreeSet<String> {
-    let mut failed: BTreeSet<String> = run_contract(&make)
-        .into_iter()
-        .filter(|(_, result)| result.is_err())
-        .map(|(name, _)| format!("contract::{name}"))
-        .collect();
-    if run_check(|| model::matches_reference_model(&make)).is_err() {
-        failed.insert("model::matches_reference_model".to_string());
-    }
-    failed
-}
-
-/// The declared must-fail checks of `variant` that this in-process run covers.
-fn declared_here(variant: &str) -> (BTreeSet<String>, BTreeSet<String>) {
-    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
-    let covered = |name: &String| name.starts_with("contract::") || name.starts_with("model::");
-    (
-        declared.must_fail.into_iter().filter(covered).collect(),
-        declared.may_fail,
-    )
-}
+use retrykey_contract::failing_checks;
 
 fn assert_fails_as_declared<L: Ledger + 'static>(variant: &str, make: fn(Limits) -> L) {
-    let (must_fail, may_fail) = declared_here(variant);
-    let failed: BTreeSet<String> = failing(make).difference(&may_fail).cloned().collect();
-    assert_eq!(
-        failed, must_fail,
-        "{variant} must fail exactly its declared checks"
-    );
+    let failing = failing_checks(&make);
+    retrykey_tests::assert_fails_as_declared(variant, 1, &["contract::", "model::"], &failing);
 }
 
 // The correct store fails nothing: the baseline every variant is compared with.
 #[test]
 fn correct_store_fails_nothing() {
-    assert_eq!(failing(retrykey::Store::with_limits), BTreeSet::new());
+    assert_eq!(
+        failing_checks(&retrykey::Store::with_limits),
+        BTreeSet::new()
+    );
 }
 
 // Each variant fails exactly the contract and model checks it declares.

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use retrykey::{Ledger, Limits};
-use retrykey_contract::{model, run_check, run_contract};
+use retrykey::Ledger;
+use retrykey_contract::failing_checks;
 use retrykey_durable::crash::harness::InProcess;
 use retrykey_durable::crash::scenario;
 use retrykey_durable::crash::server::{Backend, Opener, open_correct};
@@ -21,18 +21,6 @@ fn failed(results: Vec<(&'static str, Result<(), String>)>) -> BTreeSet<String> 
         .collect()
 }
 
-/// The contract and model checks that fail for the ledgers `make` builds.
-fn contract_failures<L: Ledger + 'static>(make: &(dyn Fn(Limits) -> L + Sync)) -> BTreeSet<String> {
-    let mut failing: BTreeSet<String> = failed(run_contract(make))
-        .into_iter()
-        .map(|name| format!("contract::{name}"))
-        .collect();
-    if run_check(|| model::matches_reference_model(make)).is_err() {
-        failing.insert("model::matches_reference_model".to_string());
-    }
-    failing
-}
-
 /// The crash scenarios that fail on fresh SQLite files opened by `open`.
 fn crash_failures(open: Opener) -> BTreeSet<String> {
     failed(scenario::run_all(|| {
@@ -42,14 +30,7 @@ fn crash_failures(open: Opener) -> BTreeSet<String> {
 
 /// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
 fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
-    let declared = retrykey_tests::declared(variant).expect("the variant declares its checks");
-    let covered = |name: &String| suites.iter().any(|suite| name.starts_with(suite));
-    let must_fail: BTreeSet<String> = declared.must_fail.into_iter().filter(covered).collect();
-    let failing: BTreeSet<String> = failing.difference(&declared.may_fail).cloned().collect();
-    assert_eq!(
-        failing, must_fail,
-        "{variant} must fail exactly its declared checks"
-    );
+    retrykey_tests::assert_fails_as_declared(variant, 4, suites, &failing);
 }
 
 const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
@@ -82,7 +63,7 @@ fn record_before_effect(
 #[test]
 fn correct_sqlite_ledger_fails_nothing() {
     let make = |limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = contract_failures(&make);
+    let mut failing = failing_checks(&make);
     failing.extend(crash_failures(open_correct));
     assert_eq!(failing, BTreeSet::new());
 }
@@ -91,7 +72,7 @@ fn correct_sqlite_ledger_fails_nothing() {
 #[test]
 fn separate_transactions_fails_as_declared() {
     let make = |limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = contract_failures(&make);
+    let mut failing = failing_checks(&make);
     failing.extend(crash_failures(separate_transactions));
     assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
 }
@@ -100,7 +81,7 @@ fn separate_transactions_fails_as_declared() {
 #[test]
 fn record_before_effect_fails_as_declared() {
     let make = |limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = contract_failures(&make);
+    let mut failing = failing_checks(&make);
     failing.extend(crash_failures(record_before_effect));
     assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
 }
@@ -113,7 +94,7 @@ fn check_then_insert_fails_as_declared() {
     }
     let url = url();
     let make = |limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger");
-    let mut failing = contract_failures(&make);
+    let mut failing = failing_checks(&make);
     let open = |url: &str, options: Options| check_then_insert::PgLedger::open(url, options);
     failing.extend(failed(connections::run_all(&url, &open)));
     assert_fails_as_declared(

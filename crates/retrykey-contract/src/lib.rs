@@ -23,6 +23,7 @@ pub mod loom_models;
 pub mod model;
 mod suites;
 
+use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use retrykey::Limits;
@@ -38,6 +39,23 @@ where
     L: retrykey::Ledger + 'static,
 {
     __with_contract_checks!(run { make })
+}
+
+/// The contract and model checks that fail for the ledgers `make` builds, named as `cargo test`
+/// prints them (`contract::<check>`, `model::matches_reference_model`).
+pub fn failing_checks<L>(make: &(dyn Fn(Limits) -> L + Sync)) -> BTreeSet<String>
+where
+    L: retrykey::Ledger + 'static,
+{
+    let mut failing: BTreeSet<String> = run_contract(make)
+        .into_iter()
+        .filter(|(_, result)| result.is_err())
+        .map(|(name, _)| format!("contract::{name}"))
+        .collect();
+    if run_check(|| model::matches_reference_model(make)).is_err() {
+        failing.insert("model::matches_reference_model".to_string());
+    }
+    failing
 }
 
 /// The names of the contract checks, in the order they run.
