@@ -1,5 +1,7 @@
 //! The ledger's bounds: how many records it holds and how many units it commits.
 
+use crate::Error;
+
 /// Records held by default. A demonstration bound, not a production recommendation.
 pub const DEFAULT_MAX_RECORDS: usize = 64;
 /// Units committed by default. A demonstration bound, not a production recommendation.
@@ -20,5 +22,42 @@ impl Default for Limits {
             max_records: DEFAULT_MAX_RECORDS,
             max_units: DEFAULT_MAX_UNITS,
         }
+    }
+}
+
+impl Limits {
+    /// Admits a new operation of `units` onto a ledger that holds `records` records and a
+    /// committed `total`: the total after its effect, or why it is rejected. Capacity is checked
+    /// before the ceiling, and a sum that would overflow is a ceiling rejection. Replays never
+    /// come here: a ledger looks the key up first.
+    ///
+    /// The database ledgers call this; the in-memory `Store` spells the same two checks out
+    /// inline, because the Stage 1 negative variants break them there, one at a time.
+    ///
+    /// ```
+    /// use retrykey::{Error, Limits};
+    ///
+    /// let limits = Limits { max_records: 2, max_units: 10 };
+    /// assert_eq!(limits.admit(1, 7, 3), Ok(10));
+    /// assert_eq!(limits.admit(2, 7, 3), Err(Error::Capacity { max_records: 2 }));
+    /// assert_eq!(
+    ///     limits.admit(1, 7, 4),
+    ///     Err(Error::Ceiling { units: 4, total: 7, max_units: 10 })
+    /// );
+    /// ```
+    pub fn admit(&self, records: u64, total: u64, units: u64) -> Result<u64, Error> {
+        if records >= self.max_records as u64 {
+            return Err(Error::Capacity {
+                max_records: self.max_records,
+            });
+        }
+        total
+            .checked_add(units)
+            .filter(|&total| total <= self.max_units)
+            .ok_or(Error::Ceiling {
+                units,
+                total,
+                max_units: self.max_units,
+            })
     }
 }

@@ -190,20 +190,7 @@ impl PgLedger {
         let scope = self.options.scope.as_str();
         let limits = self.options.limits;
         let state = read_state(tx.client(), scope, true).await?;
-        if state.records >= limits.max_records as u64 {
-            return Err(Error::Capacity {
-                max_records: limits.max_records,
-            });
-        }
-        let total = state
-            .total
-            .checked_add(request.units())
-            .filter(|&total| total <= limits.max_units)
-            .ok_or(Error::Ceiling {
-                units: request.units(),
-                total: state.total,
-                max_units: limits.max_units,
-            })?;
+        let total = limits.admit(state.records, state.total, request.units())?;
         add_effect(tx.client(), scope, total).await?;
         Ok(Receipt {
             operation: state.operations + 1,
