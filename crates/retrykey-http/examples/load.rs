@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use retrykey_http::loopback::{Client, Server};
 use retrykey_http::payments::Payments;
-use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits, body};
+use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits};
 use tower_layer::Layer;
 
 #[derive(Debug, Parser)]
@@ -78,11 +78,7 @@ async fn main() -> Result<(), BoxError> {
     );
 
     let bare_payments = Payments::new(work);
-    // The bare server only converts the body type, as the layer does on its way in.
-    let bare_service = tower::ServiceBuilder::new()
-        .map_request(|request: http::Request<hyper::body::Incoming>| request.map(body::boxed))
-        .service(bare_payments.service());
-    let bare = Server::start(bare_service).await?;
+    let bare = Server::start(bare_payments.service()).await?;
     let layered_payments = Payments::new(work);
     // Steady state: records expire after a second (by default), so the store holds about one
     // second of traffic (a 24-hour retention would make this a measurement of heap growth).

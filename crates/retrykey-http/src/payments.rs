@@ -26,11 +26,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use tower_service::Service;
 
-use crate::body::{Body, full, read_limited};
-use crate::{BoxFuture, PROBLEM_JSON, TYPE_BASE};
+use crate::body::{Body, BoxError, boxed, full, read_limited};
+use crate::problem::problem_response;
+use crate::{BoxFuture, TYPE_BASE};
 
 /// The header that makes a first attempt fail (once per distinct value).
 pub const X_FLAKY: &str = "x-flaky";
@@ -159,25 +161,19 @@ fn json(status: StatusCode, body: String) -> Response<Body> {
 }
 
 fn problem(status: StatusCode, slug: &str, title: &str) -> Response<Body> {
-    let quote = |text: &str| serde_json::Value::from(text).to_string();
-    let body = format!(
-        "{{\"type\":{},\"title\":{},\"status\":{}}}\n",
-        quote(&format!("{TYPE_BASE}{slug}")),
-        quote(title),
-        status.as_u16()
-    );
-    let mut response = json(status, body);
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-    response
+    problem_response(status, &format!("{TYPE_BASE}{slug}"), title, None)
 }
 
 /// The payments HTTP service (a tower `Service`; wrap it in the layer, serve it with hyper).
 #[derive(Debug, Clone)]
 pub struct PaymentsService(Arc<Payments>);
 
-impl Service<Request<Body>> for PaymentsService {
+/// Any request body will do: served bare by hyper or behind the layer, the same service.
+impl<B> Service<Request<B>> for PaymentsService
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
     type Response = Response<Body>;
     type Error = Infallible;
     type Future = BoxFuture<Result<Response<Body>, Infallible>>;
@@ -186,8 +182,9 @@ impl Service<Request<Body>> for PaymentsService {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+    fn call(&mut self, request: Request<B>) -> Self::Future {
         let payments = Arc::clone(&self.0);
+        let request = request.map(boxed);
         Box::pin(async move { Ok(payments.route(request).await) })
     }
 }

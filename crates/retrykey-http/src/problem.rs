@@ -131,29 +131,48 @@ impl Problem {
 
     /// The problem with another status (used to replay a response that was not kept whole).
     pub fn response_with_status(self, status: StatusCode, detail: Option<&str>) -> Response<Body> {
-        let mut response = Response::new(full(self.body(status, detail)));
-        *response.status_mut() = status;
-        let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        let mut response = problem_response(status, &self.type_uri(), self.title(), detail);
         if let Some(seconds) = self.retry_after() {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }
 
     /// The JSON document, fields in a fixed order so demo output is stable.
     pub fn body(self, status: StatusCode, detail: Option<&str>) -> String {
-        let quote = |text: &str| serde_json::Value::from(text).to_string();
-        let mut body = format!(
-            "{{\"type\":{},\"title\":{},\"status\":{}",
-            quote(&self.type_uri()),
-            quote(self.title()),
-            status.as_u16()
-        );
-        if let Some(detail) = detail {
-            body.push_str(&format!(",\"detail\":{}", quote(detail)));
-        }
-        body.push_str("}\n");
-        body
+        problem_json(status, &self.type_uri(), self.title(), detail)
     }
+}
+
+/// A problem document as a complete response: the layer's own answers and the demo handler's.
+pub(crate) fn problem_response(
+    status: StatusCode,
+    type_uri: &str,
+    title: &str,
+    detail: Option<&str>,
+) -> Response<Body> {
+    let mut response = Response::new(full(problem_json(status, type_uri, title, detail)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    response
+}
+
+/// The JSON text of a problem document: `type`, `title`, `status`, then `detail` if any.
+fn problem_json(status: StatusCode, type_uri: &str, title: &str, detail: Option<&str>) -> String {
+    let quote = |text: &str| serde_json::Value::from(text).to_string();
+    let mut body = format!(
+        "{{\"type\":{},\"title\":{},\"status\":{}",
+        quote(type_uri),
+        quote(title),
+        status.as_u16()
+    );
+    if let Some(detail) = detail {
+        body.push_str(&format!(",\"detail\":{}", quote(detail)));
+    }
+    body.push_str("}\n");
+    body
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Parser;
 use retrykey_http::loopback::{Client, Reply, Server};
 use retrykey_http::payments::Payments;
-use retrykey_http::{BoxError, IdempotencyLayer, body};
+use retrykey_http::{BoxError, IdempotencyLayer};
 use tower_layer::Layer;
 
 const PAY_500: &str = r#"{"amount":500}"#;
@@ -24,11 +24,7 @@ async fn main() -> Result<(), BoxError> {
     let args = Args::parse();
     let payments = Payments::new(Duration::from_millis(50));
     let server = if args.without_layer {
-        // The same body type conversion the layer does on its way in, and nothing else.
-        let bare = tower::ServiceBuilder::new()
-            .map_request(|request: http::Request<hyper::body::Incoming>| request.map(body::boxed))
-            .service(payments.service());
-        Server::start(bare).await?
+        Server::start(payments.service()).await?
     } else {
         Server::start(IdempotencyLayer::new().layer(payments.service())).await?
     };
