@@ -46,13 +46,12 @@ lint:
 docs-check:
     RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
 
-# What CI runs: lint, tests, loom, variants, a short stress run, the docs walkthrough.
+# What CI runs: lint, every test with every docs command (slow ones too), loom, variants, a short stress run.
 ci: lint
-    cargo test
+    RETRYKEY_DOCS_SLOW=1 cargo test
     just loom
     just test-negatives
     just stress 5
-    just docs-check
 
 # --- Stage 2: retries ---
 
@@ -95,7 +94,6 @@ crash-matrix variant="":
     set -euo pipefail
     if [ -n "{{variant}}" ]; then
         cargo build -q -p {{variant}} --bin crash-server-{{variant}}
-        cargo build -q -p retrykey-durable --bin crash-matrix
         exec cargo run -q -p retrykey-durable --bin crash-matrix -- --variant {{variant}} --backend sqlite
     fi
     cargo build -q -p retrykey-durable --bin crash-server

@@ -1,5 +1,42 @@
 //! How far a variant strays from the code it mirrors: a line diff, and its size.
 
+use crate::{Declared, Error, read, workspace_root};
+
+/// Changed code lines (comments aside) a variant may have against the file it mirrors.
+pub const MAX_CHANGED_LINES: usize = 24;
+
+/// The mirrored file and the variant's copy of it.
+pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Error> {
+    let root = workspace_root();
+    let correct = read(root.join(&declared.mirrors))?;
+    let variant = read(root.join("labs").join(name).join("src/lib.rs"))?;
+    Ok((correct, variant))
+}
+
+/// What keeps a variant from being one small change explained by a `// NEGATIVE:` comment
+/// (nothing, for a well-made one).
+pub fn change_problems(name: &str, declared: &Declared) -> Result<Vec<String>, Error> {
+    let (correct, variant) = sources(name, declared)?;
+    let mut problems = Vec::new();
+    if !variant.contains("// NEGATIVE:") {
+        problems.push("src/lib.rs has no `// NEGATIVE:` comment marking its change".to_string());
+    }
+    let changed = changed_code_lines(&diff(&correct, &variant));
+    if changed == 0 {
+        problems.push(format!(
+            "src/lib.rs changes no code of {}",
+            declared.mirrors.display()
+        ));
+    }
+    if changed > MAX_CHANGED_LINES {
+        problems.push(format!(
+            "src/lib.rs changes {changed} code lines of {} (at most {MAX_CHANGED_LINES})",
+            declared.mirrors.display()
+        ));
+    }
+    Ok(problems)
+}
+
 /// One line of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Line<'a> {
