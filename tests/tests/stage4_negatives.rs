@@ -21,11 +21,17 @@ fn failed(results: Vec<(&'static str, Result<(), String>)>) -> BTreeSet<String> 
         .collect()
 }
 
-/// The crash scenarios that fail on fresh SQLite files opened by `open`.
-fn crash_failures(open: Opener) -> BTreeSet<String> {
-    failed(scenario::run_all(|| {
+/// The contract, model and crash checks an SQLite ledger fails: `make` builds it on a fresh
+/// file for the suites, `open` for the crash scenarios.
+fn sqlite_failures<L: Ledger + 'static>(
+    make: fn(retrykey::Limits) -> L,
+    open: Opener,
+) -> BTreeSet<String> {
+    let mut failing = failing_checks(&make);
+    failing.extend(failed(scenario::run_all(|| {
         InProcess::new(Backend::fresh_sqlite(), open)
-    }))
+    })));
+    failing
 }
 
 /// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
@@ -62,27 +68,30 @@ fn record_before_effect(
 // The correct SQLite ledger fails nothing: the baseline the variants are compared with.
 #[test]
 fn correct_sqlite_ledger_fails_nothing() {
-    let make = |limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = failing_checks(&make);
-    failing.extend(crash_failures(open_correct));
+    let failing = sqlite_failures(
+        |limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open_correct,
+    );
     assert_eq!(failing, BTreeSet::new());
 }
 
 // separate-transactions fails exactly its declared checks.
 #[test]
 fn separate_transactions_fails_as_declared() {
-    let make = |limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = failing_checks(&make);
-    failing.extend(crash_failures(separate_transactions));
+    let failing = sqlite_failures(
+        |limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
+        separate_transactions,
+    );
     assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
 }
 
 // record-before-effect fails exactly its declared checks.
 #[test]
 fn record_before_effect_fails_as_declared() {
-    let make = |limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger");
-    let mut failing = failing_checks(&make);
-    failing.extend(crash_failures(record_before_effect));
+    let failing = sqlite_failures(
+        |limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
+        record_before_effect,
+    );
     assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
 }
 
