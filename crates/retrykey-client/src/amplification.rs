@@ -66,9 +66,7 @@ pub async fn run_chain<P: Parts>(
     let clients: Vec<Client<P>> = (0..layers.max(1))
         .map(|depth| {
             let layer_policy = match layering {
-                Layering::OuterLayerOwnsRetries if depth > 0 => {
-                    Policy::single_attempt(policy.budget()).expect("a policy's budget is positive")
-                }
+                Layering::OuterLayerOwnsRetries if depth > 0 => policy.single_attempt(),
                 _ => policy,
             };
             Client::builder(layer_policy)

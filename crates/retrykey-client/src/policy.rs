@@ -76,9 +76,14 @@ impl Policy {
             .build()
     }
 
-    /// A policy that makes exactly one attempt: for a layer that leaves retries to its caller.
-    pub fn single_attempt(budget: Duration) -> Result<Self, Error> {
-        Self::builder().max_attempts(1).budget(budget).build()
+    /// One attempt within this policy's budget: for a layer that leaves retries to its caller.
+    /// (Infallible: the budget was validated when this policy was built.)
+    pub fn single_attempt(&self) -> Self {
+        Self {
+            max_attempts: 1,
+            budget: self.budget,
+            ..Self::default()
+        }
     }
 
     /// Attempts per operation, the first one included.

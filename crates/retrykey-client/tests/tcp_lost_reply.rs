@@ -24,7 +24,7 @@ async fn unknown_then_retry_with_the_kept_key() {
     let server = service(&store).await;
     let ledger = TcpLedger::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
-    let client = Client::builder(Policy::single_attempt(Policy::default().budget()).unwrap())
+    let client = Client::builder(Policy::default().single_attempt())
         .seed(1)
         .build();
     let key = client.new_key();

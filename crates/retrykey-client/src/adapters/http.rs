@@ -45,7 +45,7 @@ impl HttpLedger {
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()
-            .unwrap_or_else(|_| reqwest::Client::new());
+            .expect("an HTTP client without TLS or proxy settings builds");
         Self { http }
     }
 
@@ -66,19 +66,20 @@ impl HttpLedger {
             .send()
             .await
             .map_err(transport_failure)?;
+        // What the headers say is read before the body consumes the response.
         let status = response.status().as_u16();
-        let headers = response.headers().clone();
+        let headers = response.headers();
+        let replayed =
+            header(headers, REPLAYED_HEADER).is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let retry_after = header(headers, RETRY_AFTER.as_str())
+            .and_then(|value| retry_after::parse(value, SystemTime::now()));
         let body = response.bytes().await.map_err(transport_failure)?.to_vec();
         if (200..300).contains(&status) {
-            let replayed =
-                header(&headers, REPLAYED_HEADER).is_some_and(|v| v.eq_ignore_ascii_case("true"));
             return Ok(Reply {
                 value: HttpResponse { status, body },
                 replayed,
             });
         }
-        let retry_after = header(&headers, RETRY_AFTER.as_str())
-            .and_then(|value| retry_after::parse(value, SystemTime::now()));
         Err(Failure::Status(Answer {
             status,
             retry_after,

@@ -40,7 +40,7 @@ async fn main() -> Result<()> {
 
     println!();
     println!("1. The client sends the operation; its policy allows one attempt.");
-    let once = Client::builder(Policy::single_attempt(Policy::default().budget())?)
+    let once = Client::builder(Policy::default().single_attempt())
         .seed(args.seed)
         .build();
     let key = once.new_key();
