@@ -128,10 +128,7 @@ async fn conflict_in_progress_is_retried() {
 // Nothing listening: every attempt is refused, so nothing can have been applied.
 #[tokio::test]
 async fn refused_connections_are_not_applied() {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let addr = common::free_port();
     let http = HttpLedger::new();
     let url = format!("http://{addr}/jobs");
     let policy = Policy::builder()

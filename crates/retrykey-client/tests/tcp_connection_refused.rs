@@ -2,20 +2,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use retrykey::{Ledger, Request, Store};
+use retrykey::{Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
 use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
+use retrykey_contract::checks::stored;
 use tokio::sync::Mutex;
-
-/// A loopback address with nothing listening on it (the port was free a moment ago).
-fn free_port() -> SocketAddr {
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap()
-}
 
 fn policy() -> Policy {
     Policy::builder()
@@ -28,7 +22,7 @@ fn policy() -> Policy {
 // Two refused connections, then the service comes up: the third attempt applies the effect.
 #[tokio::test]
 async fn refused_then_recovered() {
-    let addr = free_port();
+    let addr = common::free_port();
     let store = Arc::new(Store::new());
     let slot: Mutex<Option<LedgerServer>> = Mutex::new(None);
     let ledger = TcpLedger::new(addr);
@@ -51,13 +45,13 @@ async fn refused_then_recovered() {
         (value.operation, value.total, replayed, attempts),
         (1, 7, false, 3)
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+    assert_eq!(stored(&*store), (7, 1));
 }
 
 // When every attempt is refused, the outcome is unknown but provably not applied.
 #[tokio::test]
 async fn all_refused_is_unknown_but_not_applied() {
-    let ledger = TcpLedger::new(free_port());
+    let ledger = TcpLedger::new(common::free_port());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(policy()).seed(5).build();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;

@@ -2,26 +2,19 @@
 
 mod common;
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use retrykey::{Ledger, Request, Store};
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::tcp::TcpLedger;
 use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
-
-async fn service(store: &Arc<Store>) -> LedgerServer {
-    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    LedgerServer::start(loopback, store.clone(), Faults::default())
-        .await
-        .unwrap()
-}
+use retrykey_contract::checks::stored;
 
 // A one-attempt caller whose reply is lost reports unknown; the service has committed; the
 // retry under the kept key gets the original receipt and the effect stays single.
 #[tokio::test]
 async fn unknown_then_retry_with_the_kept_key() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     let ledger = TcpLedger::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default().single_attempt())
@@ -45,11 +38,7 @@ async fn unknown_then_retry_with_the_kept_key() {
         ),
         "{first:?}"
     );
-    assert_eq!(
-        (store.total().unwrap(), store.records().unwrap()),
-        (7, 1),
-        "the attempt did commit"
-    );
+    assert_eq!(stored(&*store), (7, 1), "the attempt did commit");
 
     let retry = client
         .run_with_key(key.clone(), |a| ledger.apply(a, &request))
@@ -57,11 +46,7 @@ async fn unknown_then_retry_with_the_kept_key() {
     let (value, replayed, attempts) = common::expect_succeeded(retry);
     assert!(replayed);
     assert_eq!((value.operation, value.total, attempts), (1, 7, 1));
-    assert_eq!(
-        (store.total().unwrap(), store.records().unwrap()),
-        (7, 1),
-        "one effect"
-    );
+    assert_eq!(stored(&*store), (7, 1), "one effect");
     assert_eq!(store.receipt(&key).unwrap().map(|r| r.operation), Some(1));
 }
 
@@ -69,7 +54,7 @@ async fn unknown_then_retry_with_the_kept_key() {
 #[tokio::test]
 async fn the_executor_turns_a_lost_reply_into_a_replay() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     let ledger = TcpLedger::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default()).seed(2).build();
@@ -81,5 +66,5 @@ async fn the_executor_turns_a_lost_reply_into_a_replay() {
         (value.operation, value.total, replayed, attempts),
         (1, 7, true, 2)
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+    assert_eq!(stored(&*store), (7, 1));
 }

@@ -1,21 +1,17 @@
 //! The line protocol: bad lines and conflicts are refused by name and change nothing.
 
-use std::net::{Ipv4Addr, SocketAddr};
+mod common;
+
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use retrykey::{Ledger, Request, Store};
+use retrykey_client::tcp::TcpLedger;
 use retrykey_client::tcp::protocol::parse_reply;
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
 use retrykey_client::{Client, Failure, Outcome, Policy};
+use retrykey_contract::checks::stored;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
-
-async fn service(store: &Arc<Store>) -> LedgerServer {
-    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    LedgerServer::start(loopback, store.clone(), Faults::default())
-        .await
-        .unwrap()
-}
 
 /// Sends raw bytes and returns the reply line, or `None` if the service closed the connection.
 async fn exchange(addr: SocketAddr, raw: &[u8]) -> Option<String> {
@@ -30,7 +26,7 @@ async fn exchange(addr: SocketAddr, raw: &[u8]) -> Option<String> {
 #[tokio::test]
 async fn bad_lines_are_refused_and_change_nothing() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     let addr = server.local_addr();
     let cases: [(&[u8], &str); 4] = [
         (
@@ -59,14 +55,14 @@ async fn bad_lines_are_refused_and_change_nothing() {
         None,
         "an over-long line closes the connection"
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (0, 0));
+    assert_eq!(stored(&*store), (0, 0));
 }
 
 // The same key with a different request is a definitive conflict: one attempt, nothing changed.
 #[tokio::test]
 async fn conflict_is_rejected_once() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     let ledger = TcpLedger::new(server.local_addr());
     let client = Client::builder(Policy::default()).seed(9).build();
     let key = client.new_key();
@@ -84,7 +80,7 @@ async fn conflict_is_rejected_once() {
         panic!("{outcome:?}")
     };
     assert_eq!((answer.status, attempts), (409, 1));
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+    assert_eq!(stored(&*store), (7, 1));
     assert_eq!(store.receipt(&key).unwrap().map(|r| r.total), Some(7));
 }
 

@@ -2,27 +2,20 @@
 
 mod common;
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use retrykey::{Ledger, Request, Store};
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey::{Request, Store};
+use retrykey_client::tcp::TcpLedger;
 use retrykey_client::{Client, Outcome, Policy, Stop};
-
-async fn service(store: &Arc<Store>) -> LedgerServer {
-    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    LedgerServer::start(loopback, store.clone(), Faults::default())
-        .await
-        .unwrap()
-}
+use retrykey_contract::checks::stored;
 
 // The service answers "busy, come back in 1 s": the next attempt waits at least that long,
 // and the busy answer applied nothing.
 #[tokio::test]
 async fn busy_wait_is_honoured() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     server.faults().busy_next(1, 1);
     let ledger = TcpLedger::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
@@ -44,7 +37,7 @@ async fn busy_wait_is_honoured() {
         starts[1] - starts[0] >= Duration::from_secs(1),
         "the retry came before the asked wait"
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+    assert_eq!(stored(&*store), (7, 1));
 }
 
 // A wait longer than the budget left ends the operation after one attempt, as unknown, with
@@ -52,7 +45,7 @@ async fn busy_wait_is_honoured() {
 #[tokio::test]
 async fn busy_wait_past_the_budget_stops_early() {
     let store = Arc::new(Store::new());
-    let server = service(&store).await;
+    let server = common::service(&store).await;
     server.faults().busy_next(1, 60);
     let ledger = TcpLedger::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
@@ -69,5 +62,5 @@ async fn busy_wait_past_the_budget_stops_early() {
         ),
         "{outcome:?}"
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (0, 0));
+    assert_eq!(stored(&*store), (0, 0));
 }

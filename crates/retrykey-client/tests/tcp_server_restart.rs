@@ -2,12 +2,12 @@
 
 mod common;
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use retrykey::{Ledger, Request, Store};
+use retrykey::{Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
 use retrykey_client::{Client, Policy};
+use retrykey_contract::checks::stored;
 use tokio::sync::Mutex;
 
 // The first attempt commits and loses its reply; the service restarts on the same port in
@@ -15,10 +15,7 @@ use tokio::sync::Mutex;
 #[tokio::test]
 async fn restart_between_attempts_keeps_the_record() {
     let store = Arc::new(Store::new());
-    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-    let server = LedgerServer::start(loopback, store.clone(), Faults::default())
-        .await
-        .unwrap();
+    let server = common::service(&store).await;
     let addr = server.local_addr();
     server.faults().drop_next_replies(1);
     let slot = Mutex::new(Some(server));
@@ -51,5 +48,5 @@ async fn restart_between_attempts_keeps_the_record() {
         (value.operation, value.total, replayed, attempts),
         (1, 7, true, 2)
     );
-    assert_eq!((store.total().unwrap(), store.records().unwrap()), (7, 1));
+    assert_eq!(stored(&*store), (7, 1));
 }

@@ -1,8 +1,29 @@
-//! What several test files need: unpacking an outcome that must have succeeded.
+//! What several test files need: a loopback ledger service, a port with nothing on it, and
+//! unpacking an outcome that must have succeeded.
+// Each test file compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
 
 use std::fmt::Debug;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
+use retrykey::Store;
 use retrykey_client::Outcome;
+use retrykey_client::tcp::{Faults, LedgerServer};
+
+/// The TCP ledger service in front of `store`, on a free loopback port, with no fault armed.
+pub async fn service(store: &Arc<Store>) -> LedgerServer {
+    let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    LedgerServer::start(loopback, store.clone(), Faults::default())
+        .await
+        .unwrap()
+}
+
+/// A loopback address with nothing listening on it (the port was free a moment ago).
+pub fn free_port() -> SocketAddr {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap()
+}
 
 /// The value, replay marker and attempt count of a successful outcome; any other outcome fails
 /// the test and prints itself.
