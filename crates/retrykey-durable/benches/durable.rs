@@ -73,9 +73,7 @@ fn sqlite(c: &mut Criterion) {
             b.iter(|| ledger.apply(&key, &request).expect("replay"));
         });
         drop(ledger);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+        retrykey_durable::sqlite::remove_files(&path);
     }
     group.finish();
 }

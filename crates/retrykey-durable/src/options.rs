@@ -61,6 +61,24 @@ impl Default for Options {
 }
 
 impl Options {
+    /// The creation time (Unix seconds) before which a record has outlived the retention window
+    /// at `now`. A window longer than the clock can count keeps everything.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use retrykey_durable::Options;
+    ///
+    /// let now = UNIX_EPOCH + Duration::from_secs(1_000);
+    /// let day = Options { retention: Duration::from_secs(600), ..Options::default() };
+    /// assert_eq!(day.sweep_cutoff(now), 400);
+    /// let forever = Options { retention: Duration::MAX, ..Options::default() };
+    /// assert_eq!(forever.sweep_cutoff(now), 1_000 - i64::MAX);
+    /// ```
+    pub fn sweep_cutoff(&self, now: std::time::SystemTime) -> i64 {
+        let window = i64::try_from(self.retention.as_secs()).unwrap_or(i64::MAX);
+        unix_seconds(now).saturating_sub(window)
+    }
+
     /// The default options with the given limits.
     pub fn with_limits(limits: Limits) -> Self {
         Self {

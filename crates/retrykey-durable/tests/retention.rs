@@ -135,6 +135,23 @@ fn postgres_full_ledger_rejects_rather_than_evicts() {
     }
 }
 
+// A window longer than the clock can count keeps every record; it never wraps into "expired".
+#[test]
+fn sqlite_endless_window_keeps_everything() {
+    let path = retrykey_durable::sqlite::ephemeral_path();
+    let options = Options {
+        retention: Duration::MAX,
+        ..Options::default()
+    };
+    let ledger = SqliteLedger::open(&path, options).expect("open");
+    assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
+    assert_eq!(ledger.sweep(past_the_window()), Ok(0));
+    assert_eq!(ledger.receipt(&key("a")), Ok(Some(receipt(1, 5))));
+    assert_eq!((ledger.total(), ledger.records()), (Ok(5), Ok(1)));
+    drop(ledger);
+    retrykey_durable::sqlite::remove_files(&path);
+}
+
 // Requirement: the background sweeper deletes records once their window has passed.
 #[test]
 fn sweeper_thread_deletes_expired_records() {
@@ -162,7 +179,5 @@ fn sweeper_thread_deletes_expired_records() {
         "sweeping forgets records, never effects"
     );
     drop(ledger);
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", dir.display()));
-    }
+    retrykey_durable::sqlite::remove_files(&dir);
 }

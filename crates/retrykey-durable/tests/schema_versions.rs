@@ -26,9 +26,7 @@ impl TempFile {
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", self.0.display()));
-        }
+        retrykey_durable::sqlite::remove_files(&self.0);
     }
 }
 

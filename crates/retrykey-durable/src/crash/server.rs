@@ -77,13 +77,7 @@ impl Backend {
     /// Deletes the database (file or schema); failures are ignored.
     pub fn remove(&self) {
         match self {
-            Backend::Sqlite(path) => {
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut file = path.clone().into_os_string();
-                    file.push(suffix);
-                    let _ = std::fs::remove_file(file);
-                }
-            }
+            Backend::Sqlite(path) => crate::sqlite::remove_files(path),
             Backend::Pg { url, schema } => {
                 if let Ok(pool) = Pool::connect(url, schema, 1, "retrykey-cleanup") {
                     let _ = pool.run(async |client| pg::drop_schema(client, schema).await);

@@ -104,7 +104,7 @@ impl PgLedger {
 
     /// Deletes the records created before `now` minus the retention window; returns how many.
     pub fn sweep(&self, now: SystemTime) -> Result<usize, Error> {
-        let cutoff = unix_seconds(now) - self.options.retention.as_secs() as i64;
+        let cutoff = self.options.sweep_cutoff(now);
         let scope = &self.options.scope;
         self.pool
             .run(async |client| pg::delete_expired(client, scope, cutoff).await)

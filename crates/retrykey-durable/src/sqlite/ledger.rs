@@ -54,7 +54,7 @@ impl SqliteLedger {
 
     /// Deletes the records created before `now` minus the retention window; returns how many.
     pub fn sweep(&self, now: SystemTime) -> Result<usize, Error> {
-        let cutoff = unix_seconds(now) - self.options.retention.as_secs() as i64;
+        let cutoff = self.options.sweep_cutoff(now);
         sqlite::delete_expired(&mut self.lock(), &self.options.scope, cutoff).map_err(storage)
     }
 
@@ -130,11 +130,7 @@ impl Ledger for SqliteLedger {
 impl Drop for SqliteLedger {
     fn drop(&mut self) {
         if self.ephemeral {
-            for suffix in ["", "-wal", "-shm"] {
-                let mut file = self.path.clone().into_os_string();
-                file.push(suffix);
-                let _ = std::fs::remove_file(file);
-            }
+            sqlite::remove_files(&self.path);
         }
     }
 }

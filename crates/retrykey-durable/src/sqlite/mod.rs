@@ -33,6 +33,16 @@ pub fn ephemeral_path() -> PathBuf {
     std::env::temp_dir().join(name)
 }
 
+/// Deletes a database file with its write-ahead log and shared-memory index; what is already
+/// gone, or cannot be deleted, is left as it is (this is clean-up, not bookkeeping).
+pub fn remove_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(file);
+    }
+}
+
 /// How long a writer waits for another connection's write lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
