@@ -316,47 +316,22 @@ pub fn reply_lost_after_commit<L: Ledger>(url: &str, open: &Open<L>) {
     lost_around_commit(url, open, Fault::AfterCommit);
 }
 
-/// Every connection check, named as the suite names them, run in this process.
-pub fn run_all<L: Ledger>(url: &str, open: &Open<L>) -> Vec<(&'static str, Result<(), String>)> {
-    let checks: [(&'static str, Check<L>); 6] = [
-        (
-            "connections::two_connections_one_effect",
-            two_connections_one_effect,
-        ),
-        (
-            "connections::changed_input_conflicts",
-            changed_input_conflicts,
-        ),
-        (
-            "connections::rollback_before_commit",
-            rollback_before_commit,
-        ),
-        (
-            "connections::backend_terminated_before_commit",
-            backend_terminated_before_commit,
-        ),
-        (
-            "connections::connection_lost_before_commit",
-            connection_lost_before_commit,
-        ),
-        (
-            "connections::reply_lost_after_commit",
-            reply_lost_after_commit,
-        ),
-    ];
-    checks
-        .into_iter()
-        .map(|(name, check)| {
-            let outcome = catch_unwind(AssertUnwindSafe(|| check(url, open))).map_err(|panic| {
-                panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "the check panicked".to_owned())
-            });
-            (name, outcome)
-        })
-        .collect()
+/// Every connection check with the name the suite gives it (`connections::<check>`), to run
+/// them in one process (the variant tests wrap each in `retrykey_contract::run_check`).
+pub fn checks<L: Ledger>() -> [(&'static str, Check<L>); 6] {
+    macro_rules! named {
+        ($($check:ident),*) => {
+            [$((concat!("connections::", stringify!($check)), $check as Check<L>)),*]
+        };
+    }
+    named!(
+        two_connections_one_effect,
+        changed_input_conflicts,
+        rollback_before_commit,
+        backend_terminated_before_commit,
+        connection_lost_before_commit,
+        reply_lost_after_commit
+    )
 }
 
 /// Turns the connection checks into `#[test]`s in a module named `connections`.
