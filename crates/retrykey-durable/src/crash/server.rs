@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use retrykey::{Key, Ledger, Request};
 
 use crate::options::unix_seconds;
-use crate::pg::{self, Pool};
+use crate::pg::{self, admin::Admin};
 use crate::{Options, PgLedger, SqliteLedger};
 
 /// Opens a ledger on a backend; the crash server of each variant passes its own.
@@ -79,8 +79,9 @@ impl Backend {
         match self {
             Backend::Sqlite(path) => crate::sqlite::remove_files(path),
             Backend::Pg { url, schema } => {
-                if let Ok(pool) = Pool::connect(url, schema, 1, "retrykey-cleanup") {
-                    let _ = pool.run(async |client| pg::drop_schema(client, schema).await);
+                // One plain connection: a ledger's pool would first create what is dropped.
+                if let Ok(admin) = Admin::connect(url, schema) {
+                    let _ = admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
                 }
             }
         }

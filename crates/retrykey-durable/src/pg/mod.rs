@@ -426,12 +426,3 @@ pub async fn forget_scope(client: &Client, scope: &str) -> Result<(), Error> {
     }
     Ok(())
 }
-
-/// Drops `schema` and everything in it (used by tests and the crash matrix).
-pub async fn drop_schema(client: &Client, schema: &str) -> Result<(), Error> {
-    check_identifier(schema).map_err(Error::from)?;
-    client
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .await
-        .map_err(storage)
-}
