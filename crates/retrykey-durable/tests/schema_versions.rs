@@ -31,7 +31,9 @@ impl Drop for TempFile {
 }
 
 fn stored_version(file: &TempFile) -> i64 {
-    schema::version(&Connection::open(&file.0).expect("open")).expect("version")
+    schema::version(&Connection::open(&file.0).expect("open"))
+        .expect("version")
+        .expect("a recorded version")
 }
 
 // Requirement: a version-1 ledger is migrated on open, and every old receipt replays unchanged.

@@ -43,11 +43,8 @@ pub async fn prepare(
     match version(&tx).await? {
         None => {
             tx.batch_execute(layout).await?;
-            tx.batch_execute(
-                "CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL);
-                 DELETE FROM retrykey_meta;",
-            )
-            .await?;
+            tx.batch_execute("CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL)")
+                .await?;
             tx.execute(
                 "INSERT INTO retrykey_meta (version) VALUES ($1)",
                 &[&(SCHEMA_VERSION as i32)],

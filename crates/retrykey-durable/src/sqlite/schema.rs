@@ -52,23 +52,11 @@ CREATE TABLE operations (
 /// retention window starts at the migration.
 pub fn prepare(conn: &mut Connection, scope: &str, now: i64) -> Result<(), Error> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let has_meta: bool = tx.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'retrykey_meta'",
-        [],
-        |row| row.get(0),
-    )?;
-    let version: Option<i64> = if has_meta {
-        tx.query_row("SELECT version FROM retrykey_meta", [], |row| row.get(0))
-            .optional()?
-    } else {
-        None
-    };
-    match version {
+    match version(&tx)? {
         None => {
             tx.execute_batch(LAYOUT_V2)?;
             tx.execute_batch(
-                "CREATE TABLE IF NOT EXISTS retrykey_meta (version INTEGER NOT NULL);
-                 DELETE FROM retrykey_meta;",
+                "CREATE TABLE IF NOT EXISTS retrykey_meta (version INTEGER NOT NULL)",
             )?;
             tx.execute(
                 "INSERT INTO retrykey_meta (version) VALUES (?1)",
@@ -92,9 +80,20 @@ pub fn prepare(conn: &mut Connection, scope: &str, now: i64) -> Result<(), Error
     Ok(())
 }
 
-/// The layout version recorded in the database (for tests and operators).
-pub fn version(conn: &Connection) -> Result<i64, Error> {
-    Ok(conn.query_row("SELECT version FROM retrykey_meta", [], |row| row.get(0))?)
+/// The layout version recorded in the database, `None` for a new one (also for tests and
+/// operators).
+pub fn version(conn: &Connection) -> Result<Option<i64>, Error> {
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'retrykey_meta'",
+        [],
+        |row| row.get(0),
+    )?;
+    if !has_meta {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row("SELECT version FROM retrykey_meta", [], |row| row.get(0))
+        .optional()?)
 }
 
 /// Rewrites a version-1 ledger into the version-2 layout, under `scope`.
