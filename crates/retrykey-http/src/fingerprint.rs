@@ -16,6 +16,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 use http::{Method, Uri};
@@ -49,22 +50,22 @@ impl Fingerprint {
         let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
         hash_field(&mut hasher, target.as_bytes());
         scope.hash_into(&mut hasher);
-        let json = content_type.is_some_and(is_json);
-        if json && already_canonical(body) {
-            // The common case for machine-written JSON: the same digest as below, without
-            // building and re-printing a tree.
-            hasher.update(b"J");
-            hash_field(&mut hasher, body);
+        let canonical: Option<Cow<'_, [u8]>> = if !content_type.is_some_and(is_json) {
+            None
+        } else if already_canonical(body) {
+            // The common case for machine-written JSON: no tree to build and re-print.
+            Some(Cow::Borrowed(body))
         } else {
-            match json.then(|| canonical_json(body)).flatten() {
-                Some(canonical) => {
-                    hasher.update(b"J");
-                    hash_field(&mut hasher, &canonical);
-                }
-                None => {
-                    hasher.update(b"R");
-                    hash_field(&mut hasher, body);
-                }
+            canonical_json(body).map(Cow::Owned)
+        };
+        match canonical {
+            Some(canonical) => {
+                hasher.update(b"J");
+                hash_field(&mut hasher, &canonical);
+            }
+            None => {
+                hasher.update(b"R");
+                hash_field(&mut hasher, body);
             }
         }
         Self(hasher.finalize().into())
