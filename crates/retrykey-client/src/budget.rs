@@ -63,10 +63,15 @@ impl Budget {
 
     /// Takes one retry from the shared pool; `false` when none is left.
     pub fn try_spend_retry(&self) -> bool {
-        self.retries
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
-                left.checked_sub(1)
-            })
-            .is_ok()
+        take_one(&self.retries)
     }
+}
+
+/// Takes one from a shared count unless it is already zero; `false` when nothing was left.
+pub(crate) fn take_one(count: &AtomicU32) -> bool {
+    count
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+            left.checked_sub(1)
+        })
+        .is_ok()
 }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use retrykey::{Error, Ledger, Receipt, Request};
 
+use crate::budget::take_one;
 use crate::{Answer, Attempt, Failure, Reply};
 
 /// Calls a [`Ledger`] in-process, as an attempt function.
@@ -39,21 +40,15 @@ impl MemoryLedger {
     ) -> Result<Reply<Receipt>, Failure> {
         match self.ledger.apply(&attempt.key, request) {
             // Only a committed apply can lose its reply: a refusal changed nothing to hide.
-            Ok(_) if self.take_lost() => Err(Failure::Lost("reply lost after the commit".into())),
+            Ok(_) if take_one(&self.lose) => {
+                Err(Failure::Lost("reply lost after the commit".into()))
+            }
             Ok(receipt) => Ok(Reply {
                 replayed: receipt.replayed,
                 value: receipt,
             }),
             Err(error) => Err(Failure::Status(answer_for(&error))),
         }
-    }
-}
-
-impl MemoryLedger {
-    fn take_lost(&self) -> bool {
-        self.lose
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok()
     }
 }
 

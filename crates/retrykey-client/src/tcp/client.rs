@@ -7,7 +7,6 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use crate::tcp::protocol;
-use crate::tcp::server::read_line;
 use crate::{Attempt, Failure, Reply};
 
 /// Sends attempts to a [`LedgerServer`](crate::tcp::LedgerServer) at `addr`.
@@ -40,7 +39,7 @@ impl TcpLedger {
             .await
             .map_err(|e| Failure::Lost(e.kind().to_string()))?;
         let mut reader = BufReader::new(stream);
-        read_line(&mut reader)
+        protocol::read_line(&mut reader)
             .await
             .ok_or_else(|| Failure::Lost("connection closed before the reply".into()))
             .and_then(|reply| protocol::parse_reply(&reply))

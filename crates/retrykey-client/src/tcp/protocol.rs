@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use retrykey::{Error, Key, Receipt, Request};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
 use crate::{Answer, Failure, Reply};
 
@@ -55,8 +56,13 @@ pub fn reply_line(result: &Result<Receipt, Error>) -> String {
         ),
         Err(error @ Error::Conflict) => format!("CONFLICT\t{error}\n"),
         Err(error @ Error::Storage(_)) => format!("UNAVAILABLE\t{error}\n"),
-        Err(error) => format!("INVALID\t{error}\n"),
+        Err(error) => invalid_line(&error.to_string()),
     }
+}
+
+/// The reply line for a request line that could not be read as one, newline included.
+pub fn invalid_line(problem: &str) -> String {
+    format!("INVALID\t{problem}\n")
 }
 
 /// The reply line that asks the client to come back after `seconds`, newline included.
@@ -97,4 +103,19 @@ pub fn parse_reply(line: &str) -> Result<Reply<Receipt>, Failure> {
         }
         _ => Err(unreadable()),
     }
+}
+
+/// One line without its newline; `None` at end of stream, on error, or on an over-long line.
+pub(crate) async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<String> {
+    let mut line = String::new();
+    let read = (&mut *reader)
+        .take(MAX_LINE as u64)
+        .read_line(&mut line)
+        .await
+        .ok()?;
+    if read == 0 || !line.ends_with('\n') {
+        return None;
+    }
+    line.pop();
+    Some(line)
 }

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use retrykey::Ledger;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Error;
-use crate::tcp::protocol::{self, MAX_LINE};
+use crate::budget::take_one;
+use crate::tcp::protocol;
 
 /// The fault switch: what the service does wrong on purpose, for the next few requests.
 ///
@@ -33,12 +34,6 @@ impl Faults {
     pub fn busy_next(&self, count: u32, seconds: u64) {
         self.busy_seconds.store(seconds, Ordering::Release);
         self.busy.store(count, Ordering::Release);
-    }
-
-    fn take(counter: &AtomicU32) -> bool {
-        counter
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok()
     }
 }
 
@@ -121,15 +116,15 @@ async fn serve(
 async fn connection(stream: TcpStream, ledger: Arc<dyn Ledger>, faults: Faults) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read);
-    while let Some(line) = read_line(&mut lines).await {
+    while let Some(line) = protocol::read_line(&mut lines).await {
         let reply = match protocol::parse_request(&line) {
-            Err(problem) => format!("INVALID\t{problem}\n"),
-            Ok(_) if Faults::take(&faults.busy) => {
+            Err(problem) => protocol::invalid_line(&problem),
+            Ok(_) if take_one(&faults.busy) => {
                 protocol::busy_line(faults.busy_seconds.load(Ordering::Acquire))
             }
             Ok((key, request)) => {
                 let result = ledger.apply(&key, &request);
-                if result.is_ok() && Faults::take(&faults.drop_replies) {
+                if result.is_ok() && take_one(&faults.drop_replies) {
                     // The effect and its receipt are committed; the reply never leaves.
                     return;
                 }
@@ -140,19 +135,4 @@ async fn connection(stream: TcpStream, ledger: Arc<dyn Ledger>, faults: Faults) 
             return;
         }
     }
-}
-
-/// One line without its newline; `None` at end of stream, on error, or on an over-long line.
-pub(crate) async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Option<String> {
-    let mut line = String::new();
-    let read = (&mut *reader)
-        .take(MAX_LINE as u64)
-        .read_line(&mut line)
-        .await
-        .ok()?;
-    if read == 0 || !line.ends_with('\n') {
-        return None;
-    }
-    line.pop();
-    Some(line)
 }
