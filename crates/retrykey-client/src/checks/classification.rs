@@ -1,14 +1,13 @@
 //! Checks on classification: transient failures are retried, definitive answers are not.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use retrykey::{Ledger, Request, Store};
 
-use super::paused;
+use super::{paused, timed};
 use crate::adapters::MemoryLedger;
-use crate::{Answer, Client, Failure, Outcome, Parts, Policy, Reply, Stop};
+use crate::{Answer, Client, Failure, Outcome, Parts, Policy, Stop};
 
 /// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
 /// and returns the outcome and the number of calls made.
@@ -18,27 +17,8 @@ async fn failing_until<P: Parts>(
     succeed_at: Option<u32>,
 ) -> (Outcome<()>, u32) {
     let client = Client::builder(policy).parts::<P>().seed(3).build();
-    let calls = AtomicU32::new(0);
-    let outcome = client
-        .run(|attempt| {
-            calls.fetch_add(1, Ordering::AcqRel);
-            let failure = failure.clone();
-            async move {
-                if Some(attempt.number) == succeed_at {
-                    return Ok(Reply {
-                        value: (),
-                        replayed: false,
-                    });
-                }
-                if failure == Failure::TimedOut {
-                    // Hang past the attempt timeout: the executor must cut the attempt short.
-                    std::future::pending::<()>().await;
-                }
-                Err(failure)
-            }
-        })
-        .await;
-    (outcome, calls.load(Ordering::Acquire))
+    let (outcome, starts) = timed(&client, failure, succeed_at).await;
+    (outcome, starts.len() as u32)
 }
 
 fn policy() -> Policy {

@@ -12,6 +12,11 @@ mod quota;
 mod timing;
 
 use std::future::Future;
+use std::sync::Mutex;
+
+use tokio::time::Instant;
+
+use crate::{Client, Failure, Outcome, Parts, Reply};
 
 pub use classification::{
     definitive_answers_are_not_retried, plain_500_is_retried_only_when_configured,
@@ -41,6 +46,36 @@ pub fn paused<F: Future>(future: F) -> F::Output {
         .build()
         .expect("a current-thread runtime builds")
         .block_on(future)
+}
+
+/// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
+/// and returns the outcome and the instant each attempt started.
+async fn timed<P: Parts>(
+    client: &Client<P>,
+    failure: Failure,
+    succeed_at: Option<u32>,
+) -> (Outcome<()>, Vec<Instant>) {
+    let starts = Mutex::new(Vec::new());
+    let outcome = client
+        .run(|attempt| {
+            starts.lock().unwrap().push(Instant::now());
+            let failure = failure.clone();
+            async move {
+                if Some(attempt.number) == succeed_at {
+                    return Ok(Reply {
+                        value: (),
+                        replayed: false,
+                    });
+                }
+                if failure == Failure::TimedOut {
+                    // Hang past the attempt timeout: the executor must cut the attempt short.
+                    std::future::pending::<()>().await;
+                }
+                Err(failure)
+            }
+        })
+        .await;
+    (outcome, starts.into_inner().unwrap())
 }
 
 /// The list of check names, handed to `$callback` (the one place the names are written).

@@ -1,45 +1,16 @@
 //! Checks on time: attempts, backoff ceilings, jitter spread, Retry-After, budget, cancellation.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::paused;
+use super::{paused, timed};
 use crate::backoff::ceiling;
 use crate::{Answer, Client, Failure, Outcome, Parts, Policy, Reply, Stop};
-
-/// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
-/// and returns the outcome and the instant each attempt started.
-async fn timed<P: Parts>(
-    client: &Client<P>,
-    failure: Failure,
-    succeed_at: Option<u32>,
-) -> (Outcome<()>, Vec<Instant>) {
-    let starts = Mutex::new(Vec::new());
-    let outcome = client
-        .run(|attempt| {
-            starts.lock().unwrap().push(Instant::now());
-            let failure = failure.clone();
-            async move {
-                if Some(attempt.number) == succeed_at {
-                    return Ok(Reply {
-                        value: (),
-                        replayed: false,
-                    });
-                }
-                if failure == Failure::TimedOut {
-                    std::future::pending::<()>().await;
-                }
-                Err(failure)
-            }
-        })
-        .await;
-    (outcome, starts.into_inner().unwrap())
-}
 
 fn unavailable() -> Failure {
     Failure::Status(Answer::new(503, "unavailable"))
