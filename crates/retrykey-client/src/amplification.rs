@@ -9,10 +9,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use retrykey::Key;
 
-use crate::{Answer, Attempt, Budget, Client, Failure, Outcome, Parts, Policy, Reply, RetryQuota};
+use crate::{
+    Answer, Attempt, Budget, Client, Error, Failure, Outcome, Parts, Policy, Reply, RetryQuota,
+};
 
 /// How the layers of the chain retry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +53,16 @@ pub struct Amplification {
     pub downstream_calls: u32,
     /// What the outer layer's caller was told.
     pub outcome: Outcome<()>,
+}
+
+/// The demo's policy: `attempts` per layer, with waits of a millisecond or two, since the demo
+/// counts calls and has no reason to wait like a real client.
+pub fn demo_policy(attempts: u32) -> Result<Policy, Error> {
+    Policy::builder()
+        .max_attempts(attempts)
+        .base(Duration::from_millis(1))
+        .cap(Duration::from_millis(2))
+        .build()
 }
 
 /// Sends one operation through `layers` nested layers (each following `policy`, except as

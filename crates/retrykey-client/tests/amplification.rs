@@ -1,21 +1,10 @@
 //! Nested retries multiply the calls to a failing dependency unless the layers share one budget.
 
-use std::time::Duration;
-
-use retrykey_client::amplification::{Layering, run_chain};
-use retrykey_client::{Policy, Standard};
-
-fn policy(attempts: u32) -> Policy {
-    Policy::builder()
-        .max_attempts(attempts)
-        .base(Duration::from_millis(1))
-        .cap(Duration::from_millis(2))
-        .build()
-        .unwrap()
-}
+use retrykey_client::Standard;
+use retrykey_client::amplification::{Layering, demo_policy, run_chain};
 
 async fn calls(layers: u32, attempts: u32, layering: Layering) -> u32 {
-    run_chain::<Standard>(layers, policy(attempts), layering, 7)
+    run_chain::<Standard>(layers, demo_policy(attempts).unwrap(), layering, 7)
         .await
         .downstream_calls
 }

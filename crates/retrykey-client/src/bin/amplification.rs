@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 use clap::Parser;
-use retrykey_client::amplification::{Layering, run_chain};
-use retrykey_client::{Outcome, Policy};
+use retrykey_client::Outcome;
+use retrykey_client::amplification::{Layering, demo_policy, run_chain};
 
 /// Counts the calls a failing dependency receives through nested retrying layers.
 #[derive(Parser)]
@@ -24,12 +24,7 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    // Short waits: the demo counts calls, it does not need to wait like a real client.
-    let policy = Policy::builder()
-        .max_attempts(args.attempts)
-        .base(std::time::Duration::from_millis(1))
-        .cap(std::time::Duration::from_millis(2))
-        .build()?;
+    let policy = demo_policy(args.attempts)?;
 
     println!(
         "{} layers in front of a dependency that is down; each layer's policy allows {} attempts.",
