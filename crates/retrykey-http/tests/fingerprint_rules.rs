@@ -32,21 +32,18 @@ fn json_order_and_whitespace_do_not_matter() {
         post(r#"{"amount":5,"meta":{"b":[1,2],"a":null}}"#),
         post("{\n  \"meta\": { \"a\": null, \"b\": [ 1, 2 ] },\n  \"amount\": 5\n}")
     );
+    let merchant_json = |body| {
+        fp(
+            Method::POST,
+            "/p",
+            &Scope::Anonymous,
+            Some("application/merchant+json; charset=utf-8"),
+            body,
+        )
+    };
     assert_eq!(
-        fp(
-            Method::POST,
-            "/p",
-            &Scope::Anonymous,
-            Some("application/merchant+json; charset=utf-8"),
-            r#"{"a":1,"b":2}"#
-        ),
-        fp(
-            Method::POST,
-            "/p",
-            &Scope::Anonymous,
-            Some("application/merchant+json; charset=utf-8"),
-            r#"{"b":2,"a":1}"#
-        ),
+        merchant_json(r#"{"a":1,"b":2}"#),
+        merchant_json(r#"{"b":2,"a":1}"#)
     );
 }
 
@@ -97,44 +94,18 @@ fn other_bodies_are_raw_bytes() {
 #[test]
 fn method_target_and_caller_matter() {
     let base = post(r#"{"amount":5}"#);
+    let same_body = |method, uri, scope: &Scope| fp(method, uri, scope, JSON, r#"{"amount":5}"#);
     assert_ne!(
         base,
-        fp(
-            Method::PATCH,
-            "/payments",
-            &Scope::Anonymous,
-            JSON,
-            r#"{"amount":5}"#
-        )
+        same_body(Method::PATCH, "/payments", &Scope::Anonymous)
+    );
+    assert_ne!(base, same_body(Method::POST, "/refunds", &Scope::Anonymous));
+    assert_ne!(
+        base,
+        same_body(Method::POST, "/payments?currency=eur", &Scope::Anonymous)
     );
     assert_ne!(
         base,
-        fp(
-            Method::POST,
-            "/refunds",
-            &Scope::Anonymous,
-            JSON,
-            r#"{"amount":5}"#
-        )
-    );
-    assert_ne!(
-        base,
-        fp(
-            Method::POST,
-            "/payments?currency=eur",
-            &Scope::Anonymous,
-            JSON,
-            r#"{"amount":5}"#
-        )
-    );
-    assert_ne!(
-        base,
-        fp(
-            Method::POST,
-            "/payments",
-            &Scope::Caller("alice".into()),
-            JSON,
-            r#"{"amount":5}"#
-        )
+        same_body(Method::POST, "/payments", &Scope::Caller("alice".into()))
     );
 }

@@ -40,6 +40,14 @@ async fn reserve(store: &MemoryStore, key: &str) -> Reserve {
     store.reserve(&id(key), &fingerprint()).await.unwrap()
 }
 
+/// Reserves `key`, which must be free, and returns the reservation's token.
+async fn reserved(store: &MemoryStore, key: &str) -> Token {
+    match reserve(store, key).await {
+        Reserve::Reserved(token) => token,
+        other => panic!("reserving {key:?}: {other:?}"),
+    }
+}
+
 // A reserved key cannot be reserved again; a different key can.
 #[tokio::test]
 async fn a_key_is_reserved_once() {
@@ -54,9 +62,7 @@ async fn a_key_is_reserved_once() {
 #[tokio::test]
 async fn completion_and_release_need_the_token() {
     let store = MemoryStore::default();
-    let Reserve::Reserved(token) = reserve(&store, "a").await else {
-        panic!("reserved")
-    };
+    let token = reserved(&store, "a").await;
     let stranger = Token(token.0 + 100);
     assert!(matches!(
         store.complete(&id("a"), stranger, answer("x")).await,
@@ -83,12 +89,8 @@ async fn completion_and_release_need_the_token() {
 #[tokio::test]
 async fn waiters_are_woken_with_the_outcome() {
     let store = Arc::new(MemoryStore::default());
-    let Reserve::Reserved(a) = reserve(&store, "a").await else {
-        panic!()
-    };
-    let Reserve::Reserved(b) = reserve(&store, "b").await else {
-        panic!()
-    };
+    let a = reserved(&store, "a").await;
+    let b = reserved(&store, "b").await;
     let Lookup::InFlight { wait: wait_a, .. } = store.lookup(&id("a")).await.unwrap() else {
         panic!()
     };
@@ -116,9 +118,7 @@ async fn a_full_store_refuses_and_keeps() {
         max_entries: 2,
         ..StoreLimits::default()
     });
-    let Reserve::Reserved(a) = reserve(&store, "a").await else {
-        panic!()
-    };
+    let a = reserved(&store, "a").await;
     assert!(matches!(reserve(&store, "b").await, Reserve::Reserved(_)));
     store.complete(&id("a"), a, answer("kept")).await.unwrap();
     assert_eq!(reserve(&store, "c").await, Reserve::Full);
@@ -140,9 +140,7 @@ async fn the_byte_budget_is_enforced() {
         max_bytes: 64,
         ..StoreLimits::default()
     });
-    let Reserve::Reserved(a) = reserve(&store, "a").await else {
-        panic!()
-    };
+    let a = reserved(&store, "a").await;
     store
         .complete(&id("a"), a, answer("a body that fills the budget"))
         .await
@@ -158,9 +156,7 @@ async fn expired_entries_are_swept_but_running_ones_stay() {
         retention: Duration::ZERO,
         ..StoreLimits::default()
     });
-    let Reserve::Reserved(a) = reserve(&store, "a").await else {
-        panic!()
-    };
+    let a = reserved(&store, "a").await;
     assert!(matches!(
         reserve(&store, "running").await,
         Reserve::Reserved(_)

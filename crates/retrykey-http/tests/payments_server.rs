@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use retrykey_http::loopback::Client;
+use retrykey_http::loopback::{Client, Reply};
 
 /// The server process; killed when dropped, so a failing test leaves nothing behind.
 struct Payments {
@@ -39,6 +39,10 @@ impl Payments {
     async fn count(&self) -> String {
         self.client.get("/payments/count", &[]).await.unwrap().body
     }
+
+    async fn pay(&self, headers: &[(&str, &str)], body: &'static str) -> Reply {
+        self.client.post("/payments", headers, body).await.unwrap()
+    }
 }
 
 impl Drop for Payments {
@@ -53,16 +57,8 @@ impl Drop for Payments {
 async fn pays_once_per_key_and_counts() {
     let server = Payments::start(&["--work-ms", "0"]);
     let key = [("idempotency-key", "p-1")];
-    let first = server
-        .client
-        .post("/payments", &key, r#"{"amount":500}"#)
-        .await
-        .unwrap();
-    let retry = server
-        .client
-        .post("/payments", &key, r#"{"amount":500}"#)
-        .await
-        .unwrap();
+    let first = server.pay(&key, r#"{"amount":500}"#).await;
+    let retry = server.pay(&key, r#"{"amount":500}"#).await;
     assert_eq!(
         (first.status, first.body.as_str()),
         (201, r#"{"payment":1}"#)
@@ -83,7 +79,7 @@ async fn invalid_payments_are_400_without_a_charge() {
         r#"{"amount":1.5}"#,
         r#"{"sum":5}"#,
     ] {
-        let reply = server.client.post("/payments", &[], body).await.unwrap();
+        let reply = server.pay(&[], body).await;
         assert_eq!(reply.status, 400, "{body}");
         assert_eq!(
             reply.header("content-type"),
@@ -103,16 +99,8 @@ async fn invalid_payments_are_400_without_a_charge() {
 async fn a_keyed_client_error_is_replayed() {
     let server = Payments::start(&["--work-ms", "0"]);
     let key = [("idempotency-key", "p-bad")];
-    let first = server
-        .client
-        .post("/payments", &key, r#"{"amount":0}"#)
-        .await
-        .unwrap();
-    let retry = server
-        .client
-        .post("/payments", &key, r#"{"amount":0}"#)
-        .await
-        .unwrap();
+    let first = server.pay(&key, r#"{"amount":0}"#).await;
+    let retry = server.pay(&key, r#"{"amount":0}"#).await;
     assert_eq!((first.status, first.replayed()), (400, false));
     assert_eq!((retry.status, retry.replayed()), (400, true));
     assert_eq!(retry.body, first.body);
@@ -123,15 +111,11 @@ async fn a_keyed_client_error_is_replayed() {
 #[tokio::test]
 async fn flaky_tokens_fail_once_each() {
     let server = Payments::start(&["--work-ms", "0"]);
-    let post = |token: &'static str| {
-        let client = server.client.clone();
-        async move {
-            client
-                .post("/payments", &[("x-flaky", token)], r#"{"amount":1}"#)
-                .await
-                .unwrap()
-                .status
-        }
+    let post = async |token| {
+        server
+            .pay(&[("x-flaky", token)], r#"{"amount":1}"#)
+            .await
+            .status
     };
     assert_eq!(
         (
@@ -161,21 +145,13 @@ async fn waiting_duplicates_of_a_failing_first_attempt_get_503() {
     while server.count().await != r#"{"charges":0,"attempts":1}"# {
         tokio::task::yield_now().await;
     }
-    let duplicate = server
-        .client
-        .post("/payments", &headers, r#"{"amount":9}"#)
-        .await
-        .unwrap();
+    let duplicate = server.pay(&headers, r#"{"amount":9}"#).await;
     assert_eq!(first.await.unwrap().unwrap().status, 500);
     assert_eq!(
         (duplicate.status, duplicate.header("retry-after")),
         (503, Some("1"))
     );
-    let retry = server
-        .client
-        .post("/payments", &headers, r#"{"amount":9}"#)
-        .await
-        .unwrap();
+    let retry = server.pay(&headers, r#"{"amount":9}"#).await;
     assert_eq!((retry.status, retry.replayed()), (201, false));
     assert_eq!(server.count().await, r#"{"charges":1,"attempts":2}"#);
 }
@@ -196,11 +172,7 @@ async fn unknown_routes_are_problems() {
 #[tokio::test]
 async fn require_key_refuses_keyless_payments() {
     let server = Payments::start(&["--work-ms", "0", "--require-key"]);
-    let reply = server
-        .client
-        .post("/payments", &[], r#"{"amount":1}"#)
-        .await
-        .unwrap();
+    let reply = server.pay(&[], r#"{"amount":1}"#).await;
     assert_eq!(reply.status, 400);
     assert!(
         reply.body.contains("/problems/key-missing"),
@@ -214,11 +186,7 @@ async fn require_key_refuses_keyless_payments() {
 #[tokio::test]
 async fn interrupt_shuts_down_cleanly() {
     let mut server = Payments::start(&["--work-ms", "0"]);
-    server
-        .client
-        .post("/payments", &[], r#"{"amount":1}"#)
-        .await
-        .unwrap();
+    server.pay(&[], r#"{"amount":1}"#).await;
     let status = Command::new("bash") // bash's own `kill`, present wherever bash is
         .args(["-c", &format!("kill -INT {}", server.child.id())])
         .status()

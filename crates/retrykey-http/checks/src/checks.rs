@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use retrykey_http::loopback::Reply;
-use retrykey_http::{InFlight, MAX_KEY_CHARS, Problem, StoreLimits};
+use retrykey_http::{BoxError, InFlight, MAX_KEY_CHARS, Problem, StoreLimits};
+use tokio::task::JoinHandle;
 
 use crate::Subject;
 use crate::rig::{Rig, Setup, run, within};
@@ -18,6 +19,16 @@ async fn post(rig: &Rig, headers: &[(&str, &str)], body: &str) -> Reply {
     within("a POST", rig.client.post("/pay", headers, body.to_owned()))
         .await
         .unwrap_or_else(|error| panic!("POST failed at the transport level: {error}"))
+}
+
+/// Starts a POST in its own task, for a check that acts while the request runs.
+fn spawn_post<const N: usize>(
+    rig: &Rig,
+    headers: [(&'static str, &'static str); N],
+    body: &'static str,
+) -> JoinHandle<Result<Reply, BoxError>> {
+    let client = rig.client.clone();
+    tokio::spawn(async move { client.post("/pay", &headers, body).await })
 }
 
 #[track_caller]
@@ -72,10 +83,7 @@ pub fn concurrent_duplicates_run_the_handler_once(subject: &Subject) {
         )
         .await;
         let tasks: Vec<_> = (0..racers)
-            .map(|_| {
-                let client = rig.client.clone();
-                tokio::spawn(async move { client.post("/pay", &key("k-race"), PAY).await })
-            })
+            .map(|_| spawn_post(&rig, key("k-race"), PAY))
             .collect();
         let mut replies = Vec::new();
         for task in tasks {
@@ -101,15 +109,9 @@ pub fn duplicates_wait_for_the_first_and_get_its_answer(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-wait"), ("x-gate", "1")];
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        let first = spawn_post(&rig, headers, PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
-        let duplicates: Vec<_> = (0..4)
-            .map(|_| {
-                let client = rig.client.clone();
-                tokio::spawn(async move { client.post("/pay", &headers, PAY).await })
-            })
-            .collect();
+        let duplicates: Vec<_> = (0..4).map(|_| spawn_post(&rig, headers, PAY)).collect();
         within(
             "four duplicates to find the key in flight",
             rig.probe.in_flight_seen(4),
@@ -150,16 +152,7 @@ pub fn changed_body_while_the_first_runs_is_422(subject: &Subject) {
             ..Setup::default()
         };
         let rig = Rig::start(subject, setup).await;
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move {
-            client
-                .post(
-                    "/pay",
-                    &[("idempotency-key", "k-live"), ("x-gate", "1")],
-                    PAY,
-                )
-                .await
-        });
+        let first = spawn_post(&rig, [("idempotency-key", "k-live"), ("x-gate", "1")], PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
         let changed = post(&rig, &key("k-live"), r#"{"amount":999}"#).await;
         assert_problem(&changed, Problem::KeyReused);
@@ -342,15 +335,9 @@ pub fn waiters_get_503_when_the_first_attempt_fails(subject: &Subject) {
             ("x-flaky", "t"),
             ("x-gate", "1"),
         ];
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        let first = spawn_post(&rig, headers, PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
-        let waiters: Vec<_> = (0..3)
-            .map(|_| {
-                let client = rig.client.clone();
-                tokio::spawn(async move { client.post("/pay", &headers, PAY).await })
-            })
-            .collect();
+        let waiters: Vec<_> = (0..3).map(|_| spawn_post(&rig, headers, PAY)).collect();
         within("three waiters", rig.probe.in_flight_seen(3)).await;
         rig.shop.open_gate();
         assert_eq!(
@@ -378,8 +365,7 @@ pub fn wait_deadline_answers_503_with_retry_after(subject: &Subject) {
         };
         let rig = Rig::start(subject, setup).await;
         let headers = [("idempotency-key", "k-slow"), ("x-gate", "1")];
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        let first = spawn_post(&rig, headers, PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
         let late = post(&rig, &headers, PAY).await;
         assert_problem(&late, Problem::WaitTimedOut);
@@ -404,8 +390,7 @@ pub fn reject_policy_answers_409_at_once(subject: &Subject) {
         };
         let rig = Rig::start(subject, setup).await;
         let headers = [("idempotency-key", "k-409"), ("x-gate", "1")];
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        let first = spawn_post(&rig, headers, PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
         assert_problem(&post(&rig, &headers, PAY).await, Problem::InProgress);
         rig.shop.open_gate();
@@ -455,17 +440,13 @@ pub fn disconnected_first_request_still_completes(subject: &Subject) {
             ..Setup::default()
         };
         let rig = Rig::start(subject, setup).await;
-        let mut stream = tokio::net::TcpStream::connect(rig.server.addr())
-            .await
-            .unwrap();
-        let request = format!(
-            "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-gate: 1\r\n\
-             idempotency-key: k-gone\r\ncontent-length: {}\r\n\r\n{PAY}",
-            PAY.len()
-        );
-        tokio::io::AsyncWriteExt::write_all(&mut stream, request.as_bytes())
-            .await
-            .unwrap();
+        let stream = rig
+            .open(&format!(
+                "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-gate: 1\r\n\
+                 idempotency-key: k-gone\r\ncontent-length: {}\r\n\r\n{PAY}",
+                PAY.len()
+            ))
+            .await;
         within("the first attempt to start", rig.shop.started(1)).await;
         drop(stream); // the client gives up
         let mut abandoned = rig.abandoned.clone();
@@ -487,20 +468,15 @@ pub fn waiting_client_that_leaves_changes_nothing(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-leave"), ("x-gate", "1")];
-        let client = rig.client.clone();
-        let first = tokio::spawn(async move { client.post("/pay", &headers, PAY).await });
+        let first = spawn_post(&rig, headers, PAY);
         within("the first attempt to start", rig.shop.started(1)).await;
-        let mut waiter = tokio::net::TcpStream::connect(rig.server.addr())
-            .await
-            .unwrap();
-        let request = format!(
-            "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
-             idempotency-key: k-leave\r\ncontent-length: {}\r\n\r\n{PAY}",
-            PAY.len()
-        );
-        tokio::io::AsyncWriteExt::write_all(&mut waiter, request.as_bytes())
-            .await
-            .unwrap();
+        let waiter = rig
+            .open(&format!(
+                "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                 idempotency-key: k-leave\r\ncontent-length: {}\r\n\r\n{PAY}",
+                PAY.len()
+            ))
+            .await;
         within("the duplicate to wait", rig.probe.in_flight_seen(1)).await;
         drop(waiter); // this client gives up while waiting
         let mut abandoned = rig.abandoned.clone();

@@ -128,26 +128,25 @@ impl ResponseStore for Probe {
 /// A store that always fails, to prove the layer fails closed.
 pub(crate) struct BrokenStore;
 
+/// What every [`BrokenStore`] operation answers.
+fn offline<'a, T>() -> StoreFuture<'a, T> {
+    StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+        "offline".into(),
+    )))
+}
+
 impl ResponseStore for BrokenStore {
     fn lookup<'a>(&'a self, _: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
-            "offline".into(),
-        )))
+        offline()
     }
     fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
-        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
-            "offline".into(),
-        )))
+        offline()
     }
     fn complete<'a>(&'a self, _: &'a EntryId, _: Token, _: StoredResponse) -> StoreFuture<'a, ()> {
-        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
-            "offline".into(),
-        )))
+        offline()
     }
     fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> StoreFuture<'a, ()> {
-        StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
-            "offline".into(),
-        )))
+        offline()
     }
 }
 
@@ -217,12 +216,18 @@ impl Rig {
         }
     }
 
-    /// Sends raw bytes on a fresh connection and returns the status and body of the answer.
-    pub(crate) async fn raw(&self, request: &str) -> (u16, String) {
+    /// Opens a fresh connection and writes raw bytes on it, leaving the answer unread.
+    pub(crate) async fn open(&self, request: &str) -> TcpStream {
         let mut stream = TcpStream::connect(self.server.addr())
             .await
             .expect("connect");
         stream.write_all(request.as_bytes()).await.expect("write");
+        stream
+    }
+
+    /// Sends raw bytes on a fresh connection and returns the status and body of the answer.
+    pub(crate) async fn raw(&self, request: &str) -> (u16, String) {
+        let mut stream = self.open(request).await;
         let mut answer = Vec::new();
         stream.read_to_end(&mut answer).await.expect("read");
         let answer = String::from_utf8_lossy(&answer).into_owned();

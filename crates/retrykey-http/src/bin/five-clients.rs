@@ -75,22 +75,12 @@ async fn main() -> Result<(), BoxError> {
 
     println!("\n== a first attempt that fails with 500, then its retry (key pay-789)");
     let flaky = [("idempotency-key", "pay-789"), ("x-flaky", "pay-789")];
-    println!(
-        "   first: {}",
-        show(
-            &client
-                .post("/payments", &flaky, r#"{"amount":100}"#)
-                .await?
-        )
-    );
-    println!(
-        "   retry: {}",
-        show(
-            &client
-                .post("/payments", &flaky, r#"{"amount":100}"#)
-                .await?
-        )
-    );
+    for label in ["first", "retry"] {
+        let reply = client
+            .post("/payments", &flaky, r#"{"amount":100}"#)
+            .await?;
+        println!("   {label}: {}", show(&reply));
+    }
     counts(&payments);
 
     println!("\n== two posts without a key");
