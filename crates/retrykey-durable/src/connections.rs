@@ -36,13 +36,27 @@ fn request(units: u64) -> Request {
     Request::new("convert-document", units).expect("valid request")
 }
 
-fn fresh(url: &str) -> (Backend, String) {
-    let backend = Backend::fresh_pg(url);
-    let Backend::Pg { schema, .. } = &backend else {
-        unreachable!("fresh_pg makes a PostgreSQL backend")
-    };
-    let schema = schema.clone();
-    (backend, schema)
+/// A fresh schema for one check, dropped when the check ends, whether it passed or not.
+/// Declared before the ledgers of a check, it is dropped after them.
+struct FreshSchema(Backend);
+
+impl FreshSchema {
+    fn new(url: &str) -> Self {
+        Self(Backend::fresh_pg(url))
+    }
+
+    fn name(&self) -> &str {
+        match &self.0 {
+            Backend::Pg { schema, .. } => schema,
+            Backend::Sqlite(_) => unreachable!("fresh_pg makes a PostgreSQL backend"),
+        }
+    }
+}
+
+impl Drop for FreshSchema {
+    fn drop(&mut self) {
+        self.0.remove();
+    }
 }
 
 fn options(schema: &str, name: &str, hooks: Hooks) -> Options {
@@ -97,13 +111,14 @@ fn wait_for_lock_waiters(admin: &Admin, names: &[String], count: i64) {
 /// Two connections present the same key at the same moment: one effect, one record, and the
 /// loser replays the winner's receipt.
 pub fn two_connections_one_effect<L: Ledger>(url: &str, open: &Open<L>) {
-    let (place, schema) = fresh(url);
-    let a = open(url, options(&schema, "a", Hooks::none())).expect("open a");
-    let b = open(url, options(&schema, "b", Hooks::none())).expect("open b");
+    let place = FreshSchema::new(url);
+    let schema = place.name();
+    let a = open(url, options(schema, "a", Hooks::none())).expect("open a");
+    let b = open(url, options(schema, "b", Hooks::none())).expect("open b");
     let names = vec![format!("{schema}_a"), format!("{schema}_b")];
     // Hold the ledger row so that both transactions pass their lookup and then queue up.
-    let locker = Admin::connect(url, &schema).expect("admin");
-    let watcher = Admin::connect(url, &schema).expect("admin");
+    let locker = Admin::connect(url, schema).expect("admin");
+    let watcher = Admin::connect(url, schema).expect("admin");
     locker
         .batch("BEGIN; SELECT 1 FROM ledger FOR UPDATE")
         .expect("lock");
@@ -126,16 +141,15 @@ pub fn two_connections_one_effect<L: Ledger>(url: &str, open: &Open<L>) {
         (UNITS, 1, Some(fresh_receipt())),
         "one effect, one record"
     );
-    drop((a, b));
-    place.remove();
 }
 
 /// The same key with a changed request from another connection is a conflict, and nothing is
 /// written for it.
 pub fn changed_input_conflicts<L: Ledger>(url: &str, open: &Open<L>) {
-    let (place, schema) = fresh(url);
-    let a = open(url, options(&schema, "a", Hooks::none())).expect("open a");
-    let b = open(url, options(&schema, "b", Hooks::none())).expect("open b");
+    let place = FreshSchema::new(url);
+    let schema = place.name();
+    let a = open(url, options(schema, "a", Hooks::none())).expect("open a");
+    let b = open(url, options(schema, "b", Hooks::none())).expect("open b");
     assert_eq!(a.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
     assert_eq!(b.apply(&key(), &request(UNITS + 1)), Err(Error::Conflict));
     assert_eq!(
@@ -143,14 +157,13 @@ pub fn changed_input_conflicts<L: Ledger>(url: &str, open: &Open<L>) {
         (UNITS, 1, Some(fresh_receipt())),
         "nothing written"
     );
-    drop((a, b));
-    place.remove();
 }
 
 /// A transaction that fails before COMMIT leaves no effect and no record; the retry applies
 /// once.
 pub fn rollback_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
-    let (place, schema) = fresh(url);
+    let place = FreshSchema::new(url);
+    let schema = place.name();
     let armed = Arc::new(AtomicBool::new(true));
     let fail = Arc::clone(&armed);
     let hooks = Hooks::with(move |point| {
@@ -158,8 +171,8 @@ pub fn rollback_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
             panic!("the application fails after writing, before COMMIT");
         }
     });
-    let ledger = open(url, options(&schema, "a", hooks)).expect("open");
-    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    let ledger = open(url, options(schema, "a", hooks)).expect("open");
+    let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
     let failed = catch_unwind(AssertUnwindSafe(|| ledger.apply(&key(), &request(UNITS))));
     assert!(failed.is_err(), "the hook made the first attempt fail");
     assert_eq!(
@@ -173,16 +186,15 @@ pub fn rollback_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
         (UNITS, 1, Some(fresh_receipt())),
         "applied once"
     );
-    drop((ledger, observer));
-    place.remove();
 }
 
 /// The server terminates the connection just before COMMIT: the caller sees a storage error
 /// (outcome unknown), nothing committed, and the retry applies once.
 pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
-    let (place, schema) = fresh(url);
+    let place = FreshSchema::new(url);
+    let schema = place.name();
     let name = format!("{schema}_a");
-    let (hook_url, hook_schema, hook_name) = (url.to_owned(), schema.clone(), name.clone());
+    let (hook_url, hook_schema, hook_name) = (url.to_owned(), schema.to_owned(), name.clone());
     let armed = Arc::new(AtomicBool::new(true));
     let hooks = Hooks::with(move |point| {
         if point == Point::AfterRecord && armed.swap(false, Ordering::SeqCst) {
@@ -193,8 +205,8 @@ pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
                 .expect("terminate");
         }
     });
-    let ledger = open(url, options(&schema, "a", hooks)).expect("open");
-    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    let ledger = open(url, options(schema, "a", hooks)).expect("open");
+    let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
     let outcome = ledger.apply(&key(), &request(UNITS));
     assert!(
         matches!(outcome, Err(Error::Storage(_))),
@@ -207,8 +219,6 @@ pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
         (UNITS, 1, Some(fresh_receipt())),
         "applied once"
     );
-    drop((ledger, observer));
-    place.remove();
 }
 
 /// Terminates the backends named `name` and waits until they are gone.
@@ -267,10 +277,11 @@ fn server_addr(url: &str) -> std::net::SocketAddr {
 }
 
 fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
-    let (place, schema) = fresh(url);
+    let place = FreshSchema::new(url);
+    let schema = place.name();
     let proxy = FaultProxy::start(server_addr(url)).expect("proxy");
-    let ledger = open(&through(&proxy, url), options(&schema, "a", Hooks::none())).expect("open");
-    let observer = open(url, options(&schema, "observer", Hooks::none())).expect("open");
+    let ledger = open(&through(&proxy, url), options(schema, "a", Hooks::none())).expect("open");
+    let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
     proxy.arm(fault);
     let outcome = ledger.apply(&key(), &request(UNITS));
     assert!(
@@ -300,8 +311,6 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
         (UNITS, 1, Some(fresh_receipt())),
         "exactly one effect"
     );
-    drop((ledger, observer));
-    place.remove();
 }
 
 /// The connection is lost before COMMIT reaches the server: storage error, nothing committed,
