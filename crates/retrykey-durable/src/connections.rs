@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use retrykey::{Error, Key, Ledger, Receipt, Request};
 
 use crate::Options;
-use crate::crash::server::Backend;
+use crate::crash::server::FreshSchema;
 use crate::crash::{Hooks, Point};
 use crate::pg::admin::Admin;
 use crate::proxy::{Fault, FaultProxy};
@@ -34,29 +34,6 @@ fn key() -> Key {
 
 fn request(units: u64) -> Request {
     Request::new("convert-document", units).expect("valid request")
-}
-
-/// A fresh schema for one check, dropped when the check ends, whether it passed or not.
-/// Declared before the ledgers of a check, it is dropped after them.
-struct FreshSchema(Backend);
-
-impl FreshSchema {
-    fn new(url: &str) -> Self {
-        Self(Backend::fresh_pg(url))
-    }
-
-    fn name(&self) -> &str {
-        match &self.0 {
-            Backend::Pg { schema, .. } => schema,
-            Backend::Sqlite(_) => unreachable!("fresh_pg makes a PostgreSQL backend"),
-        }
-    }
-}
-
-impl Drop for FreshSchema {
-    fn drop(&mut self) {
-        self.0.remove();
-    }
 }
 
 fn options(schema: &str, name: &str, hooks: Hooks) -> Options {

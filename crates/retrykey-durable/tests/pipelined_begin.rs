@@ -3,10 +3,10 @@
 //! RETRYKEY_PG_URL is not set.
 
 use retrykey::{Key, Ledger, Limits};
-use retrykey_durable::crash::server::Backend;
+use retrykey_durable::PgLedger;
+use retrykey_durable::crash::server::FreshSchema;
 use retrykey_durable::pg::admin::{enabled, url};
 use retrykey_durable::pg::{Pool, add_effect_within_limits};
-use retrykey_durable::{Options, PgLedger};
 
 // Requirement: run on its own (autocommit, as if BEGIN had failed), the effect statement
 // changes nothing; inside the ledger's transaction the same operation applies.
@@ -16,15 +16,9 @@ fn effect_outside_a_transaction_writes_nothing() {
         return;
     }
     let url = url();
-    let backend = Backend::fresh_pg(&url);
-    let Backend::Pg { schema, .. } = &backend else {
-        unreachable!("fresh_pg makes a PostgreSQL backend")
-    };
-    let options = Options {
-        pg_schema: schema.clone(),
-        pg_connections: 1,
-        ..Options::default()
-    };
+    let place = FreshSchema::new(&url);
+    let schema = place.name();
+    let options = place.options();
     let ledger = PgLedger::open(&url, options.clone()).expect("open");
     let pool = Pool::connect(&url, schema, 1, "retrykey-autocommit").expect("pool");
     let key = Key::new("op-1").expect("valid key");
@@ -39,6 +33,4 @@ fn effect_outside_a_transaction_writes_nothing() {
     let applied = ledger.apply(&key, &request).expect("apply");
     assert_eq!((applied.operation, applied.total), (1, 5));
     assert_eq!((ledger.total(), ledger.records()), (Ok(5), Ok(1)));
-    drop((ledger, pool));
-    backend.remove();
 }

@@ -3,7 +3,7 @@
 //! the data left as it was. Skipped, with a message, when RETRYKEY_PG_URL is not set.
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
-use retrykey_durable::crash::server::Backend;
+use retrykey_durable::crash::server::FreshSchema;
 use retrykey_durable::pg::admin::{Admin, enabled, url};
 use retrykey_durable::pg::schema;
 use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
@@ -16,47 +16,30 @@ fn request(units: u64) -> Request {
     Request::new("convert-document", units).expect("valid request")
 }
 
-/// A fresh schema, dropped at the end of the test.
+/// A fresh schema, dropped at the end of the test, and the URL of its database.
 struct Place {
-    backend: Backend,
+    schema: FreshSchema,
     url: String,
-    schema: String,
 }
 
 impl Place {
     fn new(url: &str) -> Self {
-        let backend = Backend::fresh_pg(url);
-        let Backend::Pg { schema, .. } = &backend else {
-            unreachable!("fresh_pg makes a PostgreSQL backend")
-        };
-        let schema = schema.clone();
         Self {
-            backend,
+            schema: FreshSchema::new(url),
             url: url.to_owned(),
-            schema,
         }
     }
 
     fn options(&self) -> Options {
-        Options {
-            pg_schema: self.schema.clone(),
-            pg_connections: 1,
-            ..Options::default()
-        }
+        self.schema.options()
     }
 
     fn admin(&self) -> Admin {
-        Admin::connect(&self.url, &self.schema).expect("admin")
+        Admin::connect(&self.url, self.schema.name()).expect("admin")
     }
 
     fn number(&self, sql: &str) -> i64 {
         self.admin().number(sql, &[]).expect(sql)
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        self.backend.remove();
     }
 }
 
@@ -69,7 +52,7 @@ fn version_1_ledger_migrates_and_replays() {
     }
     let place = Place::new(&url());
     let old = [(key("op-1"), request(7)), (key("op-2"), request(5))];
-    schema::write_v1(&place.url, &place.schema, &old).expect("write a version-1 ledger");
+    schema::write_v1(&place.url, place.schema.name(), &old).expect("write a version-1 ledger");
     assert_eq!(place.number("SELECT version::bigint FROM retrykey_meta"), 1);
 
     let ledger = PgLedger::open(&place.url, place.options()).expect("open migrates");
@@ -156,7 +139,12 @@ fn unreadable_old_record_stops_the_migration() {
         return;
     }
     let place = Place::new(&url());
-    schema::write_v1(&place.url, &place.schema, &[(key("op-1"), request(7))]).expect("write");
+    schema::write_v1(
+        &place.url,
+        place.schema.name(),
+        &[(key("op-1"), request(7))],
+    )
+    .expect("write");
     place
         .admin()
         .batch("UPDATE operations SET receipt = 'seven'")
