@@ -1,20 +1,14 @@
 //! Schema versions: a ledger written in the previous layout migrates and replays its
 //! operations; a layout newer than this build is refused, unchanged.
 
+mod common;
+
 use std::path::PathBuf;
 
-use retrykey::{Error, Key, Ledger, Receipt, Request};
+use common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey_durable::sqlite::schema;
 use retrykey_durable::{Options, SCHEMA_VERSION, SqliteLedger};
 use rusqlite::Connection;
-
-fn key(text: &str) -> Key {
-    Key::new(text).expect("valid key")
-}
-
-fn request(units: u64) -> Request {
-    Request::new("convert-document", units).expect("valid request")
-}
 
 struct TempFile(PathBuf);
 
@@ -40,30 +34,12 @@ fn stored_version(file: &TempFile) -> i64 {
 #[test]
 fn version_1_ledger_migrates_and_replays() {
     let file = TempFile::new("v1-migrate");
-    let old = [(key("op-1"), request(7)), (key("op-2"), request(5))];
-    schema::write_v1(&file.0, &old).expect("write a version-1 ledger");
+    schema::write_v1(&file.0, &v1_operations()).expect("write a version-1 ledger");
     assert_eq!(stored_version(&file), 1);
 
     let ledger = SqliteLedger::open(&file.0, Options::default()).expect("open migrates");
     assert_eq!(stored_version(&file), SCHEMA_VERSION);
-    let replay = |operation, total| Receipt {
-        operation,
-        total,
-        replayed: true,
-    };
-    assert_eq!(ledger.apply(&key("op-1"), &request(7)), Ok(replay(1, 7)));
-    assert_eq!(ledger.apply(&key("op-2"), &request(5)), Ok(replay(2, 12)));
-    assert_eq!(
-        ledger.apply(&key("op-1"), &request(8)),
-        Err(Error::Conflict)
-    );
-    assert_eq!((ledger.total(), ledger.records()), (Ok(12), Ok(2)));
-    // Numbering continues after the migrated operations.
-    let next = ledger.apply(&key("op-3"), &request(1));
-    assert_eq!(
-        next.map(|receipt| (receipt.operation, receipt.total)),
-        Ok((3, 13))
-    );
+    migrated_ledger_replays(&ledger);
 }
 
 // Requirement: a layout newer than this build is refused and left exactly as it was.

@@ -2,19 +2,14 @@
 //! its operations; a layout newer than this build, or an unreadable old record, is refused with
 //! the data left as it was. Skipped, with a message, when RETRYKEY_PG_URL is not set.
 
-use retrykey::{Error, Key, Ledger, Receipt, Request};
+mod common;
+
+use common::{key, migrated_ledger_replays, request, v1_operations};
+use retrykey::Ledger;
 use retrykey_durable::crash::server::FreshSchema;
 use retrykey_durable::pg::admin::{Admin, enabled, url};
 use retrykey_durable::pg::schema;
 use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
-
-fn key(text: &str) -> Key {
-    Key::new(text).expect("valid key")
-}
-
-fn request(units: u64) -> Request {
-    Request::new("convert-document", units).expect("valid request")
-}
 
 /// A fresh schema, dropped at the end of the test, and the URL of its database.
 struct Place {
@@ -51,8 +46,8 @@ fn version_1_ledger_migrates_and_replays() {
         return;
     }
     let place = Place::new(&url());
-    let old = [(key("op-1"), request(7)), (key("op-2"), request(5))];
-    schema::write_v1(&place.url, place.schema.name(), &old).expect("write a version-1 ledger");
+    schema::write_v1(&place.url, place.schema.name(), &v1_operations())
+        .expect("write a version-1 ledger");
     assert_eq!(place.number("SELECT version::bigint FROM retrykey_meta"), 1);
 
     let ledger = PgLedger::open(&place.url, place.options()).expect("open migrates");
@@ -60,29 +55,11 @@ fn version_1_ledger_migrates_and_replays() {
         place.number("SELECT version::bigint FROM retrykey_meta"),
         SCHEMA_VERSION
     );
-    let replay = |operation, total| Receipt {
-        operation,
-        total,
-        replayed: true,
-    };
-    assert_eq!(ledger.apply(&key("op-1"), &request(7)), Ok(replay(1, 7)));
-    assert_eq!(ledger.apply(&key("op-2"), &request(5)), Ok(replay(2, 12)));
-    assert_eq!(
-        ledger.apply(&key("op-1"), &request(8)),
-        Err(Error::Conflict)
-    );
-    // No new effect: the total and the records are the migrated ones.
-    assert_eq!((ledger.total(), ledger.records()), (Ok(12), Ok(2)));
     assert_eq!(
         place.number("SELECT count(*) FROM operations WHERE schema_version = 2"),
         2
     );
-    // Numbering continues after the migrated operations.
-    let next = ledger.apply(&key("op-3"), &request(1));
-    assert_eq!(
-        next.map(|receipt| (receipt.operation, receipt.total)),
-        Ok((3, 13))
-    );
+    migrated_ledger_replays(&ledger);
 }
 
 // Requirement: a layout newer than this build is refused and left exactly as it was.
