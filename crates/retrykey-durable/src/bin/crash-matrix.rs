@@ -9,7 +9,7 @@ use clap::Parser;
 use retrykey_durable::crash::Point;
 use retrykey_durable::crash::harness::ProcessHarness;
 use retrykey_durable::crash::scenario;
-use retrykey_durable::crash::server::Backend;
+use retrykey_durable::crash::server::{Backend, delivery};
 use retrykey_durable::pg;
 
 /// Crash a ledger process at each point, restart it, retry with the same key, count effects.
@@ -66,11 +66,7 @@ fn main() -> anyhow::Result<ExitCode> {
                     "#{} total {} {}",
                     receipt.operation,
                     receipt.total,
-                    if receipt.replayed {
-                        "replayed"
-                    } else {
-                        "fresh"
-                    }
+                    delivery(&receipt)
                 ),
                 None => "-".to_owned(),
             };

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use retrykey::{Key, Ledger, Request};
+use retrykey::{Key, Ledger, Receipt, Request};
 
 use crate::options::unix_seconds;
 use crate::pg::{self, admin::Admin};
@@ -55,14 +55,6 @@ impl Backend {
         Backend::Pg {
             url: url.to_owned(),
             schema: format!("rk_crash_{}", unique()),
-        }
-    }
-
-    /// The backend's name in tables.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Sqlite(_) => "sqlite",
-            Backend::Pg { .. } => "postgres",
         }
     }
 
@@ -116,6 +108,15 @@ impl FreshSchema {
 impl Drop for FreshSchema {
     fn drop(&mut self) {
         self.0.remove();
+    }
+}
+
+/// How a receipt was delivered, as the crash server's replies and the matrix print it.
+pub fn delivery(receipt: &Receipt) -> &'static str {
+    if receipt.replayed {
+        "replayed"
+    } else {
+        "fresh"
     }
 }
 
@@ -199,11 +200,7 @@ fn answer(ledger: &dyn Ledger, line: &str) -> String {
                     "ok {} {} {}",
                     receipt.operation,
                     receipt.total,
-                    if receipt.replayed {
-                        "replayed"
-                    } else {
-                        "fresh"
-                    }
+                    delivery(&receipt)
                 ),
                 Err(error) => format!("err {error}"),
             }
