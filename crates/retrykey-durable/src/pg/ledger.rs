@@ -61,14 +61,9 @@ impl PgLedger {
     fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
         let now = unix_seconds(SystemTime::now());
-        // The typed error (a refused version, a failed migration) is kept for the caller.
-        let mut prepared = Ok(());
-        pool.run(async |client| {
-            prepared = schema::prepare(client, LAYOUT, &scope, now).await;
-            Ok(())
-        })
-        .map_err(|error| retrykey_durable::Error::Config(error.to_string()))?;
-        prepared?;
+        // Outer error: no connection. Inner: a refused version or a failed migration, kept typed.
+        pool.run(async |client| Ok(schema::prepare(client, LAYOUT, &scope, now).await))
+            .map_err(|error| retrykey_durable::Error::Config(error.to_string()))??;
         Ok(Self {
             pool,
             options,

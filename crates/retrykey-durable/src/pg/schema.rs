@@ -147,13 +147,8 @@ fn parse_v1_receipt(text: &str) -> Option<(i64, i64)> {
 /// migrated ledger replays old receipts.
 pub fn write_v1(url: &str, schema: &str, operations: &[(Key, Request)]) -> Result<(), Error> {
     let pool = Pool::connect(url, schema, 1, "retrykey-v1")?;
-    let mut outcome = Ok(());
-    pool.run(async |client| {
-        outcome = write_v1_rows(client, operations).await;
-        Ok(())
-    })
-    .map_err(|error| Error::Config(error.to_string()))?;
-    outcome
+    pool.run(async |client| Ok(write_v1_rows(client, operations).await))
+        .map_err(|error| Error::Config(error.to_string()))?
 }
 
 async fn write_v1_rows(client: &mut Client, operations: &[(Key, Request)]) -> Result<(), Error> {
