@@ -1,8 +1,8 @@
 //! A plain connection for tests and tools: look at the server from outside a ledger.
 
 use tokio::runtime::Runtime;
+use tokio_postgres::Client;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls};
 
 use super::URL_VAR;
 
@@ -18,18 +18,9 @@ pub struct Admin {
 impl Admin {
     /// Connects to `url`, with `search_path` set to `schema`.
     pub fn connect(url: &str, schema: &str) -> Result<Self, crate::Error> {
-        super::check_identifier(schema)?;
-        let mut config: tokio_postgres::Config = url.parse()?;
-        config.options(format!("-c search_path={schema}"));
-        config.application_name("retrykey-admin");
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let client = runtime.block_on(async {
-            let (client, connection) = config.connect(NoTls).await?;
-            tokio::spawn(connection);
-            Ok::<_, tokio_postgres::Error>(client)
-        })?;
+        let config = super::config(url, schema, "retrykey-admin")?;
+        let runtime = super::runtime()?;
+        let client = runtime.block_on(super::open(&runtime, &config))?;
         Ok(Self { runtime, client })
     }
 

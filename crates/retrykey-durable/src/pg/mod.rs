@@ -77,15 +77,8 @@ impl Pool {
         size: usize,
         application_name: &str,
     ) -> Result<Self, crate::Error> {
-        check_identifier(schema)?;
-        let mut config: Config = url.parse()?;
-        config.application_name(application_name);
-        config.options(format!("-c search_path={schema}"));
-        // A current-thread runtime: the caller's thread drives its own connection inside
-        // `block_on`, with no hop to a worker thread and back on every round trip.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let config = config(url, schema, application_name)?;
+        let runtime = runtime()?;
         let mut first = runtime.block_on(open(&runtime, &config))?;
         runtime.block_on(async {
             // Two ledgers creating the same schema at once would race in the catalog.
@@ -191,7 +184,32 @@ impl Drop for Pool {
     }
 }
 
-async fn open(runtime: &Runtime, config: &Config) -> Result<Client, tokio_postgres::Error> {
+/// The settings of the lab's connections: `url`, named `application_name`, with `search_path`
+/// set to `schema`.
+pub(crate) fn config(
+    url: &str,
+    schema: &str,
+    application_name: &str,
+) -> Result<Config, crate::Error> {
+    check_identifier(schema)?;
+    let mut config: Config = url.parse()?;
+    config.application_name(application_name);
+    config.options(format!("-c search_path={schema}"));
+    Ok(config)
+}
+
+/// A current-thread runtime: the caller's thread drives its own connection inside `block_on`,
+/// with no hop to a worker thread and back on every round trip.
+pub(crate) fn runtime() -> Result<Runtime, crate::Error> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+pub(crate) async fn open(
+    runtime: &Runtime,
+    config: &Config,
+) -> Result<Client, tokio_postgres::Error> {
     let (client, connection) = config.connect(NoTls).await?;
     // The connection task ends when the client is dropped or the server goes away.
     runtime.spawn(connection);
