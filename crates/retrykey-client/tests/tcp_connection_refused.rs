@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use retrykey::{Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
-use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
+use retrykey_client::{Client, Policy};
 use retrykey_contract::checks::stored;
 use tokio::sync::Mutex;
 
@@ -55,16 +55,5 @@ async fn all_refused_is_unknown_but_not_applied() {
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(policy()).seed(5).build();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
-    assert!(
-        matches!(
-            outcome,
-            Outcome::Unknown {
-                last: Failure::Refused(_),
-                attempts: 3,
-                stop: Stop::AttemptsExhausted,
-                may_have_applied: false
-            }
-        ),
-        "{outcome:?}"
-    );
+    common::assert_all_refused(&outcome);
 }

@@ -8,8 +8,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use retrykey::Store;
-use retrykey_client::Outcome;
 use retrykey_client::tcp::{Faults, LedgerServer};
+use retrykey_client::{Failure, Outcome, Stop};
 
 /// The TCP ledger service in front of `store`, on a free loopback port, with no fault armed.
 pub async fn service(store: &Arc<Store>) -> LedgerServer {
@@ -36,4 +36,21 @@ pub fn expect_succeeded<T: Debug>(outcome: Outcome<T>) -> (T, bool, u32) {
         } => (value, replayed, attempts),
         other => panic!("expected a success, got {other:?}"),
     }
+}
+
+/// All three attempts were refused: unknown to the caller, yet
+/// provably not applied, since no request ever left.
+pub fn assert_all_refused<T: Debug>(outcome: &Outcome<T>) {
+    assert!(
+        matches!(
+            outcome,
+            Outcome::Unknown {
+                last: Failure::Refused(_),
+                attempts: 3,
+                stop: Stop::AttemptsExhausted,
+                may_have_applied: false
+            }
+        ),
+        "{outcome:?}"
+    );
 }
