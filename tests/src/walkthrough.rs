@@ -4,7 +4,7 @@
 //! a command and the lines after it, up to the next command or the fence, are its output. Within
 //! a line `[..]` matches any text; a line that is exactly `...` matches any number of lines. A
 //! command that exits non-zero ends its output with `[exit: N]`. Blocks fenced as
-//! ```` ```console,slow ```` are the ones that take long; they are run by `just docs-check`.
+//! ```` ```console,slow ```` are the ones that take long; they run with `RETRYKEY_DOCS_SLOW=1` (`just docs-check`, `just ci`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

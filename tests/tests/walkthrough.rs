@@ -1,7 +1,7 @@
 //! Every command shown in README.md and docs/ prints what the text says it prints.
 //!
 //! Commands in ```` ```console,slow ```` blocks run only with `RETRYKEY_DOCS_SLOW=1`
-//! (`just docs-check`, part of `just ci`); without it this test says how many it left for that.
+//! (`just docs-check`, and `just ci`); without it this test says how many it left for that.
 
 use retrykey_tests::walkthrough::{Shown, documents, matches, run, shown_in};
 
