@@ -12,6 +12,26 @@ default:
 run *args:
     cargo run -q -p retrykey -- {{args}}
 
+# Build everything a class runs (debug, loom and release), so no class step waits on a compile.
+prepare:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # Each package is built on its own, as the class commands select it: cargo unifies features
+    # across the packages of one invocation, so a --workspace build would not be reused.
+    cargo test -q --no-run
+    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-tests; do
+        cargo build -q -p "$package" --bins
+        cargo test -q -p "$package" --no-run
+    done
+    for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
+    for package in retrykey split-critical-section; do
+        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test loom --no-run
+    done
+    cargo test -q --release -p retrykey --test stress --no-run
+    cargo build -q --release -p retrykey-http --example load
+    cargo build -q --release -p retrykey-durable --bin pgbench-ratio
+    echo "prepared: the class commands now run without a compile step"
+
 # Every default member's tests: core, stages, contract, in-process variant checks, docs (minutes).
 test:
     cargo test

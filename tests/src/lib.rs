@@ -5,6 +5,7 @@
 //! crate reads the declarations, measures how far each variant strays from the code it mirrors,
 //! reads `cargo test` output, and runs the walkthrough.
 
+pub mod cargo_test;
 pub mod declared;
 pub mod diff;
 pub mod test_output;

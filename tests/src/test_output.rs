@@ -9,6 +9,8 @@ pub struct TestRun {
     pub ran: BTreeSet<String>,
     /// The tests that failed.
     pub failed: BTreeSet<String>,
+    /// The tests the harness skipped (`#[ignore]`, for example a check that needs PostgreSQL).
+    pub ignored: BTreeSet<String>,
     /// Compiler warnings and errors, one line each.
     pub diagnostics: Vec<String>,
 }
@@ -28,6 +30,9 @@ impl TestRun {
                         "FAILED" => {
                             run.ran.insert(name.clone());
                             run.failed.insert(name);
+                        }
+                        result if result.starts_with("ignored") => {
+                            run.ignored.insert(name);
                         }
                         _ => {}
                     }
@@ -49,13 +54,14 @@ impl TestRun {
 mod tests {
     use super::*;
 
-    // Passing and failing tests are told apart, and test-failure summaries are not diagnostics.
+    // Passing, failing and ignored tests are told apart, and test-failure summaries are not diagnostics.
     #[test]
     fn reads_results_and_diagnostics() {
         let output = "\
 warning: unused variable: `x`
 test contract::a ... ok
 test contract::b ... FAILED
+test connections::c ... ignored, needs PostgreSQL
 test src/lib.rs - doc (line 3) ... ok
 error: test failed, to rerun pass `-p v --test suite`
 error: 1 target failed:
@@ -63,6 +69,7 @@ error: 1 target failed:
         let run = TestRun::parse(output);
         assert_eq!(run.failed, BTreeSet::from(["contract::b".to_string()]));
         assert_eq!(run.ran.len(), 3);
+        assert_eq!(run.ignored, BTreeSet::from(["connections::c".to_string()]));
         assert_eq!(
             run.diagnostics,
             vec!["warning: unused variable: `x`".to_string()]

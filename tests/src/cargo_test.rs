@@ -1,0 +1,37 @@
+//! Runs one package's real `cargo test` and reads what it reported.
+
+use std::process::Command;
+
+use crate::test_output::TestRun;
+use crate::workspace_root;
+
+/// Runs `cargo test -p <package> --no-fail-fast` from the workspace root, with extra arguments
+/// and environment, and reads its output. A run that failed without a failing test or a
+/// diagnostic still says how it ended.
+pub fn cargo_test(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::io::Result<TestRun> {
+    let output = Command::new(cargo())
+        .current_dir(workspace_root())
+        .args(["test", "-p", package, "--no-fail-fast", "--color", "never"])
+        .args(args)
+        // One line per test is what gets parsed, whatever the caller's cargo settings.
+        .env("CARGO_TERM_QUIET", "false")
+        // A failing variant must read the same on every machine: no backtrace in its output.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .envs(env.iter().copied())
+        .output()?;
+    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stderr));
+    let mut run = TestRun::parse(&text);
+    if !output.status.success() && run.failed.is_empty() && run.diagnostics.is_empty() {
+        run.diagnostics
+            .push(format!("cargo test exited with {}", output.status));
+    }
+    Ok(run)
+}
+
+/// The cargo that runs this program (set by cargo for build scripts, tests and `cargo run`),
+/// or the one on PATH.
+pub fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
