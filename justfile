@@ -66,8 +66,9 @@ lint:
 docs-check:
     RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
 
-# What CI runs: lint, every test with every docs command (slow ones too), loom, variants, a short stress run.
+# What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run.
 ci: lint
+    just book-check
     RETRYKEY_DOCS_SLOW=1 cargo test
     just loom
     just test-negatives
@@ -130,3 +131,33 @@ pgbench-ratio *args:
 # Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
     bash .ci/postgres
+
+# --- The book ---
+
+# Build the walkthrough into docs/book with mdBook; any mdBook WARN or ERROR fails it (seconds).
+book:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    source .ci/tools
+    need_mdbook
+    log=$(mktemp)
+    trap 'rm -f "$log"' EXIT
+    # mdBook exits 0 even after a failed {{{{#include}}, so its log is the verdict.
+    mdbook build docs 2>"$log" || { cat "$log" >&2; exit 1; }
+    if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[[:space:]]*(WARN|ERROR)' >&2; then
+        echo "book: mdBook reported the lines above; the book must build without a warning" >&2
+        exit 1
+    fi
+    echo "book: built docs/book ($(find docs/book -name '*.html' | wc -l) pages)"
+
+# Self-test the checker on its fixture, then load every built page in headless Chromium (about 30 s).
+book-check: book
+    #!/usr/bin/env bash
+    set -euo pipefail
+    source .ci/tools
+    need_node
+    need_chromium
+    cd docs/check
+    [ -d node_modules ] || npm ci --no-audit --no-fund --silent
+    node self-test.mjs
+    node book-check.mjs ../book
