@@ -38,6 +38,7 @@ impl Budget {
             .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 24 * 60 * 60))
     }
 
+    // ANCHOR: shortened_to
     /// The same retry pool with a deadline no later than `deadline` (a budget only shrinks).
     pub fn shortened_to(&self, deadline: Instant) -> Self {
         Self {
@@ -45,6 +46,7 @@ impl Budget {
             retries: Arc::clone(&self.retries),
         }
     }
+    // ANCHOR_END: shortened_to
 
     /// The instant after which no attempt may run.
     pub fn deadline(&self) -> Instant {

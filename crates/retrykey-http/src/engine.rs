@@ -236,6 +236,7 @@ fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
     }
 }
 
+// ANCHOR: run_to_completion
 /// Polls the attempt where it is; if dropped before the attempt ends, spawns the rest of it.
 ///
 /// Cheaper than spawning every attempt up front (no extra task or cross-thread wake-up on
@@ -271,6 +272,7 @@ impl Drop for RunToCompletion {
 
 /// Polls a future, turning a panic inside it into an `Err` instead of unwinding further.
 struct CatchUnwind<F>(F);
+// ANCHOR_END: run_to_completion
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;

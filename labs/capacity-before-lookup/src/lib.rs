@@ -56,6 +56,7 @@ impl Store {
 }
 
 impl Ledger for Store {
+    // ANCHOR: apply
     fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
         // One critical section from the lookup to the insertion: no other caller can slip in
         // between "this key is new" and "this key has a receipt".
@@ -102,6 +103,7 @@ impl Ledger for Store {
         Ok(receipt)
     }
 
+    // ANCHOR_END: apply
     fn total(&self) -> Result<u64, Error> {
         Ok(lock(&self.state).total)
     }

@@ -63,6 +63,7 @@ impl SqliteLedger {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    // ANCHOR: apply_once
     fn apply_once(
         &self,
         conn: &mut Connection,
@@ -107,6 +108,7 @@ impl SqliteLedger {
         hooks.at(Point::AfterCommit);
         Ok(receipt)
     }
+    // ANCHOR_END: apply_once
 }
 
 impl Ledger for SqliteLedger {
