@@ -8,6 +8,7 @@ use retrykey::{Error, Ledger, Limits, Receipt};
 
 use crate::checks::{key, receipt, request, stored};
 
+// ANCHOR: same_key
 /// `callers` threads apply the same operation: one effect, one original, the rest replays.
 pub fn same_key<L: Ledger + 'static>(callers: usize, make: fn(Limits) -> L) {
     loom::model(move || {
@@ -40,6 +41,7 @@ pub fn same_key<L: Ledger + 'static>(callers: usize, make: fn(Limits) -> L) {
         }
     });
 }
+// ANCHOR_END: same_key
 
 /// Two threads use one key with different requests: one applies, the other conflicts.
 pub fn differing_requests<L: Ledger + 'static>(make: fn(Limits) -> L) {

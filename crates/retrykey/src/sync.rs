@@ -3,10 +3,12 @@
 //! Everything that locks goes through this module, so the loom models check the very code that
 //! ships. It is public only so that the negative variants under `labs/` lock the same way.
 
+// ANCHOR: shim
 #[cfg(loom)]
 pub use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub use std::sync::{Mutex, MutexGuard};
+// ANCHOR_END: shim
 
 /// Locks `mutex`, recovering the guard if another thread panicked while holding it.
 ///
