@@ -134,6 +134,10 @@ postgres:
 
 # --- The book ---
 
+# Redraw the SVG next to each diagram source in docs/src/diagrams (offline, seconds).
+diagrams:
+    cargo run -q -p retrykey-tests --bin diagrams
+
 # Build the walkthrough into docs/book with mdBook; any mdBook WARN or ERROR fails it (seconds).
 book:
     #!/usr/bin/env bash

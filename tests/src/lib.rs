@@ -7,6 +7,7 @@
 
 pub mod cargo_test;
 pub mod declared;
+pub mod diagrams;
 pub mod diff;
 pub mod test_output;
 pub mod walkthrough;

@@ -1,0 +1,31 @@
+//! Renders every diagram source `docs/src/diagrams/<name>.diag` to `<name>.svg` next to it.
+//!
+//! `just diagrams` runs this after a source changes; the `diagrams` test fails until it has.
+
+use anyhow::{Context, Result, bail};
+use retrykey_tests::diagrams;
+
+fn main() -> Result<()> {
+    let dir = diagrams::diagrams_dir();
+    let sources = diagrams::sources(&dir)?;
+    if sources.is_empty() {
+        bail!("no diagram sources (*.diag) in {}", dir.display());
+    }
+    for source in &sources {
+        let text = retrykey_tests::read(source)?;
+        let diagram = diagrams::parse(&text).with_context(|| source.display().to_string())?;
+        let svg = diagram.render();
+        let target = source.with_extension("svg");
+        let name = target
+            .strip_prefix(retrykey_tests::workspace_root())
+            .unwrap_or(&target);
+        if std::fs::read_to_string(&target).ok().as_deref() == Some(svg.as_str()) {
+            println!("unchanged {}", name.display());
+        } else {
+            std::fs::write(&target, svg)
+                .with_context(|| format!("writing {}", target.display()))?;
+            println!("wrote     {}", name.display());
+        }
+    }
+    Ok(())
+}
