@@ -5,6 +5,17 @@ use std::process::Command;
 use crate::test_output::TestRun;
 use crate::workspace_root;
 
+/// Arguments of a loom run: release mode (the models explore many schedules) and only the
+/// `tests/loom.rs` target.
+pub const LOOM_ARGS: &[&str] = &["--release", "--test", "loom"];
+
+/// Environment of a loom run. `--cfg loom` reaches every crate of the build and tokio does not
+/// compile under it, so loom builds only std-only packages, in a target directory of its own.
+pub const LOOM_ENV: &[(&str, &str)] = &[
+    ("RUSTFLAGS", "--cfg loom"),
+    ("CARGO_TARGET_DIR", "target/loom"),
+];
+
 /// Runs `cargo test -p <package> --no-fail-fast` from the workspace root, with extra arguments
 /// and environment, and reads its output. A run that failed without a failing test or a
 /// diagnostic still says how it ended.
@@ -28,6 +39,23 @@ pub fn cargo_test(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::io
             .push(format!("cargo test exited with {}", output.status));
     }
     Ok(run)
+}
+
+/// Runs a package's loom models (`tests/loom.rs` under `--cfg loom`).
+pub fn loom_test(package: &str) -> std::io::Result<TestRun> {
+    cargo_test(package, LOOM_ARGS, LOOM_ENV)
+}
+
+/// The names of the checks a package's test targets hold, without running them
+/// (`cargo test --tests -- --list`); with `loom`, the names of its loom models.
+pub fn listed(package: &str, loom: bool) -> std::io::Result<TestRun> {
+    if loom {
+        let mut args = LOOM_ARGS.to_vec();
+        args.extend(["--", "--list"]);
+        cargo_test(package, &args, LOOM_ENV)
+    } else {
+        cargo_test(package, &["--tests", "--", "--list"], &[])
+    }
 }
 
 /// The cargo that runs this program (set by cargo for build scripts, tests and `cargo run`),

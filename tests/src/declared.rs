@@ -23,6 +23,70 @@ pub struct Declared {
     /// Tests under `--cfg loom` that must fail on every run.
     #[serde(default)]
     pub loom_must_fail: BTreeSet<String>,
+    /// Whether the declared checks need a PostgreSQL server (`RETRYKEY_PG_URL`): without one
+    /// they cannot run, and the variant is reported as skipped, never as passed.
+    #[serde(default)]
+    pub needs_postgres: bool,
+}
+
+impl Declared {
+    /// What makes the declaration itself unusable (nothing, for a well-made one): a variant that
+    /// no check catches on every run proves nothing, and a check cannot be both required and
+    /// left to chance.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.must_fail.is_empty() && self.loom_must_fail.is_empty() {
+            problems.push(
+                "declares no check that must fail on every run (must_fail and loom_must_fail \
+                 are both empty)"
+                    .to_string(),
+            );
+        }
+        for test in self.must_fail.intersection(&self.may_fail) {
+            problems.push(format!("declares {test} both as must_fail and as may_fail"));
+        }
+        problems
+    }
+}
+
+/// The package that holds the file a variant mirrors: its suites are the ones the variant's
+/// suites must match, name for name.
+pub fn mirrored_package(declared: &Declared) -> Result<String, Error> {
+    #[derive(Deserialize)]
+    struct Named {
+        package: NamedPackage,
+    }
+    #[derive(Deserialize)]
+    struct NamedPackage {
+        name: String,
+    }
+    let root = workspace_root();
+    let mut dir = root.join(&declared.mirrors);
+    while dir.pop() && dir.starts_with(&root) && dir != root {
+        let path = dir.join("Cargo.toml");
+        if path.is_file() {
+            let text = read(&path)?;
+            let named: Named = toml::from_str(&text).map_err(|e| Error::Declaration {
+                path: path.clone(),
+                reason: e.message().to_string(),
+            })?;
+            return Ok(named.package.name);
+        }
+    }
+    Err(Error::Declaration {
+        path: declared.mirrors.clone(),
+        reason: "the mirrored file is in no package of the workspace".to_string(),
+    })
+}
+
+/// Whether a PostgreSQL server is configured for this run (`RETRYKEY_PG_URL` is set).
+pub fn postgres_configured() -> bool {
+    std::env::var("RETRYKEY_PG_URL").is_ok_and(|url| !url.trim().is_empty())
+}
+
+/// Whether a skip counts as a failure: under CI (`CI` set) every check must really run.
+pub fn skips_are_failures() -> bool {
+    std::env::var_os("CI").is_some_and(|value| !value.is_empty())
 }
 
 #[derive(Deserialize)]
@@ -93,6 +157,11 @@ pub fn assert_fails_as_declared(
     assert_eq!(
         declared.stage, stage,
         "{variant} is a Stage {stage} variant"
+    );
+    assert_eq!(
+        declared.problems(),
+        Vec::<String>::new(),
+        "{variant}'s declaration"
     );
     let covered = |name: &String| suites.iter().any(|suite| name.starts_with(suite));
     let must_fail: BTreeSet<String> = declared.must_fail.into_iter().filter(covered).collect();

@@ -10,11 +10,15 @@ pub mod declared;
 pub mod diagrams;
 pub mod diff;
 pub mod test_output;
+pub mod verdict;
 pub mod walkthrough;
 
 use std::path::PathBuf;
 
-pub use declared::{Declared, assert_fails_as_declared, declared, variants};
+pub use declared::{
+    Declared, assert_fails_as_declared, declared, mirrored_package, postgres_configured,
+    skips_are_failures, variants,
+};
 
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {

@@ -11,6 +11,8 @@ pub struct TestRun {
     pub failed: BTreeSet<String>,
     /// The tests the harness skipped (`#[ignore]`, for example a check that needs PostgreSQL).
     pub ignored: BTreeSet<String>,
+    /// The tests a `-- --list` run named without running them.
+    pub listed: BTreeSet<String>,
     /// Compiler warnings and errors, one line each.
     pub diagnostics: Vec<String>,
 }
@@ -37,6 +39,8 @@ impl TestRun {
                         _ => {}
                     }
                 }
+            } else if let Some(name) = line.strip_suffix(": test") {
+                run.listed.insert(name.to_string());
             } else if line.starts_with("warning:") || line.starts_with("error") {
                 let is_test_summary = line.starts_with("error: test failed")
                     || line.starts_with("error: 1 target failed")
@@ -62,6 +66,7 @@ warning: unused variable: `x`
 test contract::a ... ok
 test contract::b ... FAILED
 test connections::c ... ignored, needs PostgreSQL
+contract::d: test
 test src/lib.rs - doc (line 3) ... ok
 error: test failed, to rerun pass `-p v --test suite`
 error: 1 target failed:
@@ -70,6 +75,7 @@ error: 1 target failed:
         assert_eq!(run.failed, BTreeSet::from(["contract::b".to_string()]));
         assert_eq!(run.ran.len(), 3);
         assert_eq!(run.ignored, BTreeSet::from(["connections::c".to_string()]));
+        assert_eq!(run.listed, BTreeSet::from(["contract::d".to_string()]));
         assert_eq!(
             run.diagnostics,
             vec!["warning: unused variable: `x`".to_string()]

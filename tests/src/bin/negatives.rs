@@ -1,23 +1,35 @@
 //! `just test-negatives`: run each negative variant's real test suite and hold it to its word.
 //!
-//! A variant passes when `cargo test` fails exactly the checks it declares as `must_fail` (checks
+//! A variant holds when `cargo test` fails exactly the checks it declares as `must_fail` (checks
 //! in `may_fail` are ignored), under loom exactly its `loom_must_fail`, it compiles without a
-//! warning, and its `src/lib.rs` stays a small, marked change of the file it mirrors. Anything
-//! else is a broken lab, and the command exits non-zero.
+//! warning, its suites run the same named checks as the suites of the package it mirrors, and
+//! its `src/lib.rs` stays a small, marked change of the file it mirrors. Anything else is a
+//! broken lab.
 //!
-//! Usage: `negatives [VARIANT ...] [--loom-only] [--rate-runs N] [--diff VARIANT]`
+//! A variant whose checks need PostgreSQL is only compiled when `RETRYKEY_PG_URL` is not set,
+//! and its row says `skipped`: a skip is its own verdict, never a pass. Under CI (`CI` set) or
+//! with `--require-all`, a skip is a failure.
+//!
+//! Usage: `negatives [VARIANT ...] [--loom-only] [--require-all] [--rate-runs N] [--diff VARIANT]`
 
-use std::collections::BTreeSet;
-use std::process::Command;
+use std::collections::{BTreeSet, HashMap};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
 use retrykey_tests::diff::{change_problems, diff, render, sources};
-use retrykey_tests::test_output::TestRun;
-use retrykey_tests::{Declared, variants, workspace_root};
+use retrykey_tests::verdict::{compare, same_checks};
+use retrykey_tests::{
+    Declared, mirrored_package, postgres_configured, skips_are_failures, variants,
+};
+
+/// What a skipped PostgreSQL variant's row says, with the command that removes the reason.
+const NEEDS_POSTGRES: &str = "needs PostgreSQL: eval \"$(just postgres)\"";
 
 struct Options {
     only: Vec<String>,
     loom_only: bool,
+    require_all: bool,
     rate_runs: usize,
     diff: Option<String>,
 }
@@ -26,6 +38,7 @@ fn options() -> Result<Options> {
     let mut options = Options {
         only: Vec::new(),
         loom_only: false,
+        require_all: skips_are_failures(),
         rate_runs: 10,
         diff: None,
     };
@@ -33,6 +46,7 @@ fn options() -> Result<Options> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--loom-only" => options.loom_only = true,
+            "--require-all" => options.require_all = true,
             "--rate-runs" => {
                 let runs = args.next().context("--rate-runs needs a number")?;
                 options.rate_runs = runs.parse().context("--rate-runs needs a whole number")?;
@@ -45,7 +59,38 @@ fn options() -> Result<Options> {
     Ok(options)
 }
 
-fn main() -> Result<()> {
+/// The verdict on one variant.
+enum Verdict {
+    /// It fails exactly as declared.
+    Holds,
+    /// It is a broken lab: each line says why.
+    Broken(Vec<String>),
+    /// Its checks could not run here; the reason.
+    Skipped(&'static str),
+}
+
+struct Row {
+    name: String,
+    stage: u32,
+    must: usize,
+    /// How many declared checks failed; `None` when the checks did not run.
+    did: Option<usize>,
+    verdict: Verdict,
+    chance: String,
+}
+
+fn main() -> ExitCode {
+    // One line and exit 1 on failure, whatever RUST_BACKTRACE says: no backtrace, no panic.
+    match run() {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
     let options = options()?;
     let mut all = variants()?;
     if let Some(variant) = &options.diff {
@@ -57,7 +102,7 @@ fn main() -> Result<()> {
         println!("--- {}", declared.mirrors.display());
         println!("+++ labs/{variant}/src/lib.rs");
         print!("{}", render(&diff(&correct, &broken), 3));
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if !options.only.is_empty() {
         for name in &options.only {
@@ -71,119 +116,160 @@ fn main() -> Result<()> {
         all.retain(|(_, declared)| !declared.loom_must_fail.is_empty());
     }
 
+    let mut suites = MirroredSuites::default();
     let mut rows = Vec::new();
     for (name, declared) in &all {
         eprintln!("checking {name} ...");
-        let mut problems = change_problems(name, declared)?;
-        let mut did_fail = BTreeSet::new();
-        if !options.loom_only {
-            let run = cargo_test(name, &[], &[])?;
-            problems.extend(compare(&run, &declared.must_fail, &declared.may_fail, ""));
-            did_fail.extend(run.failed.difference(&declared.may_fail).cloned());
-        }
-        if !declared.loom_must_fail.is_empty() {
-            let run = cargo_test(
-                name,
-                &["--release", "--test", "loom"],
-                &[
-                    ("RUSTFLAGS", "--cfg loom"),
-                    ("CARGO_TARGET_DIR", "target/loom"),
-                ],
-            )?;
-            problems.extend(compare(
-                &run,
-                &declared.loom_must_fail,
-                &BTreeSet::new(),
-                "loom ",
+        rows.push(check(name, declared, &options, &mut suites)?);
+    }
+    Ok(report(&rows, options.require_all))
+}
+
+/// Checks one variant: its declaration, its change, then its suites (or only a compile when
+/// they need PostgreSQL and none is configured).
+fn check(
+    name: &str,
+    declared: &Declared,
+    options: &Options,
+    suites: &mut MirroredSuites,
+) -> Result<Row> {
+    let mut problems = declared.problems();
+    problems.extend(change_problems(name, declared)?);
+    let mut row = Row {
+        name: name.to_string(),
+        stage: declared.stage,
+        must: declared.must_fail.len() + declared.loom_must_fail.len(),
+        did: None,
+        verdict: Verdict::Holds,
+        chance: String::new(),
+    };
+
+    if declared.needs_postgres && !postgres_configured() {
+        let build = cargo_test(name, &["--no-run"], &[]).context("running cargo test")?;
+        problems.extend(compare(&build, &BTreeSet::new(), &BTreeSet::new(), ""));
+        if options.require_all {
+            problems.push(format!(
+                "{NEEDS_POSTGRES}; RETRYKEY_PG_URL is not set, and every variant must run here"
             ));
-            did_fail.extend(run.failed.iter().map(|test| format!("loom {test}")));
         }
-        let must = declared.must_fail.len() + declared.loom_must_fail.len();
-        let chance = if options.loom_only {
-            String::new()
+        row.verdict = if problems.is_empty() {
+            Verdict::Skipped(NEEDS_POSTGRES)
         } else {
-            detection_rates(name, declared, options.rate_runs)?
+            Verdict::Broken(problems)
         };
-        rows.push((
-            name.clone(),
-            declared.stage,
-            must,
-            did_fail.len(),
-            problems,
-            chance,
-        ));
+        return Ok(row);
     }
 
+    let package = mirrored_package(declared)?;
+    let mut did_fail = BTreeSet::new();
+    if !options.loom_only {
+        let run = cargo_test(name, &[], &[]).context("running cargo test")?;
+        problems.extend(compare(&run, &declared.must_fail, &declared.may_fail, ""));
+        problems.extend(same_checks(
+            &run,
+            suites.names(&package, false)?,
+            &package,
+            "",
+        ));
+        did_fail.extend(run.failed.difference(&declared.may_fail).cloned());
+    }
+    if !declared.loom_must_fail.is_empty() {
+        let run = loom_test(name).context("running cargo test under loom")?;
+        problems.extend(compare(
+            &run,
+            &declared.loom_must_fail,
+            &BTreeSet::new(),
+            "loom ",
+        ));
+        problems.extend(same_checks(
+            &run,
+            suites.names(&package, true)?,
+            &package,
+            "loom ",
+        ));
+        did_fail.extend(run.failed.iter().cloned());
+    }
+    if !options.loom_only {
+        row.chance = detection_rates(name, declared, options.rate_runs)?;
+    }
+    row.did = Some(did_fail.len());
+    if !problems.is_empty() {
+        row.verdict = Verdict::Broken(problems);
+    }
+    Ok(row)
+}
+
+/// Prints the table and one summary line; the exit code says whether every variant held.
+fn report(rows: &[Row], require_all: bool) -> ExitCode {
     println!(
         "{:<26} {:>5} {:>9} {:>8}  verdict",
         "variant", "stage", "must fail", "did fail"
     );
-    let mut broken = 0;
-    for (name, stage, must, did, problems, chance) in &rows {
-        let verdict = if problems.is_empty() { "ok" } else { "BROKEN" };
-        println!("{name:<26} {stage:>5} {must:>9} {did:>8}  {verdict}");
-        for problem in problems {
-            println!("    {problem}");
+    let (mut broken, mut skipped) = (0, 0);
+    for row in rows {
+        let did = row.did.map_or("-".to_string(), |did| did.to_string());
+        let verdict = match &row.verdict {
+            Verdict::Holds => "ok".to_string(),
+            Verdict::Broken(_) => "BROKEN".to_string(),
+            Verdict::Skipped(reason) => format!("skipped ({reason})"),
+        };
+        println!(
+            "{:<26} {:>5} {:>9} {did:>8}  {verdict}",
+            row.name, row.stage, row.must
+        );
+        if let Verdict::Broken(problems) = &row.verdict {
+            for problem in problems {
+                println!("    {problem}");
+            }
         }
-        if !chance.is_empty() {
-            println!("    {chance}");
+        if !row.chance.is_empty() {
+            println!("    {}", row.chance);
         }
-        broken += usize::from(!problems.is_empty());
+        broken += usize::from(matches!(row.verdict, Verdict::Broken(_)));
+        skipped += usize::from(matches!(row.verdict, Verdict::Skipped(_)));
     }
+    let total = rows.len();
     if broken > 0 {
-        bail!("{broken} of {} variants are broken labs", rows.len());
+        let rule = if require_all {
+            " (every variant must run here)"
+        } else {
+            ""
+        };
+        println!("FAILED: {broken} of {total} variants are broken labs{rule}");
+        return ExitCode::FAILURE;
     }
-    println!("all {} variants fail exactly as declared", rows.len());
-    Ok(())
+    if skipped > 0 {
+        println!(
+            "{} of {total} variants fail exactly as declared; {skipped} skipped, not checked",
+            total - skipped
+        );
+    } else {
+        println!("all {total} variants fail exactly as declared");
+    }
+    ExitCode::SUCCESS
 }
 
-/// Runs `cargo test -p <name> --no-fail-fast` with extra arguments and environment.
-fn cargo_test(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<TestRun> {
-    let output = Command::new(env!("CARGO"))
-        .current_dir(workspace_root())
-        .args(["test", "-p", name, "--no-fail-fast", "--color", "never"])
-        .args(args)
-        // One line per test is what gets parsed, whatever the caller's cargo settings.
-        .env("CARGO_TERM_QUIET", "false")
-        .envs(env.iter().copied())
-        .output()
-        .context("running cargo test")?;
-    let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stderr));
-    let mut run = TestRun::parse(&text);
-    if !output.status.success() && run.failed.is_empty() && run.diagnostics.is_empty() {
-        // It failed without a failing test or a diagnostic: say at least how it ended.
-        run.diagnostics
-            .push(format!("cargo test exited with {}", output.status));
-    }
-    Ok(run)
+/// The check names of each mirrored package, listed once per run.
+#[derive(Default)]
+struct MirroredSuites {
+    listed: HashMap<(String, bool), BTreeSet<String>>,
 }
 
-/// The differences between a run and a declaration, one sentence each.
-fn compare(
-    run: &TestRun,
-    must_fail: &BTreeSet<String>,
-    may_fail: &BTreeSet<String>,
-    label: &str,
-) -> Vec<String> {
-    let mut problems: Vec<String> = run
-        .diagnostics
-        .iter()
-        .map(|line| format!("{label}does not compile cleanly: {line}"))
-        .collect();
-    for test in must_fail {
-        if !run.ran.contains(test) {
-            problems.push(format!("{label}declared check {test} did not run"));
-        } else if !run.failed.contains(test) {
-            problems.push(format!("{label}{test} passed but must fail"));
+impl MirroredSuites {
+    fn names(&mut self, package: &str, loom: bool) -> Result<&BTreeSet<String>> {
+        let key = (package.to_string(), loom);
+        if !self.listed.contains_key(&key) {
+            let run = listed(package, loom).context("listing the mirrored package's checks")?;
+            if !run.diagnostics.is_empty() {
+                bail!(
+                    "the correct package {package} does not build cleanly: {}",
+                    run.diagnostics.join("; ")
+                );
+            }
+            self.listed.insert(key.clone(), run.listed);
         }
+        Ok(&self.listed[&key])
     }
-    for test in run.failed.difference(must_fail) {
-        if !may_fail.contains(test) {
-            problems.push(format!("{label}{test} failed but is not declared"));
-        }
-    }
-    problems
 }
 
 /// How often the chance-only checks catch the bug, over `runs` single-round runs.
@@ -192,7 +278,8 @@ fn detection_rates(name: &str, declared: &Declared, runs: usize) -> Result<Strin
     for test in &declared.may_fail {
         let mut caught = 0;
         for _ in 0..runs {
-            let run = cargo_test(name, &["--", "--exact", test], &[("STRESS_ROUNDS", "1")])?;
+            let run = cargo_test(name, &["--", "--exact", test], &[("STRESS_ROUNDS", "1")])
+                .context("running cargo test")?;
             caught += usize::from(run.failed.contains(test));
         }
         rates.push(format!("{test}: caught {caught}/{runs} runs"));
