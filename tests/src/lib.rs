@@ -9,6 +9,7 @@ pub mod cargo_test;
 pub mod declared;
 pub mod diagrams;
 pub mod diff;
+pub mod exercise;
 pub mod test_output;
 pub mod verdict;
 pub mod walkthrough;

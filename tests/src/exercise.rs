@@ -1,0 +1,619 @@
+//! Make-it-green exercises: a negative variant copied into `exercises/`, without the explanation
+//! of its bug, and a checker that says which of its declared checks still fail.
+//!
+//! The copy is a workspace member (the root manifest's members glob covers `exercises/*`), so it
+//! builds against the real crates. Its package is renamed `exercise-<name>` so it can sit next to
+//! the lab it came from, while its library keeps the lab's crate name and its tests compile
+//! unchanged.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::cargo_test::cargo_test;
+use crate::test_output::TestRun;
+
+/// The folder, under the workspace root, that holds the students' copies (ignored by git).
+pub const EXERCISES_DIR: &str = "exercises";
+
+/// The marker that opens the comment explaining a variant's change.
+pub const MARKER: &str = "// NEGATIVE:";
+
+/// Why an exercise could not be created or checked.
+#[derive(Debug, thiserror::Error)]
+pub enum ExerciseError {
+    /// No lab of that name.
+    #[error("no variant named {0} under labs/ (`ls labs` lists them)")]
+    UnknownVariant(String),
+    /// A copy is there already; it may hold a student's work.
+    #[error("{} exists already and may hold your work: nothing changed (pass --force to replace it)", .0.display())]
+    Exists(PathBuf),
+    /// No copy of that name.
+    #[error("no exercise at {}: create it with `just exercise VARIANT`", .0.display())]
+    Missing(PathBuf),
+    /// A copy's name would not make a package name.
+    #[error("`{0}` cannot name an exercise: use lowercase letters, digits and dashes")]
+    BadName(String),
+    /// The lab's `src/lib.rs` has no marked change to hide.
+    #[error("{}: no `{MARKER}` comment to remove", .0.display())]
+    NoMarker(PathBuf),
+    /// A manifest is not what a lab or an exercise looks like.
+    #[error("{}: {reason}", path.display())]
+    Manifest {
+        /// The Cargo.toml.
+        path: PathBuf,
+        /// What is missing or malformed.
+        reason: String,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O failure.
+        source: std::io::Error,
+    },
+    /// `cargo test` could not be started.
+    #[error("cannot run cargo test: {0}")]
+    Cargo(std::io::Error),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExerciseError + '_ {
+    move |source| ExerciseError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `source` without its `// NEGATIVE:` comment blocks: the marker line and the `//` lines that
+/// continue it. A blank line that the removal would leave doubled goes too, so the copy stays
+/// formatted. `None` when there is no marker.
+pub fn strip_marker(source: &str) -> Option<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut found = false;
+    let mut at = 0;
+    while at < lines.len() {
+        if !lines[at].trim_start().starts_with(MARKER) {
+            kept.push(lines[at]);
+            at += 1;
+            continue;
+        }
+        found = true;
+        at += 1;
+        while at < lines.len() && is_plain_comment(lines[at]) {
+            at += 1;
+        }
+        let blank_before = kept.last().is_none_or(|line| line.trim().is_empty());
+        if blank_before && at < lines.len() && lines[at].trim().is_empty() {
+            at += 1;
+        }
+    }
+    if !found {
+        return None;
+    }
+    let mut text = kept.join("\n");
+    if source.ends_with('\n') {
+        text.push('\n');
+    }
+    Some(text)
+}
+
+/// A `//` comment line that is not documentation (`///`, `//!`).
+fn is_plain_comment(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("//") && !line.starts_with("///") && !line.starts_with("//!")
+}
+
+/// The first paragraph of a file's `//!` documentation: what the component is meant to do.
+fn purpose(source: &str) -> String {
+    source
+        .lines()
+        .map_while(|line| line.strip_prefix("//!"))
+        .map(str::trim)
+        .take_while(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What `[package.metadata.negative]` declares, as far as the checker needs it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Checks {
+    /// The file of the correct code that the variant copies.
+    pub mirrors: PathBuf,
+    /// Checks that fail on every run while the bug is there.
+    #[serde(default)]
+    pub must_fail: BTreeSet<String>,
+    /// Checks that catch the bug only by chance.
+    #[serde(default)]
+    pub may_fail: BTreeSet<String>,
+    /// Loom models that fail on every run while the bug is there.
+    #[serde(default)]
+    pub loom_must_fail: BTreeSet<String>,
+    /// Whether the checks need a PostgreSQL server.
+    #[serde(default)]
+    pub needs_postgres: bool,
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    package: Package,
+}
+
+#[derive(Deserialize)]
+struct Package {
+    name: String,
+    #[serde(default)]
+    metadata: Metadata,
+}
+
+#[derive(Default, Deserialize)]
+struct Metadata {
+    negative: Option<Checks>,
+    exercise: Option<Origin>,
+}
+
+#[derive(Deserialize)]
+struct Origin {
+    variant: String,
+}
+
+/// A manifest's package name, declared checks and, for a copy, the variant it came from.
+fn read_manifest(path: &Path) -> Result<(String, Checks, Option<String>), ExerciseError> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    let manifest: Manifest = toml::from_str(&text).map_err(|e| ExerciseError::Manifest {
+        path: path.to_path_buf(),
+        reason: e.message().to_string(),
+    })?;
+    let metadata = manifest.package.metadata;
+    let checks = metadata.negative.ok_or_else(|| ExerciseError::Manifest {
+        path: path.to_path_buf(),
+        reason: "no [package.metadata.negative] table".to_string(),
+    })?;
+    let variant = metadata.exercise.map(|origin| origin.variant);
+    Ok((manifest.package.name, checks, variant))
+}
+
+/// The package name of the copy called `name`.
+pub fn package_name(name: &str) -> String {
+    format!("exercise-{name}")
+}
+
+/// The lab's manifest, turned into the copy's: the package renamed, the library keeping its
+/// crate name, binaries renamed so they do not overwrite the lab's, the origin recorded.
+fn copy_manifest(text: &str, variant: &str, name: &str) -> Result<String, String> {
+    let package = package_name(name);
+    let old_name = format!("name = \"{variant}\"");
+    if !text.lines().any(|line| line.trim() == old_name) {
+        return Err(format!("no `{old_name}` line in [package]"));
+    }
+    let mut out = String::new();
+    let mut renamed = false;
+    let mut lib_added = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if !renamed && trimmed == old_name {
+            out.push_str(&format!("name = \"{package}\"\n"));
+            renamed = true;
+        } else if trimmed.starts_with("description = ") {
+            out.push_str(&format!(
+                "description = \"Exercise: make the declared checks pass (just check-exercise {name})\"\n"
+            ));
+        } else {
+            if !lib_added && renamed && trimmed.starts_with('[') {
+                // Tests say `use <lab crate>::...`: the library keeps the lab's crate name.
+                out.push_str(&format!(
+                    "[lib]\nname = \"{}\"\npath = \"src/lib.rs\"\n\n",
+                    variant.replace('-', "_")
+                ));
+                lib_added = true;
+            }
+            out.push_str(&rename_bins(line, variant, name));
+            out.push('\n');
+        }
+    }
+    if !lib_added {
+        return Err("no table after [package]".to_string());
+    }
+    out.push_str(&format!(
+        "\n# The lab this exercise was copied from (`just diff {variant}` is the solution).\n\
+         [package.metadata.exercise]\nvariant = \"{variant}\"\n"
+    ));
+    Ok(out)
+}
+
+/// Binary names end with the lab's name (`crash-server-<variant>`, which `crash-matrix --variant`
+/// looks for); in the copy they end with its package name instead.
+fn rename_bins(text: &str, variant: &str, name: &str) -> String {
+    text.replace(
+        &format!("crash-server-{variant}"),
+        &format!("crash-server-{}", package_name(name)),
+    )
+    .replace(
+        &format!("--variant {variant}"),
+        &format!("--variant {}", package_name(name)),
+    )
+}
+
+/// The neutral brief that replaces the lab's README: no word of what the bug is.
+fn brief(variant: &str, name: &str, purpose: &str, checks: &Checks) -> String {
+    let mut text = format!(
+        "# Exercise: {name}\n\n\
+         `src/lib.rs` is a copy of `{}` with one bug in it. Find the bug and fix it, so that the \
+         checks below pass.\n\n## What the code is meant to do\n\n{purpose}\n\n\
+         ## The checks that fail\n\n",
+        checks.mirrors.display()
+    );
+    for check in &checks.must_fail {
+        text.push_str(&format!("- `{check}`\n"));
+    }
+    for check in &checks.loom_must_fail {
+        text.push_str(&format!(
+            "- `{check}` (a loom model, run under `--cfg loom`)\n"
+        ));
+    }
+    if !checks.may_fail.is_empty() {
+        text.push_str("\nThese may fail too, on some runs only:\n\n");
+        for check in &checks.may_fail {
+            text.push_str(&format!("- `{check}`\n"));
+        }
+    }
+    if checks.needs_postgres {
+        text.push_str("\nThe checks need PostgreSQL: run `eval \"$(just postgres)\"` first.\n");
+    }
+    let check = format!("just check-exercise {name}");
+    let diff = format!("just diff {variant}");
+    let width = check.len().max(diff.len());
+    text.push_str(&format!(
+        "\n## Commands\n\n```sh\n\
+         {check:<width$}   # which checks still fail, or \"fixed\"\n\
+         {diff:<width$}   # the solution: the lab's change, to read backwards\n```\n"
+    ));
+    text
+}
+
+/// Copies `labs/<variant>` (from `labs`) into `<exercises>/<name>`, without its explanation.
+/// Refuses, changing nothing, when the variant is unknown or the copy exists and `force` is not
+/// given. Returns the copy's folder.
+pub fn create(
+    labs: &Path,
+    exercises: &Path,
+    variant: &str,
+    name: &str,
+    force: bool,
+) -> Result<PathBuf, ExerciseError> {
+    let is_name = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    let lab = labs.join(variant);
+    if !is_name(variant) || !lab.join("Cargo.toml").is_file() {
+        return Err(ExerciseError::UnknownVariant(variant.to_string()));
+    }
+    if !is_name(name) {
+        return Err(ExerciseError::BadName(name.to_string()));
+    }
+    let dest = exercises.join(name);
+    if dest.exists() && !force {
+        return Err(ExerciseError::Exists(dest));
+    }
+
+    // Everything is prepared before the first write, so a refusal changes nothing.
+    let manifest_path = lab.join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest_path).map_err(io(&manifest_path))?;
+    let (_, checks, _) = read_manifest(&manifest_path)?;
+    let manifest =
+        copy_manifest(&manifest, variant, name).map_err(|reason| ExerciseError::Manifest {
+            path: manifest_path.clone(),
+            reason,
+        })?;
+    let lib_path = lab.join("src/lib.rs");
+    let lib = std::fs::read_to_string(&lib_path).map_err(io(&lib_path))?;
+    let lib = strip_marker(&lib).ok_or_else(|| ExerciseError::NoMarker(lib_path.clone()))?;
+    let readme = brief(variant, name, &purpose(&lib), &checks);
+
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
+    }
+    copy_tree(&lab, &dest, &|text| rename_bins(text, variant, name))?;
+    for (file, text) in [
+        ("Cargo.toml", manifest),
+        ("src/lib.rs", lib),
+        ("README.md", readme),
+    ] {
+        let path = dest.join(file);
+        std::fs::write(&path, text).map_err(io(&path))?;
+    }
+    Ok(dest)
+}
+
+/// Copies a folder's files (build output aside), passing the Rust sources through `edit`.
+fn copy_tree(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) -> Result<(), ExerciseError> {
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    for entry in std::fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            if entry.file_name() != "target" {
+                copy_tree(&path, &target, edit)?;
+            }
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+            std::fs::write(&target, edit(&text)).map_err(io(&target))?;
+        } else {
+            std::fs::copy(&path, &target).map_err(io(&target))?;
+        }
+    }
+    Ok(())
+}
+
+/// What `check` found: the declared checks that still fail, and anything else that went wrong.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The variant the copy came from.
+    pub variant: String,
+    /// How many checks the variant declares as failing on every run (loom models included).
+    pub declared: usize,
+    /// Declared checks that ran and failed (loom models marked so).
+    pub still_failing: Vec<String>,
+    /// Declared checks that did not run at all (a compile error, a renamed test).
+    pub not_run: Vec<String>,
+    /// Declared checks that could not run here, with the reason.
+    pub skipped: Vec<String>,
+    /// Checks that failed although no declaration expects them to.
+    pub undeclared: Vec<String>,
+    /// Compiler errors that kept the suite from running.
+    pub errors: Vec<String>,
+}
+
+impl Report {
+    /// Every declared check ran and passed, and nothing else failed.
+    pub fn fixed(&self) -> bool {
+        self.still_failing.is_empty()
+            && self.not_run.is_empty()
+            && self.skipped.is_empty()
+            && self.undeclared.is_empty()
+            && self.errors.is_empty()
+    }
+
+    /// The report as printed: one line per check that keeps the exercise from being fixed.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for error in &self.errors {
+            out.push_str(&format!("does not compile: {error}\n"));
+        }
+        for check in &self.still_failing {
+            out.push_str(&format!("still failing: {check}\n"));
+        }
+        for check in &self.not_run {
+            out.push_str(&format!("did not run: {check}\n"));
+        }
+        for check in &self.skipped {
+            out.push_str(&format!("skipped: {check}\n"));
+        }
+        for check in &self.undeclared {
+            out.push_str(&format!("failing, not declared: {check}\n"));
+        }
+        if self.fixed() {
+            out.push_str(&format!(
+                "fixed: all {} declared checks pass\n",
+                self.declared
+            ));
+        } else {
+            let passing =
+                self.declared - self.still_failing.len() - self.not_run.len() - self.skipped.len();
+            let skipped = match self.skipped.len() {
+                0 => String::new(),
+                n => format!(", {n} skipped"),
+            };
+            out.push_str(&format!(
+                "not fixed: {passing} of {} declared checks pass{skipped} (the solution: just diff {})\n",
+                self.declared, self.variant
+            ));
+        }
+        out
+    }
+}
+
+/// Why a declared check is skipped without PostgreSQL.
+pub const NEEDS_POSTGRES: &str = "needs PostgreSQL: eval \"$(just postgres)\"";
+
+/// Whether a PostgreSQL server is configured (`RETRYKEY_PG_URL` set and not empty).
+fn postgres_configured() -> bool {
+    std::env::var("RETRYKEY_PG_URL").is_ok_and(|url| !url.trim().is_empty())
+}
+
+/// Runs the copy in `dir` (a member of the workspace at `workspace`): its suite, and its loom
+/// models when the variant declares loom checks. `env` is passed to cargo (a target folder, say).
+pub fn check(workspace: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Report, ExerciseError> {
+    let manifest_path = dir.join("Cargo.toml");
+    if !manifest_path.is_file() {
+        return Err(ExerciseError::Missing(dir.to_path_buf()));
+    }
+    let (package, checks, variant) = read_manifest(&manifest_path)?;
+    let variant = variant.ok_or_else(|| ExerciseError::Manifest {
+        path: manifest_path.clone(),
+        reason: "no [package.metadata.exercise] table: not a copy made by `just exercise`"
+            .to_string(),
+    })?;
+    let root_manifest = workspace.join("Cargo.toml");
+    let root_manifest = root_manifest.to_string_lossy();
+    let mut report = Report {
+        variant,
+        declared: checks.must_fail.len() + checks.loom_must_fail.len(),
+        ..Report::default()
+    };
+
+    if checks.needs_postgres && !postgres_configured() {
+        report
+            .skipped
+            .extend((checks.must_fail.iter()).map(|check| format!("{check} ({NEEDS_POSTGRES})")));
+    } else {
+        let run = cargo_test(&package, &["--manifest-path", &root_manifest], env)
+            .map_err(ExerciseError::Cargo)?;
+        compare(&run, &checks.must_fail, &checks.may_fail, "", &mut report);
+    }
+    if !checks.loom_must_fail.is_empty() {
+        let loom_target = workspace.join("target/loom");
+        let loom_target = loom_target.to_string_lossy();
+        let mut loom_env = vec![
+            ("RUSTFLAGS", "--cfg loom"),
+            ("CARGO_TARGET_DIR", loom_target.as_ref()),
+        ];
+        loom_env.extend(env.iter().filter(|(key, _)| *key != "CARGO_TARGET_DIR"));
+        let args = [
+            "--manifest-path",
+            root_manifest.as_ref(),
+            "--release",
+            "--test",
+            "loom",
+        ];
+        let run = cargo_test(&package, &args, &loom_env).map_err(ExerciseError::Cargo)?;
+        compare(
+            &run,
+            &checks.loom_must_fail,
+            &BTreeSet::new(),
+            " (loom model)",
+            &mut report,
+        );
+    }
+    Ok(report)
+}
+
+/// Adds one run's findings against its declared checks to `report`.
+fn compare(
+    run: &TestRun,
+    declared: &BTreeSet<String>,
+    by_chance: &BTreeSet<String>,
+    label: &str,
+    report: &mut Report,
+) {
+    report.errors.extend(
+        (run.diagnostics.iter())
+            .filter(|line| !line.starts_with("warning"))
+            .cloned(),
+    );
+    for check in declared {
+        if run.failed.contains(check) {
+            report.still_failing.push(format!("{check}{label}"));
+        } else if run.ignored.contains(check) {
+            report
+                .skipped
+                .push(format!("{check}{label} (ignored by the harness)"));
+        } else if !run.ran.contains(check) {
+            report.not_run.push(format!("{check}{label}"));
+        }
+    }
+    for check in run.failed.difference(declared) {
+        if by_chance.contains(check) {
+            report
+                .still_failing
+                .push(format!("{check}{label} (caught by chance)"));
+        } else {
+            report.undeclared.push(format!("{check}{label}"));
+        }
+    }
+}
+
+/// The copy's folder for `name` in the workspace at `workspace`.
+pub fn exercise_dir(workspace: &Path, name: &str) -> PathBuf {
+    workspace.join(EXERCISES_DIR).join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Stripping removes the marker line and its continuation lines, and nothing else.
+    #[test]
+    fn strip_removes_the_marker_block_only() {
+        let source = "\
+fn f() {
+    // The lookup comes first.
+    if x {
+        // NEGATIVE: the comparison is gone, so a changed
+        // request gets the old receipt.
+        return y;
+    }
+    /// Docs stay.
+}
+";
+        let expected = "\
+fn f() {
+    // The lookup comes first.
+    if x {
+        return y;
+    }
+    /// Docs stay.
+}
+";
+        assert_eq!(strip_marker(source).as_deref(), Some(expected));
+    }
+
+    // A block between two blank lines leaves one blank line, as rustfmt would.
+    #[test]
+    fn strip_leaves_no_doubled_blank_line() {
+        let source = "a\n\n// NEGATIVE: gone\n// still gone\n\n/// kept\nb\n";
+        assert_eq!(strip_marker(source).as_deref(), Some("a\n\n/// kept\nb\n"));
+    }
+
+    // A file without a marker is reported, not copied as if it were a lab.
+    #[test]
+    fn strip_needs_a_marker() {
+        assert_eq!(strip_marker("fn f() {}\n"), None);
+    }
+
+    // Every lab's marker strips to a file without the marker, a few lines shorter.
+    #[test]
+    fn every_lab_strips_cleanly() {
+        let labs = crate::workspace_root().join("labs");
+        for entry in std::fs::read_dir(&labs).expect("labs/ is readable") {
+            let lib = entry.expect("an entry").path().join("src/lib.rs");
+            let Ok(source) = std::fs::read_to_string(&lib) else {
+                continue;
+            };
+            let stripped =
+                strip_marker(&source).unwrap_or_else(|| panic!("{} has a marker", lib.display()));
+            assert!(!stripped.contains("NEGATIVE"), "{}", lib.display());
+            let removed = source.lines().count() - stripped.lines().count();
+            assert!((1..=6).contains(&removed), "{}: {removed}", lib.display());
+        }
+    }
+
+    // The copy's manifest renames the package and the crash server, and keeps the crate name.
+    #[test]
+    fn manifest_is_renamed() {
+        let text = "\
+[package]
+name = \"separate-transactions\"
+description = \"Negative variant: two transactions\"
+
+[dependencies]
+retrykey.workspace = true
+
+[[bin]]
+name = \"crash-server-separate-transactions\"
+path = \"src/bin/crash-server.rs\"
+";
+        let out = copy_manifest(text, "separate-transactions", "st").expect("a lab manifest");
+        let parsed: toml::Table = toml::from_str(&out).expect("valid TOML");
+        assert_eq!(parsed["package"]["name"].as_str(), Some("exercise-st"));
+        assert_eq!(
+            parsed["lib"]["name"].as_str(),
+            Some("separate_transactions")
+        );
+        assert_eq!(
+            parsed["bin"][0]["name"].as_str(),
+            Some("crash-server-exercise-st")
+        );
+        assert_eq!(
+            parsed["package"]["metadata"]["exercise"]["variant"].as_str(),
+            Some("separate-transactions")
+        );
+        assert!(!out.contains("Negative variant"));
+    }
+}
