@@ -59,6 +59,16 @@ bench *args:
 diff variant:
     @cargo run -q -p retrykey-tests --bin negatives -- --diff {{variant}}
 
+# Copy a variant into exercises/ without its explanation, to fix it yourself (`--as NAME`, `--force`; instant).
+[no-exit-message]
+exercise variant *args:
+    @cargo run -q -p retrykey-tests --bin exercise -- new {{variant}} {{args}}
+
+# Which of an exercise's declared checks still fail, or "fixed" (its tests and loom models; seconds).
+[no-exit-message]
+check-exercise name:
+    @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
+
 # Formatting and clippy, warnings denied.
 lint:
     cargo fmt --all --check
