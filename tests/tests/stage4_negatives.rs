@@ -10,7 +10,7 @@ use retrykey_contract::{failing_checks, run_check};
 use retrykey_durable::crash::harness::InProcess;
 use retrykey_durable::crash::scenario;
 use retrykey_durable::crash::server::{Backend, Opener, open_correct};
-use retrykey_durable::pg::admin::{enabled, url};
+use retrykey_durable::pg::admin::url;
 use retrykey_durable::{Options, connections};
 
 /// The names of the failed checks among `results`.
@@ -97,29 +97,21 @@ fn record_before_effect_fails_as_declared() {
 }
 
 // check-then-insert fails exactly its declared checks (PostgreSQL; ignored without the URL).
-#[test]
-#[cfg_attr(
-    not(retrykey_pg),
-    ignore = "needs PostgreSQL: set RETRYKEY_PG_URL (eval \"$(just postgres)\")"
-)]
-fn check_then_insert_fails_as_declared() {
-    // Built with a server in mind, but run without one: that is a failure, never a pass.
-    assert!(
-        enabled(),
-        "RETRYKEY_PG_URL was set when this test was built but is not set now"
-    );
-    let url = url();
-    let make = |limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger");
-    let mut failing = failing_checks(&make);
-    let open = |url: &str, options: Options| check_then_insert::PgLedger::open(url, options);
-    let connections = connections::checks()
-        .into_iter()
-        .map(|(name, check)| (name, run_check(|| check(&url, &open))))
-        .collect();
-    failing.extend(failed(connections));
-    assert_fails_as_declared(
-        "check-then-insert",
-        &["contract::", "model::", "connections::"],
-        failing,
-    );
+retrykey_durable::postgres_test! {
+    fn check_then_insert_fails_as_declared() {
+        let url = url();
+        let make = |limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger");
+        let mut failing = failing_checks(&make);
+        let open = |url: &str, options: Options| check_then_insert::PgLedger::open(url, options);
+        let connections = connections::checks()
+            .into_iter()
+            .map(|(name, check)| (name, run_check(|| check(&url, &open))))
+            .collect();
+        failing.extend(failed(connections));
+        assert_fails_as_declared(
+            "check-then-insert",
+            &["contract::", "model::", "connections::"],
+            failing,
+        );
+    }
 }

@@ -1,16 +1,28 @@
 //! The macros that turn the checks into `#[test]` functions, one module per suite.
+//!
+//! Each suite macro takes `make` and, optionally, one attribute put on every test it makes, for
+//! a suite that cannot run everywhere: `ledger_suite!(#[cfg_attr(not(retrykey_pg), ignore =
+//! "needs PostgreSQL")] make)` makes the PostgreSQL tests *ignored*, never passed, without a
+//! server. Without an attribute the suites use `#[cfg_attr(any(), ignore)]`, which is never
+//! active (`any()` is false).
 
 /// Every contract check as a `#[test]` in a module `contract`.
 ///
-/// `contract_suite!(make)` or `contract_suite!(make, guard = f)`, where `make: Fn(Limits) -> L`
-/// returns a fresh, empty ledger and `f: fn() -> bool` may skip the suite (it should say why).
+/// `contract_suite!(make)` or `contract_suite!(#[attribute] make)`, where
+/// `make: Fn(Limits) -> L` returns a fresh, empty ledger.
 #[macro_export]
 macro_rules! contract_suite {
-    ($make:expr) => {
-        $crate::contract_suite!($make, guard = || true);
+    (#[$attr:meta] $make:expr) => {
+        $crate::__with_contract_checks!(tests {
+            #[$attr]
+            $make
+        });
     };
-    ($make:expr, guard = $guard:expr) => {
-        $crate::__with_contract_checks!(tests { $make, $guard });
+    ($make:expr) => {
+        $crate::contract_suite!(
+            #[cfg_attr(any(), ignore)]
+            $make
+        );
     };
 }
 
@@ -24,16 +36,14 @@ macro_rules! __contract_checks {
     (names {} $($name:ident)*) => {
         vec![$( stringify!($name) ),*]
     };
-    (tests { $make:expr, $guard:expr } $($name:ident)*) => {
+    (tests { #[$attr:meta] $make:expr } $($name:ident)*) => {
         mod contract {
             #[allow(unused_imports)]
             use super::*;
             $(
+                #[$attr]
                 #[test]
                 fn $name() {
-                    if !($guard)() {
-                        return;
-                    }
                     $crate::checks::$name(&$make);
                 }
             )*
@@ -44,21 +54,22 @@ macro_rules! __contract_checks {
 /// The property test against the reference model, as `model::matches_reference_model`.
 #[macro_export]
 macro_rules! model_suite {
-    ($make:expr) => {
-        $crate::model_suite!($make, guard = || true);
-    };
-    ($make:expr, guard = $guard:expr) => {
+    (#[$attr:meta] $make:expr) => {
         mod model {
             #[allow(unused_imports)]
             use super::*;
+            #[$attr]
             #[test]
             fn matches_reference_model() {
-                if !($guard)() {
-                    return;
-                }
                 $crate::model::matches_reference_model(&$make);
             }
         }
+    };
+    ($make:expr) => {
+        $crate::model_suite!(
+            #[cfg_attr(any(), ignore)]
+            $make
+        );
     };
 }
 
@@ -66,45 +77,56 @@ macro_rules! model_suite {
 /// `stress::distinct_keys_64_threads`. Rounds come from `STRESS_ROUNDS` (default 3).
 #[macro_export]
 macro_rules! stress_suite {
-    ($make:expr) => {
-        $crate::stress_suite!($make, guard = || true);
-    };
-    ($make:expr, guard = $guard:expr) => {
+    (#[$attr:meta] $make:expr) => {
         mod stress {
             #[allow(unused_imports)]
             use super::*;
+            #[$attr]
             #[test]
             fn one_key_64_threads() {
-                if !($guard)() {
-                    return;
-                }
                 for _ in 0..$crate::concurrency::stress_rounds() {
                     $crate::concurrency::one_key_burst(&$make, 64);
                 }
             }
+            #[$attr]
             #[test]
             fn distinct_keys_64_threads() {
-                if !($guard)() {
-                    return;
-                }
                 for _ in 0..$crate::concurrency::stress_rounds() {
                     $crate::concurrency::distinct_keys_burst(&$make, 64);
                 }
             }
         }
     };
+    ($make:expr) => {
+        $crate::stress_suite!(
+            #[cfg_attr(any(), ignore)]
+            $make
+        );
+    };
 }
 
 /// The contract, model and stress suites together: what a ledger crate's `tests/` instantiates.
 #[macro_export]
 macro_rules! ledger_suite {
-    ($make:expr) => {
-        $crate::ledger_suite!($make, guard = || true);
+    (#[$attr:meta] $make:expr) => {
+        $crate::contract_suite!(
+            #[$attr]
+            $make
+        );
+        $crate::model_suite!(
+            #[$attr]
+            $make
+        );
+        $crate::stress_suite!(
+            #[$attr]
+            $make
+        );
     };
-    ($make:expr, guard = $guard:expr) => {
-        $crate::contract_suite!($make, guard = $guard);
-        $crate::model_suite!($make, guard = $guard);
-        $crate::stress_suite!($make, guard = $guard);
+    ($make:expr) => {
+        $crate::ledger_suite!(
+            #[cfg_attr(any(), ignore)]
+            $make
+        );
     };
 }
 

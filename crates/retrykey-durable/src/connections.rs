@@ -323,7 +323,7 @@ pub fn checks<L: Ledger>() -> [(&'static str, Check<L>); 6] {
 /// Turns the connection checks into `#[test]`s in a module named `connections`.
 ///
 /// `$open` is an expression of type `Fn(&str, Options) -> Result<L, retrykey_durable::Error>`.
-/// The tests run only when `RETRYKEY_PG_URL` is set (see [`crate::pg::admin::enabled`]).
+/// Without `RETRYKEY_PG_URL` the tests are ignored, not passed (see [`crate::postgres_test!`]).
 #[macro_export]
 macro_rules! connections_suite {
     ($open:expr) => {
@@ -335,42 +335,46 @@ macro_rules! connections_suite {
                 check: fn(&str, &$crate::connections::Open<L>),
                 open: &$crate::connections::Open<L>,
             ) {
-                if $crate::pg::admin::enabled() {
-                    check(&$crate::pg::admin::url(), open);
+                check(&$crate::pg::admin::url(), open);
+            }
+
+            $crate::postgres_test! {
+                fn two_connections_one_effect() {
+                    run($crate::connections::two_connections_one_effect, &$open);
                 }
             }
 
-            #[test]
-            fn two_connections_one_effect() {
-                run($crate::connections::two_connections_one_effect, &$open);
+            $crate::postgres_test! {
+                fn changed_input_conflicts() {
+                    run($crate::connections::changed_input_conflicts, &$open);
+                }
             }
 
-            #[test]
-            fn changed_input_conflicts() {
-                run($crate::connections::changed_input_conflicts, &$open);
+            $crate::postgres_test! {
+                fn rollback_before_commit() {
+                    run($crate::connections::rollback_before_commit, &$open);
+                }
             }
 
-            #[test]
-            fn rollback_before_commit() {
-                run($crate::connections::rollback_before_commit, &$open);
+            $crate::postgres_test! {
+                fn backend_terminated_before_commit() {
+                    run(
+                        $crate::connections::backend_terminated_before_commit,
+                        &$open,
+                    );
+                }
             }
 
-            #[test]
-            fn backend_terminated_before_commit() {
-                run(
-                    $crate::connections::backend_terminated_before_commit,
-                    &$open,
-                );
+            $crate::postgres_test! {
+                fn connection_lost_before_commit() {
+                    run($crate::connections::connection_lost_before_commit, &$open);
+                }
             }
 
-            #[test]
-            fn connection_lost_before_commit() {
-                run($crate::connections::connection_lost_before_commit, &$open);
-            }
-
-            #[test]
-            fn reply_lost_after_commit() {
-                run($crate::connections::reply_lost_after_commit, &$open);
+            $crate::postgres_test! {
+                fn reply_lost_after_commit() {
+                    run($crate::connections::reply_lost_after_commit, &$open);
+                }
             }
         }
     };

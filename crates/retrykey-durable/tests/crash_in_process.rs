@@ -4,7 +4,7 @@
 use retrykey_durable::crash::harness::InProcess;
 use retrykey_durable::crash::scenario;
 use retrykey_durable::crash::server::{Backend, open_correct};
-use retrykey_durable::pg::admin::{enabled, url};
+use retrykey_durable::pg::admin::url;
 
 // Requirement: on SQLite, every point's crash ends with exactly one effect and the right receipt.
 #[test]
@@ -17,14 +17,12 @@ fn sqlite_survives_every_point() {
 }
 
 // Requirement: on PostgreSQL, every point's crash ends with exactly one effect and the right receipt.
-#[test]
-fn postgres_survives_every_point() {
-    if !enabled() {
-        return;
-    }
-    for (name, outcome) in
-        scenario::run_all(|| InProcess::new(Backend::fresh_pg(&url()), open_correct))
-    {
-        assert_eq!(outcome, Ok(()), "{name}");
+retrykey_durable::postgres_test! {
+    fn postgres_survives_every_point() {
+        for (name, outcome) in
+            scenario::run_all(|| InProcess::new(Backend::fresh_pg(&url()), open_correct))
+        {
+            assert_eq!(outcome, Ok(()), "{name}");
+        }
     }
 }

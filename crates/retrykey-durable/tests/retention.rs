@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
 use retrykey_durable::options::DEFAULT_RETENTION;
-use retrykey_durable::pg::admin::{enabled, url};
+use retrykey_durable::pg::admin::url;
 use retrykey_durable::retention::{Sweep, Sweeper};
 use retrykey_durable::{Options, PgLedger, SqliteLedger};
 
@@ -89,8 +89,8 @@ fn sqlite(limits: Limits) -> SqliteLedger {
     SqliteLedger::ephemeral(limits).expect("SQLite ledger")
 }
 
-fn postgres(limits: Limits) -> Option<PgLedger> {
-    enabled().then(|| PgLedger::ephemeral(&url(), limits).expect("PostgreSQL ledger"))
+fn postgres(limits: Limits) -> PgLedger {
+    PgLedger::ephemeral(&url(), limits).expect("PostgreSQL ledger")
 }
 
 // Requirement: on SQLite a record replays until the sweeper deletes it.
@@ -112,26 +112,23 @@ fn sqlite_full_ledger_rejects_rather_than_evicts() {
 }
 
 // Requirement: on PostgreSQL a record replays until the sweeper deletes it.
-#[test]
-fn postgres_replays_until_swept() {
-    if let Some(ledger) = postgres(Limits::default()) {
-        replays_until_swept(&ledger);
+retrykey_durable::postgres_test! {
+    fn postgres_replays_until_swept() {
+        replays_until_swept(&postgres(Limits::default()));
     }
 }
 
 // Requirement: on PostgreSQL a swept key applies as a new operation with a new number.
-#[test]
-fn postgres_swept_key_is_a_new_operation() {
-    if let Some(ledger) = postgres(Limits::default()) {
-        swept_key_is_a_new_operation(&ledger);
+retrykey_durable::postgres_test! {
+    fn postgres_swept_key_is_a_new_operation() {
+        swept_key_is_a_new_operation(&postgres(Limits::default()));
     }
 }
 
 // Requirement: on PostgreSQL a full ledger rejects new operations and keeps every live record.
-#[test]
-fn postgres_full_ledger_rejects_rather_than_evicts() {
-    if let Some(ledger) = postgres(two_records()) {
-        full_ledger_rejects_rather_than_evicts(&ledger);
+retrykey_durable::postgres_test! {
+    fn postgres_full_ledger_rejects_rather_than_evicts() {
+        full_ledger_rejects_rather_than_evicts(&postgres(two_records()));
     }
 }
 

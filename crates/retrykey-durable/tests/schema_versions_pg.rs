@@ -7,7 +7,7 @@ mod common;
 use common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey::Ledger;
 use retrykey_durable::crash::server::FreshSchema;
-use retrykey_durable::pg::admin::{Admin, enabled, url};
+use retrykey_durable::pg::admin::{Admin, url};
 use retrykey_durable::pg::schema;
 use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
 
@@ -40,102 +40,96 @@ impl Place {
 
 // Requirement: a version-1 ledger is migrated on open, and every old receipt replays unchanged
 // with no new effect.
-#[test]
-fn version_1_ledger_migrates_and_replays() {
-    if !enabled() {
-        return;
-    }
-    let place = Place::new(&url());
-    schema::write_v1(&place.url, place.schema.name(), &v1_operations())
-        .expect("write a version-1 ledger");
-    assert_eq!(place.number("SELECT version::bigint FROM retrykey_meta"), 1);
+retrykey_durable::postgres_test! {
+    fn version_1_ledger_migrates_and_replays() {
+        let place = Place::new(&url());
+        schema::write_v1(&place.url, place.schema.name(), &v1_operations())
+            .expect("write a version-1 ledger");
+        assert_eq!(place.number("SELECT version::bigint FROM retrykey_meta"), 1);
 
-    let ledger = PgLedger::open(&place.url, place.options()).expect("open migrates");
-    assert_eq!(
-        place.number("SELECT version::bigint FROM retrykey_meta"),
-        SCHEMA_VERSION
-    );
-    assert_eq!(
-        place.number("SELECT count(*) FROM operations WHERE schema_version = 2"),
-        2
-    );
-    migrated_ledger_replays(&ledger);
+        let ledger = PgLedger::open(&place.url, place.options()).expect("open migrates");
+        assert_eq!(
+            place.number("SELECT version::bigint FROM retrykey_meta"),
+            SCHEMA_VERSION
+        );
+        assert_eq!(
+            place.number("SELECT count(*) FROM operations WHERE schema_version = 2"),
+            2
+        );
+        migrated_ledger_replays(&ledger);
+    }
 }
 
 // Requirement: a layout newer than this build is refused and left exactly as it was.
-#[test]
-fn newer_layout_is_refused_unchanged() {
-    if !enabled() {
-        return;
-    }
-    let place = Place::new(&url());
-    let ledger = PgLedger::open(&place.url, place.options()).expect("create");
-    ledger.apply(&key("op-1"), &request(7)).expect("apply");
-    drop(ledger);
-    place
-        .admin()
-        .batch(&format!(
-            "UPDATE retrykey_meta SET version = {}",
+retrykey_durable::postgres_test! {
+    fn newer_layout_is_refused_unchanged() {
+        let place = Place::new(&url());
+        let ledger = PgLedger::open(&place.url, place.options()).expect("create");
+        ledger.apply(&key("op-1"), &request(7)).expect("apply");
+        drop(ledger);
+        place
+            .admin()
+            .batch(&format!(
+                "UPDATE retrykey_meta SET version = {}",
+                SCHEMA_VERSION + 1
+            ))
+            .expect("pretend a newer release wrote it");
+        let before = place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger");
+        let refused = PgLedger::open(
+            &place.url,
+            Options {
+                scope: "another".to_owned(),
+                ..place.options()
+            },
+        )
+        .map(|_| ());
+        assert!(
+            matches!(refused, Err(retrykey_durable::Error::SchemaTooNew { found, supported })
+                if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
+            "got {refused:?}"
+        );
+        assert_eq!(
+            place.number("SELECT version::bigint FROM retrykey_meta"),
             SCHEMA_VERSION + 1
-        ))
-        .expect("pretend a newer release wrote it");
-    let before = place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger");
-    let refused = PgLedger::open(
-        &place.url,
-        Options {
-            scope: "another".to_owned(),
-            ..place.options()
-        },
-    )
-    .map(|_| ());
-    assert!(
-        matches!(refused, Err(retrykey_durable::Error::SchemaTooNew { found, supported })
-            if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
-        "got {refused:?}"
-    );
-    assert_eq!(
-        place.number("SELECT version::bigint FROM retrykey_meta"),
-        SCHEMA_VERSION + 1
-    );
-    assert_eq!(
-        place.number("SELECT count(*) FROM ledger"),
-        1,
-        "no ledger row for the refused scope"
-    );
-    assert_eq!(
-        place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger"),
-        before
-    );
-    assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
+        );
+        assert_eq!(
+            place.number("SELECT count(*) FROM ledger"),
+            1,
+            "no ledger row for the refused scope"
+        );
+        assert_eq!(
+            place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger"),
+            before
+        );
+        assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
+    }
 }
 
 // Requirement: an unreadable old record stops the migration and changes nothing.
-#[test]
-fn unreadable_old_record_stops_the_migration() {
-    if !enabled() {
-        return;
+retrykey_durable::postgres_test! {
+    fn unreadable_old_record_stops_the_migration() {
+        let place = Place::new(&url());
+        schema::write_v1(
+            &place.url,
+            place.schema.name(),
+            &[(key("op-1"), request(7))],
+        )
+        .expect("write");
+        place
+            .admin()
+            .batch("UPDATE operations SET receipt = 'seven'")
+            .expect("damage the receipt");
+        let refused = PgLedger::open(&place.url, place.options()).map(|_| ());
+        assert!(
+            matches!(&refused, Err(retrykey_durable::Error::Migration { key, .. }) if key == "op-1"),
+            "got {refused:?}"
+        );
+        assert_eq!(
+            place.number("SELECT version::bigint FROM retrykey_meta"),
+            1,
+            "the migration rolled back whole"
+        );
+        assert_eq!(place.number("SELECT total FROM ledger WHERE id = 1"), 7);
+        assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
     }
-    let place = Place::new(&url());
-    schema::write_v1(
-        &place.url,
-        place.schema.name(),
-        &[(key("op-1"), request(7))],
-    )
-    .expect("write");
-    place
-        .admin()
-        .batch("UPDATE operations SET receipt = 'seven'")
-        .expect("damage the receipt");
-    let refused = PgLedger::open(&place.url, place.options()).map(|_| ());
-    assert!(
-        matches!(&refused, Err(retrykey_durable::Error::Migration { key, .. }) if key == "op-1"),
-        "got {refused:?}"
-    );
-    assert_eq!(
-        place.number("SELECT version::bigint FROM retrykey_meta"),
-        1,
-        "the migration rolled back whole"
-    );
-    assert_eq!(place.number("SELECT total FROM ledger WHERE id = 1"), 7);
-    assert_eq!(place.number("SELECT count(*) FROM operations"), 1);
 }

@@ -36,33 +36,27 @@ impl Admin {
     }
 }
 
-/// Whether the PostgreSQL tests should run: the URL is set. When it is not, says so on stderr
-/// (the tests then return early); under CI (`CI` set) a missing URL is an error instead, so a
-/// CI run without the server fails loudly rather than skipping.
-pub fn enabled() -> bool {
-    if super::url_from_env().is_some() {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{URL_VAR} is not set, but CI is: the PostgreSQL tests must run in CI (see .ci/postgres)"
-        );
-    }
-    // Straight to the process's stderr, once per test binary: the test harness hides what
-    // passing tests print with `eprintln!`, and this line must reach the reader.
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "PostgreSQL not configured: its tests are skipped; set {URL_VAR} to enable \
-             (`eval \"$(just postgres)\"` starts a local server)"
-        );
-    });
-    false
+/// A `#[test]` that needs the PostgreSQL server at `RETRYKEY_PG_URL`.
+///
+/// Without the server the test is *ignored* (`cargo test` counts it so, with the reason), never
+/// passed: the choice is made when the tests are built, by the cfg `retrykey_pg` that
+/// `build.rs` sets, so the package that uses this macro must use that build script. Under CI the
+/// test always runs, and a missing server fails it.
+#[macro_export]
+macro_rules! postgres_test {
+    ($(#[$doc:meta])* fn $name:ident() $body:block) => {
+        $(#[$doc])*
+        #[test]
+        #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+        fn $name() $body
+    };
 }
 
-/// The URL of the test server; call after [`enabled`] returned true.
+/// The URL of the test server. A test built for PostgreSQL that runs without it fails here.
 pub fn url() -> String {
-    super::url_from_env().unwrap_or_else(|| panic!("{URL_VAR} is not set"))
+    super::url_from_env().unwrap_or_else(|| {
+        panic!(
+            "{URL_VAR} is not set, but this test was built to run on PostgreSQL (see .ci/postgres)"
+        )
+    })
 }
