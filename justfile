@@ -30,6 +30,8 @@ prepare:
     cargo test -q --release -p retrykey --test stress --no-run
     cargo build -q --release -p retrykey-http --example load
     cargo build -q --release -p retrykey-durable --bin pgbench-ratio
+    # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
+    cargo test -q -p retrykey-tests --test exercise
     echo "prepared: the class commands now run without a compile step"
 
 # Every default member's tests: core, stages, contract, in-process variant checks, docs (minutes).
