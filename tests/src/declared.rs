@@ -79,6 +79,9 @@ pub fn mirrored_package(declared: &Declared) -> Result<String, Error> {
     })
 }
 
+/// Why a variant whose checks need PostgreSQL is skipped, with the command that removes the reason.
+pub const NEEDS_POSTGRES: &str = "needs PostgreSQL: eval \"$(just postgres)\"";
+
 /// Whether a PostgreSQL server is configured for this run (`RETRYKEY_PG_URL` is set).
 pub fn postgres_configured() -> bool {
     std::env::var("RETRYKEY_PG_URL").is_ok_and(|url| !url.trim().is_empty())

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::cargo_test::cargo_test;
+use crate::cargo_test::{LOOM_ARGS, cargo_test};
+use crate::declared::{Declared, NEEDS_POSTGRES, postgres_configured};
 use crate::test_output::TestRun;
 
 /// The folder, under the workspace root, that holds the students' copies (ignored by git).
@@ -117,25 +118,6 @@ fn purpose(source: &str) -> String {
         .join(" ")
 }
 
-/// What `[package.metadata.negative]` declares, as far as the checker needs it.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-pub struct Checks {
-    /// The file of the correct code that the variant copies.
-    pub mirrors: PathBuf,
-    /// Checks that fail on every run while the bug is there.
-    #[serde(default)]
-    pub must_fail: BTreeSet<String>,
-    /// Checks that catch the bug only by chance.
-    #[serde(default)]
-    pub may_fail: BTreeSet<String>,
-    /// Loom models that fail on every run while the bug is there.
-    #[serde(default)]
-    pub loom_must_fail: BTreeSet<String>,
-    /// Whether the checks need a PostgreSQL server.
-    #[serde(default)]
-    pub needs_postgres: bool,
-}
-
 #[derive(Deserialize)]
 struct Manifest {
     package: Package,
@@ -150,7 +132,7 @@ struct Package {
 
 #[derive(Default, Deserialize)]
 struct Metadata {
-    negative: Option<Checks>,
+    negative: Option<Declared>,
     exercise: Option<Origin>,
 }
 
@@ -160,7 +142,7 @@ struct Origin {
 }
 
 /// A manifest's package name, declared checks and, for a copy, the variant it came from.
-fn read_manifest(path: &Path) -> Result<(String, Checks, Option<String>), ExerciseError> {
+fn read_manifest(path: &Path) -> Result<(String, Declared, Option<String>), ExerciseError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
     let manifest: Manifest = toml::from_str(&text).map_err(|e| ExerciseError::Manifest {
         path: path.to_path_buf(),
@@ -237,7 +219,7 @@ fn rename_bins(text: &str, variant: &str, name: &str) -> String {
 }
 
 /// The neutral brief that replaces the lab's README: no word of what the bug is.
-fn brief(variant: &str, name: &str, purpose: &str, checks: &Checks) -> String {
+fn brief(variant: &str, name: &str, purpose: &str, checks: &Declared) -> String {
     let mut text = format!(
         "# Exercise: {name}\n\n\
          `src/lib.rs` is a copy of `{}` with one bug in it. Find the bug and fix it, so that the \
@@ -419,14 +401,6 @@ impl Report {
     }
 }
 
-/// Why a declared check is skipped without PostgreSQL.
-pub const NEEDS_POSTGRES: &str = "needs PostgreSQL: eval \"$(just postgres)\"";
-
-/// Whether a PostgreSQL server is configured (`RETRYKEY_PG_URL` set and not empty).
-fn postgres_configured() -> bool {
-    std::env::var("RETRYKEY_PG_URL").is_ok_and(|url| !url.trim().is_empty())
-}
-
 /// Runs the copy in `dir` (a member of the workspace at `workspace`): its suite, and its loom
 /// models when the variant declares loom checks. `env` is passed to cargo (a target folder, say).
 pub fn check(workspace: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Report, ExerciseError> {
@@ -465,13 +439,8 @@ pub fn check(workspace: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Repor
             ("CARGO_TARGET_DIR", loom_target.as_ref()),
         ];
         loom_env.extend(env.iter().filter(|(key, _)| *key != "CARGO_TARGET_DIR"));
-        let args = [
-            "--manifest-path",
-            root_manifest.as_ref(),
-            "--release",
-            "--test",
-            "loom",
-        ];
+        let mut args = vec!["--manifest-path", root_manifest.as_ref()];
+        args.extend(LOOM_ARGS);
         let run = cargo_test(&package, &args, &loom_env).map_err(ExerciseError::Cargo)?;
         compare(
             &run,

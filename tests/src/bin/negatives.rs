@@ -17,14 +17,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
+use retrykey_tests::declared::NEEDS_POSTGRES;
 use retrykey_tests::diff::{change_problems, diff, render, sources};
 use retrykey_tests::verdict::{compare, same_checks};
 use retrykey_tests::{
     Declared, mirrored_package, postgres_configured, skips_are_failures, variants,
 };
-
-/// What a skipped PostgreSQL variant's row says, with the command that removes the reason.
-const NEEDS_POSTGRES: &str = "needs PostgreSQL: eval \"$(just postgres)\"";
 
 struct Options {
     only: Vec<String>,
