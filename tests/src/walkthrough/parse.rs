@@ -1,101 +1,9 @@
-//! The walkthrough check: every command shown in a `console` block runs, and prints what is shown.
-//!
-//! The runner reads `README.md` and `docs/src/*.md` with these rules, so that a block it does not
-//! understand is an error with `file:line`, never a silent skip:
-//!
-//! - **Fences.** As in CommonMark: a run of three or more backticks or tildes, indented at most
-//!   three spaces, opens a block; only a run of the same character, at least as long, with nothing
-//!   after it but spaces, closes it. A fence left open is an error. A console or shell fence
-//!   nested in a list, a quote or an indented code block is an error too, since the runner only
-//!   reads blocks at the top level.
-//! - **Console blocks.** Every fence whose info string starts with `console`, in any letter case,
-//!   is checked. Exactly two kinds exist: `console` (always run) and `console,slow` (run only with
-//!   `RETRYKEY_DOCS_SLOW=1`, as `just docs-check` and `just ci` do; without it the commands are
-//!   reported as skipped and counted, never as passed). Anything else (`Console`,
-//!   `console,fast`, ...) is rejected.
-//! - **Commands and output.** In a console block a line starting with `$ ` is a command, run with
-//!   bash from the workspace root; the lines after it, up to the next command or the fence, are
-//!   its output, stdout and stderr merged. Within a line `[..]` matches any text; a line that is
-//!   exactly `...` matches any number of lines.
-//! - **Exit status.** A command that exits non-zero shows `[exit: N]` as the last non-blank line
-//!   of its output, with its real N. The status is compared on its own, before the wildcards are
-//!   tried, so a `...` can never hide a failure. A command that exits 0 shows no `[exit: N]`
-//!   line, and `[exit: N]` anywhere but last is an error.
-//! - **Shell blocks.** A fence whose language is `sh`, `bash`, `shell` or `zsh` (any case) holds
-//!   commands the runner cannot check, so it must say why in its info string, exactly as
-//!   ```` ```sh,not-run: <reason> ```` with a non-empty reason. A shell block without that marker
-//!   is an error: show it as a `console` block with its output instead. mdBook renders the
-//!   marked block with the class `language-sh` (the marker becomes extra classes), so it is
-//!   still highlighted as shell.
+//! Reading the docs' blocks (fences, kinds, `[exit: N]`), apart from running what they show.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::path::Path;
 
-use crate::{Error, read, workspace_root};
-
-/// One command shown in the docs, with the output and exit status the docs promise.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Shown {
-    /// The Markdown file, relative to the workspace root.
-    pub file: PathBuf,
-    /// The line of the `$ ` command.
-    pub line: usize,
-    /// The command, as typed after `$ `.
-    pub command: String,
-    /// The promised output lines, without the `[exit: N]` line.
-    pub output: Vec<String>,
-    /// The promised exit status: the N of `[exit: N]`, or 0 when the block shows none.
-    pub exit: i32,
-    /// Whether the block is marked `slow`.
-    pub slow: bool,
-}
-
-/// A shell block the docs mark as not run, with the reason they give.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NotRun {
-    /// The Markdown file, relative to the workspace root.
-    pub file: PathBuf,
-    /// The line of the opening fence.
-    pub line: usize,
-    /// The text after `not-run:`.
-    pub reason: String,
-}
-
-/// Everything the runner reads from one Markdown text.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Walkthrough {
-    /// The commands of the console blocks, in order.
-    pub shown: Vec<Shown>,
-    /// The shell blocks marked `not-run`, in order.
-    pub not_run: Vec<NotRun>,
-}
-
-/// The Markdown files whose commands are checked: README.md and every chapter under docs/src.
-pub fn documents() -> Result<Vec<PathBuf>, Error> {
-    let root = workspace_root();
-    let chapters = root.join("docs/src");
-    let mut files = vec![PathBuf::from("README.md")];
-    let entries = std::fs::read_dir(&chapters).map_err(|source| Error::Read {
-        path: chapters.clone(),
-        source,
-    })?;
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
-        .filter_map(|path| path.strip_prefix(&root).ok().map(Path::to_path_buf))
-        .collect();
-    found.sort();
-    files.extend(found);
-    Ok(files)
-}
-
-/// The blocks of `file` (relative to the workspace root).
-pub fn read_document(file: &Path) -> Result<Walkthrough, Error> {
-    let text = read(workspace_root().join(file))?;
-    parse(file, &text)
-}
+use super::{NotRun, Shown, Walkthrough};
+use crate::Error;
 
 /// A fence line: its character, its length, its indent and its info string.
 #[derive(Clone, Copy, Debug)]
@@ -326,218 +234,26 @@ fn promised_exit(shown: &mut Shown) -> Result<(), (usize, String)> {
     Ok(())
 }
 
-/// What a command did: its merged output and its exit status.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ran {
-    /// Stdout and stderr, merged.
-    pub output: String,
-    /// The exit status; a command killed by signal S shows 128 + S, as bash does.
-    pub exit: i32,
-}
-
-impl fmt::Display for Ran {
-    /// The output as the docs would show it, `[exit: N]` included.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.output)?;
-        if self.exit != 0 {
-            if !self.output.is_empty() && !self.output.ends_with('\n') {
-                f.write_str("\n")?;
-            }
-            writeln!(f, "[exit: {}]", self.exit)?;
-        }
-        Ok(())
-    }
-}
-
-/// Runs a shown command from the workspace root: stderr merged into stdout, cargo quiet, no
-/// colour, no backtraces.
-pub fn run(command: &str) -> Ran {
-    let output = Command::new("bash")
-        .arg("-c")
-        .arg(format!("exec 2>&1\n{command}"))
-        .current_dir(workspace_root())
-        .env("CARGO_TERM_QUIET", "true")
-        .env("CARGO_TERM_COLOR", "never")
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_BACKTRACE")
-        .env_remove("RUST_LIB_BACKTRACE")
-        .stdin(Stdio::null())
-        .output();
-    match output {
-        Err(error) => Ran {
-            output: format!("could not start bash: {error}\n"),
-            exit: 127,
-        },
-        Ok(output) => Ran {
-            output: String::from_utf8_lossy(&output.stdout).into_owned(),
-            exit: exit_code(output.status),
-        },
-    }
-}
-
-fn exit_code(status: ExitStatus) -> i32 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return 128 + signal;
-        }
-    }
-    status.code().unwrap_or(-1)
-}
-
-/// How a command's run differs from what the docs show.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum Mismatch {
-    /// The shell could not find or start the command.
-    #[error("the command could not run (exit {0})")]
-    CouldNotRun(i32),
-    /// The exit status differs; 0 is success, shown by no `[exit: N]` line.
-    #[error("the docs show {}, the command {}", status(*promised), status(*actual))]
-    Exit {
-        /// The status the docs show.
-        promised: i32,
-        /// The status the command had.
-        actual: i32,
-    },
-    /// The status agrees, the output does not.
-    #[error("the output differs")]
-    Output,
-}
-
-fn status(code: i32) -> String {
-    match code {
-        0 => "success (no `[exit: N]` line)".to_string(),
-        code => format!("`[exit: {code}]`"),
-    }
-}
-
-impl Shown {
-    /// Whether `ran` is what the docs show: the exit status first, then the output lines.
-    pub fn check(&self, ran: &Ran) -> Result<(), Mismatch> {
-        if ran.exit == 127 || ran.output.contains("command not found") {
-            return Err(Mismatch::CouldNotRun(ran.exit));
-        }
-        if ran.exit != self.exit {
-            return Err(Mismatch::Exit {
-                promised: self.exit,
-                actual: ran.exit,
-            });
-        }
-        if !matches(&self.output, &ran.output) {
-            return Err(Mismatch::Output);
-        }
-        Ok(())
-    }
-
-    /// The promised output as the docs show it, `[exit: N]` included.
-    pub fn promised(&self) -> String {
-        let mut text = self.output.join("\n");
-        if self.exit != 0 {
-            text.push_str(&format!("\n[exit: {}]", self.exit));
-        }
-        text
-    }
-}
-
-/// Whether `actual` output matches the promised lines (`[..]` and `...` as wildcards).
-pub fn matches(promised: &[String], actual: &str) -> bool {
-    let promised: Vec<&str> = trim_trailing_blank(promised.iter().map(|l| l.trim_end()).collect());
-    let actual: Vec<&str> = trim_trailing_blank(actual.lines().map(str::trim_end).collect());
-    match_lines(&promised, &actual)
-}
-
-fn trim_trailing_blank(mut lines: Vec<&str>) -> Vec<&str> {
-    while lines.last().is_some_and(|line| line.is_empty()) {
-        lines.pop();
-    }
-    lines
-}
-
-fn match_lines(promised: &[&str], actual: &[&str]) -> bool {
-    match promised.split_first() {
-        None => actual.is_empty(),
-        Some((&"...", rest)) => (0..=actual.len()).any(|skip| match_lines(rest, &actual[skip..])),
-        Some((line, rest)) => {
-            !actual.is_empty() && match_line(line, actual[0]) && match_lines(rest, &actual[1..])
-        }
-    }
-}
-
-/// One line, where each `[..]` matches any text.
-fn match_line(promised: &str, actual: &str) -> bool {
-    let mut parts = promised.split("[..]");
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = actual.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    for (n, part) in parts.iter().enumerate() {
-        if n + 1 == parts.len() {
-            return rest.ends_with(part);
-        }
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.is_empty()
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
-    fn lines(text: &str) -> Vec<String> {
+    pub(crate) fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
     }
 
-    fn parsed(text: &str) -> Walkthrough {
+    pub(crate) fn parsed(text: &str) -> Walkthrough {
         parse(Path::new("x.md"), text).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The `file:line: reason` a malformed text is refused with.
-    fn refused(text: &str) -> String {
+    pub(crate) fn refused(text: &str) -> String {
         match parse(Path::new("x.md"), text) {
             Ok(found) => panic!("accepted: {found:?}"),
             Err(error) => error.to_string(),
         }
-    }
-
-    /// The single command of a one-command console block.
-    fn one(text: &str) -> Shown {
-        let mut found = parsed(text).shown;
-        assert_eq!(found.len(), 1, "one command in {text:?}");
-        found.remove(0)
-    }
-
-    fn ran(output: &str, exit: i32) -> Ran {
-        Ran {
-            output: output.to_string(),
-            exit,
-        }
-    }
-
-    // Exact lines must match exactly; trailing blank lines and spaces do not count.
-    #[test]
-    fn exact_output() {
-        assert!(matches(&lines("a\nb"), "a\nb\n\n"));
-        assert!(!matches(&lines("a\nb"), "a\nc\n"));
-        assert!(!matches(&lines("a"), "a\nb\n"));
-    }
-
-    // `[..]` stands for any text within a line, `...` for any number of lines.
-    #[test]
-    fn wildcards() {
-        assert!(matches(
-            &lines("listening on http://[..]"),
-            "listening on http://127.0.0.1:4000"
-        ));
-        assert!(matches(&lines("a [..] c [..]"), "a b c d"));
-        assert!(!matches(&lines("a [..] c"), "a b d"));
-        assert!(matches(&lines("first\n...\nlast"), "first\nx\ny\nlast"));
-        assert!(matches(&lines("first\n...\nlast"), "first\nlast"));
-        assert!(!matches(&lines("first\n...\nlast"), "first\nx"));
     }
 
     // Commands and their output are read from console blocks; marked shell blocks are listed.
@@ -577,54 +293,6 @@ mod tests {
         );
     }
 
-    // A failing command under a `...`-only output is a mismatch: `...` cannot swallow the exit.
-    #[test]
-    fn ellipsis_does_not_hide_a_failure() {
-        let shown = one("```console\n$ cargo test\n...\n```\n");
-        assert_eq!(shown.exit, 0);
-        assert_eq!(
-            shown.check(&ran("running 3 tests\nFAILED\n", 101)),
-            Err(Mismatch::Exit {
-                promised: 0,
-                actual: 101
-            })
-        );
-        assert_eq!(shown.check(&ran("running 3 tests\nok\n", 0)), Ok(()));
-    }
-
-    // A failure must be shown with its own N, as the last line, and then it matches.
-    #[test]
-    fn failure_needs_its_exit_line() {
-        let shown = one("```console\n$ cargo test\n...\n[exit: 101]\n\n```\n");
-        assert_eq!(shown.exit, 101);
-        assert_eq!(shown.output, lines("..."));
-        assert_eq!(shown.check(&ran("FAILED\n", 101)), Ok(()));
-        assert_eq!(
-            shown.check(&ran("FAILED\n", 1)),
-            Err(Mismatch::Exit {
-                promised: 101,
-                actual: 1
-            })
-        );
-    }
-
-    // A command that succeeds must not promise `[exit: N]`.
-    #[test]
-    fn success_must_not_promise_an_exit_line() {
-        let shown = one("```console\n$ true\n[exit: 2]\n```\n");
-        assert_eq!(
-            shown.check(&ran("", 0)),
-            Err(Mismatch::Exit {
-                promised: 2,
-                actual: 0
-            })
-        );
-        assert_eq!(
-            refused("```console\n$ true\n[exit: 0]\n```\n"),
-            "x.md:3: a command that succeeds shows no `[exit: 0]` line"
-        );
-    }
-
     // `[exit: N]` is only valid as the last line, with a number.
     #[test]
     fn exit_line_only_last_and_numeric() {
@@ -633,16 +301,6 @@ mod tests {
             "x.md:3: `[exit: N]` must be the last line of its output"
         );
         assert!(refused("```console\n$ x\n[exit: one]\n```\n").starts_with("x.md:3: "));
-    }
-
-    // A missing command is reported as such, whatever the docs promise.
-    #[test]
-    fn missing_command_is_not_a_match() {
-        let shown = one("```console\n$ nope\n...\n[exit: 127]\n```\n");
-        assert_eq!(
-            shown.check(&run("no-such-command-anywhere")),
-            Err(Mismatch::CouldNotRun(127))
-        );
     }
 
     // Console fences in either character and any length of three or more are read.
@@ -720,15 +378,5 @@ mod tests {
                 .shown
                 .is_empty()
         );
-    }
-
-    // A failing command reports its exit status, and stderr is part of the output.
-    #[test]
-    fn runs_with_exit_status() {
-        let failed = run("echo out; echo err >&2; exit 3");
-        assert_eq!(failed, ran("out\nerr\n", 3));
-        assert_eq!(failed.to_string(), "out\nerr\n[exit: 3]\n");
-        assert_eq!(run("echo fine"), ran("fine\n", 0));
-        assert_eq!(run("kill -TERM $$").exit, 128 + 15);
     }
 }
