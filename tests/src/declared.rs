@@ -1,7 +1,7 @@
 //! What each negative variant declares in `[package.metadata.negative]` of its Cargo.toml.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -52,25 +52,12 @@ impl Declared {
 /// The package that holds the file a variant mirrors: its suites are the ones the variant's
 /// suites must match, name for name.
 pub fn mirrored_package(declared: &Declared) -> Result<String, Error> {
-    #[derive(Deserialize)]
-    struct Named {
-        package: NamedPackage,
-    }
-    #[derive(Deserialize)]
-    struct NamedPackage {
-        name: String,
-    }
     let root = workspace_root();
     let mut dir = root.join(&declared.mirrors);
     while dir.pop() && dir.starts_with(&root) && dir != root {
         let path = dir.join("Cargo.toml");
         if path.is_file() {
-            let text = read(&path)?;
-            let named: Named = toml::from_str(&text).map_err(|e| Error::Declaration {
-                path: path.clone(),
-                reason: e.message().to_string(),
-            })?;
-            return Ok(named.package.name);
+            return Ok(manifest(&path)?.package.name);
         }
     }
     Err(Error::Declaration {
@@ -99,6 +86,7 @@ struct Manifest {
 
 #[derive(Deserialize)]
 struct Package {
+    name: String,
     metadata: Option<Metadata>,
 }
 
@@ -107,18 +95,22 @@ struct Metadata {
     negative: Option<Declared>,
 }
 
+/// The parts of a package manifest the workspace checks read.
+fn manifest(path: &Path) -> Result<Manifest, Error> {
+    let text = read(path)?;
+    toml::from_str(&text).map_err(|e| Error::Declaration {
+        path: path.to_path_buf(),
+        reason: e.message().to_string(),
+    })
+}
+
 /// The declaration of the variant in `labs/<variant>`.
 pub fn declared(variant: &str) -> Result<Declared, Error> {
     let path = workspace_root()
         .join("labs")
         .join(variant)
         .join("Cargo.toml");
-    let text = read(&path)?;
-    let manifest: Manifest = toml::from_str(&text).map_err(|e| Error::Declaration {
-        path: path.clone(),
-        reason: e.message().to_string(),
-    })?;
-    manifest
+    manifest(&path)?
         .package
         .metadata
         .and_then(|metadata| metadata.negative)

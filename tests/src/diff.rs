@@ -2,6 +2,9 @@
 
 use crate::{Declared, Error, read, workspace_root};
 
+/// The comment that marks and explains a variant's one change.
+pub const MARKER: &str = "// NEGATIVE:";
+
 /// Changed code lines (comments aside) a variant may have against the file it mirrors.
 pub const MAX_CHANGED_LINES: usize = 24;
 
@@ -18,7 +21,7 @@ pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Erro
 pub fn change_problems(name: &str, declared: &Declared) -> Result<Vec<String>, Error> {
     let (correct, variant) = sources(name, declared)?;
     let mut problems = Vec::new();
-    if !variant.contains("// NEGATIVE:") {
+    if !variant.contains(MARKER) {
         problems.push("src/lib.rs has no `// NEGATIVE:` comment marking its change".to_string());
     }
     let changed = changed_code_lines(&diff(&correct, &variant));

@@ -19,8 +19,7 @@ pub use check::{Report, check};
 /// The folder, under the workspace root, that holds the students' copies (ignored by git).
 pub const EXERCISES_DIR: &str = "exercises";
 
-/// The marker that opens the comment explaining a variant's change.
-pub const MARKER: &str = "// NEGATIVE:";
+pub use crate::diff::MARKER;
 
 /// Why an exercise could not be created or checked.
 #[derive(Debug, thiserror::Error)]
