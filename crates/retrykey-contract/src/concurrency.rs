@@ -5,7 +5,7 @@ use std::thread;
 
 use retrykey::{Ledger, Limits, Receipt};
 
-use crate::checks::{key, receipt, request, stored};
+use crate::fixtures::{key, receipt, request, stored};
 
 /// Rounds per stress test: `STRESS_ROUNDS` from the environment, 3 when unset.
 pub fn stress_rounds() -> usize {

@@ -5,6 +5,15 @@
 //! same names (`contract::lost_reply_then_retry`, ...) print for the in-memory store, a database
 //! backend or a deliberately broken variant.
 //!
+//! # Reading order
+//!
+//! 1. `checks.rs`: the contract, one function per behaviour; read any check on its own.
+//! 2. `fixtures.rs`: the small helpers every check uses (keys, requests, stored state).
+//! 3. `suites.rs`: how one macro turns the list of names in this file into `#[test]`s.
+//! 4. `model.rs`: the property test, which compares a ledger with a plain reference model.
+//! 5. `concurrency.rs` and `loom_models.rs`: the same key from many threads, by stress and by
+//!    loom's exhaustive interleavings.
+//!
 //! # Example
 //!
 //! ```
@@ -18,6 +27,7 @@
 
 pub mod checks;
 pub mod concurrency;
+pub mod fixtures;
 #[cfg(loom)]
 pub mod loom_models;
 pub mod model;

@@ -6,7 +6,7 @@ use loom::sync::Arc;
 use loom::thread;
 use retrykey::{Error, Ledger, Limits, Receipt};
 
-use crate::checks::{key, receipt, request, stored};
+use crate::fixtures::{key, receipt, request, stored};
 
 // ANCHOR: same_key
 /// `callers` threads apply the same operation: one effect, one original, the rest replays.

@@ -6,6 +6,17 @@
 //! that presents the same key finds the record and gets the original receipt back instead of
 //! applying the effect twice.
 //!
+//! # Reading order
+//!
+//! 1. `key.rs` and `request.rs`: what a caller hands in, and why bad input is refused at once.
+//! 2. `receipt.rs`: what a caller gets back, and what `replayed` means.
+//! 3. `ledger.rs`: the contract every backend keeps, in four methods.
+//! 4. `store.rs`: the whole idea in one function, `apply`; `limits.rs` is the rule it asks.
+//! 5. `error.rs`: every way an operation is refused, each one leaving the ledger unchanged.
+//! 6. `main.rs` and `story.rs`: the lost-reply story that `cargo run -p retrykey` prints.
+//!
+//! `sync.rs` only swaps `std::sync` for loom's under `--cfg loom`.
+//!
 //! # Example
 //!
 //! ```
@@ -24,8 +35,7 @@
 //! # Ok::<(), retrykey::Error>(())
 //! ```
 
-// Lets `store.rs` name this crate as `retrykey`, exactly as the negative variants under
-// `labs/` do when they copy it: the copies then differ from it only in their one change.
+// `store.rs` names this crate `retrykey`, as its copies under `labs/` do: see labs/README.md.
 extern crate self as retrykey;
 
 mod error;
@@ -35,6 +45,7 @@ mod limits;
 mod receipt;
 mod request;
 mod store;
+#[doc(hidden)]
 pub mod sync;
 
 pub use error::{Error, KeyProblem, RequestProblem};

@@ -31,8 +31,8 @@ impl Limits {
     /// before the ceiling, and a sum that would overflow is a ceiling rejection. Replays never
     /// come here: a ledger looks the key up first.
     ///
-    /// The database ledgers call this; the in-memory `Store` spells the same two checks out
-    /// inline, because the Stage 1 negative variants break them there, one at a time.
+    /// Every ledger calls this, so the in-memory store and the database ledgers cannot
+    /// disagree about the bounds.
     ///
     /// ```
     /// use retrykey::{Error, Limits};

@@ -1,3 +1,4 @@
+// Mirrored by labs/capacity-before-lookup, labs/evict-oldest, labs/live-total-receipt, labs/no-conflict-check, labs/no-receipt, labs/receipt-before-effect, labs/split-critical-section: see labs/README.md before changing this file.
 //! The in-memory ledger: one mutex guards the total, the key lookup and the receipt insertion.
 
 use std::collections::HashMap;
@@ -76,19 +77,13 @@ impl Ledger for Store {
             return Ok(record.receipt.replay());
         }
 
-        let total = state
-            .total
-            .checked_add(request.units())
-            .filter(|&total| total <= self.limits.max_units)
-            .ok_or(Error::Ceiling {
-                units: request.units(),
-                total: state.total,
-                max_units: self.limits.max_units,
-            })?;
+        // A new operation: capacity, then the ceiling. `total` is what the effect will make.
+        let records = state.records.len() as u64;
+        let total = self.limits.admit(records, state.total, request.units())?;
 
         // Every check has passed: apply the effect and record its receipt together.
         let receipt = Receipt {
-            operation: state.records.len() as u64 + 1,
+            operation: records + 1,
             total,
             replayed: false,
         };

@@ -1,3 +1,4 @@
+// Mirrored by labs/capacity-before-lookup, labs/evict-oldest, labs/live-total-receipt, labs/no-conflict-check, labs/no-receipt, labs/receipt-before-effect, labs/split-critical-section: see labs/README.md before changing this file.
 //! The in-memory ledger: one mutex guards the total, the key lookup and the receipt insertion.
 
 use std::collections::HashMap;
@@ -70,9 +71,9 @@ impl Ledger for Store {
             return Ok(record.receipt.replay());
         }
 
+        // NEGATIVE: a full ledger forgets its oldest record instead of rejecting the new
+        // operation. A delayed retry of the forgotten operation is then applied again.
         if state.records.len() >= self.limits.max_records {
-            // NEGATIVE: a full ledger forgets its oldest record instead of rejecting the new
-            // operation. A delayed retry of the forgotten operation is then applied again.
             let oldest = state
                 .records
                 .iter()
@@ -82,19 +83,12 @@ impl Ledger for Store {
                 .expect("a full ledger has records");
             state.records.remove(&oldest);
         }
-        let total = state
-            .total
-            .checked_add(request.units())
-            .filter(|&total| total <= self.limits.max_units)
-            .ok_or(Error::Ceiling {
-                units: request.units(),
-                total: state.total,
-                max_units: self.limits.max_units,
-            })?;
+        let records = state.records.len() as u64;
+        let total = self.limits.admit(records, state.total, request.units())?;
 
         // Every check has passed: apply the effect and record its receipt together.
         let receipt = Receipt {
-            operation: state.records.len() as u64 + 1,
+            operation: records + 1,
             total,
             replayed: false,
         };

@@ -1,3 +1,4 @@
+// Mirrored by labs/capacity-before-lookup, labs/evict-oldest, labs/live-total-receipt, labs/no-conflict-check, labs/no-receipt, labs/receipt-before-effect, labs/split-critical-section: see labs/README.md before changing this file.
 //! The in-memory ledger: one mutex guards the total, the key lookup and the receipt insertion.
 
 use std::collections::HashMap;
@@ -70,16 +71,13 @@ impl Ledger for Store {
             return Ok(record.receipt.replay());
         }
 
-        if state.records.len() >= self.limits.max_records {
-            return Err(Error::Capacity {
-                max_records: self.limits.max_records,
-            });
-        }
-        // NEGATIVE: the receipt is recorded before the ceiling check. When the check then
-        // rejects the effect, the record stays, and a retry reports success for work that never
-        // happened.
+        // A new operation: capacity, then the ceiling. `total` is what the effect will make.
+        let records = state.records.len() as u64;
+        // NEGATIVE: the receipt is recorded before the limits are checked. When the ceiling
+        // then rejects the effect, the record stays, and a retry reports success for work that
+        // never happened.
         let receipt = Receipt {
-            operation: state.records.len() as u64 + 1,
+            operation: records + 1,
             total: state.total.saturating_add(request.units()),
             replayed: false,
         };
@@ -90,15 +88,7 @@ impl Ledger for Store {
                 receipt,
             },
         );
-        let total = state
-            .total
-            .checked_add(request.units())
-            .filter(|&total| total <= self.limits.max_units)
-            .ok_or(Error::Ceiling {
-                units: request.units(),
-                total: state.total,
-                max_units: self.limits.max_units,
-            })?;
+        let total = self.limits.admit(records, state.total, request.units())?;
 
         state.total = total;
         Ok(receipt)
