@@ -8,7 +8,7 @@ use std::time::Duration;
 use retrykey::{Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
 use retrykey_client::{Client, Policy};
-use retrykey_contract::checks::stored;
+use retrykey_contract::fixtures::stored;
 use tokio::sync::Mutex;
 
 fn policy() -> Policy {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use retrykey::{Ledger, Request, Store};
 use retrykey_client::tcp::TcpLedger;
 use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
-use retrykey_contract::checks::stored;
+use retrykey_contract::fixtures::stored;
 
 // A one-attempt caller whose reply is lost reports unknown; the service has committed; the
 // retry under the kept key gets the original receipt and the effect stays single.

@@ -9,7 +9,7 @@ use retrykey::{Ledger, Request, Store};
 use retrykey_client::tcp::TcpLedger;
 use retrykey_client::tcp::protocol::parse_reply;
 use retrykey_client::{Client, Failure, Outcome, Policy};
-use retrykey_contract::checks::stored;
+use retrykey_contract::fixtures::stored;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 

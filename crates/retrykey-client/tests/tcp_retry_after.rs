@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use retrykey::{Request, Store};
 use retrykey_client::tcp::TcpLedger;
 use retrykey_client::{Client, Outcome, Policy, Stop};
-use retrykey_contract::checks::stored;
+use retrykey_contract::fixtures::stored;
 
 // The service answers "busy, come back in 1 s": the next attempt waits at least that long,
 // and the busy answer applied nothing.

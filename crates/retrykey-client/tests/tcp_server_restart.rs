@@ -7,7 +7,7 @@ use std::sync::Arc;
 use retrykey::{Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
 use retrykey_client::{Client, Policy};
-use retrykey_contract::checks::stored;
+use retrykey_contract::fixtures::stored;
 use tokio::sync::Mutex;
 
 // The first attempt commits and loses its reply; the service restarts on the same port in
