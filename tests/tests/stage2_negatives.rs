@@ -3,39 +3,38 @@
 
 use std::collections::BTreeSet;
 
-use retrykey_client::{Parts, Standard, checks};
+use retrykey_client::{Parts, Standard};
+use retrykey_client_checks::failing_checks;
 
 mod budget_reset {
-    retrykey_client::variant_parts!(Variant, child_budget = budget_reset_per_layer::child_budget);
+    retrykey_client_checks::variant_parts!(
+        Variant,
+        child_budget = budget_reset_per_layer::child_budget
+    );
 }
 mod fresh_key {
-    retrykey_client::variant_parts!(Variant, execute = fresh_key_per_retry::execute);
+    retrykey_client_checks::variant_parts!(Variant, execute = fresh_key_per_retry::execute);
 }
 mod no_jitter {
-    retrykey_client::variant_parts!(Variant, delay = no_jitter::full_jitter);
+    retrykey_client_checks::variant_parts!(Variant, delay = no_jitter::full_jitter);
 }
 mod retry_definitive {
-    retrykey_client::variant_parts!(Variant, classify = retry_definitive_errors::classify);
-}
-
-/// The retry checks that fail for the executor built from `P`, named as in `cargo test`.
-/// Every check runs on its own paused-clock runtime, so the set is the same on every run.
-fn failing<P: Parts>() -> BTreeSet<String> {
-    checks::all::<P>()
-        .into_iter()
-        .filter(|(_, check)| std::panic::catch_unwind(*check).is_err())
-        .map(|(name, _)| name.to_string())
-        .collect()
+    retrykey_client_checks::variant_parts!(Variant, classify = retry_definitive_errors::classify);
 }
 
 fn assert_fails_as_declared<P: Parts>(variant: &str) {
-    retrykey_tests::assert_fails_as_declared(variant, 2, &["retry_suite::"], &failing::<P>());
+    retrykey_tests::assert_fails_as_declared(
+        variant,
+        2,
+        &["retry_suite::"],
+        &failing_checks::<P>(),
+    );
 }
 
 // The correct client fails no retry check: the baseline every variant is compared with.
 #[test]
 fn correct_client_fails_nothing() {
-    assert_eq!(failing::<Standard>(), BTreeSet::new());
+    assert_eq!(failing_checks::<Standard>(), BTreeSet::new());
 }
 
 // Each variant fails exactly the retry checks it declares.

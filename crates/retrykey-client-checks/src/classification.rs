@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use retrykey::{Ledger, Request, Store};
 
-use super::{paused, timed};
-use crate::adapters::MemoryLedger;
-use crate::{Answer, Client, Failure, Outcome, Parts, Policy, Stop};
+use retrykey_client::adapters::MemoryLedger;
+use retrykey_client::{Answer, Client, Failure, Outcome, Parts, Policy, Stop};
+
+use crate::{paused, timed};
 
 /// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
 /// and returns the outcome and the number of calls made.

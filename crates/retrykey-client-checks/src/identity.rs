@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use retrykey::{Key, Ledger, Request, Store};
 
-use super::paused;
-use crate::adapters::MemoryLedger;
-use crate::{Client, Failure, Outcome, Parts, Policy, Reply};
+use retrykey_client::adapters::MemoryLedger;
+use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
+
+use crate::paused;
 
 /// Every attempt of one operation presents the same key, chosen before the first attempt.
 pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {

@@ -3,9 +3,10 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::paused;
-use crate::amplification::{Layering, run_chain};
-use crate::{Client, Failure, Outcome, Parts, Policy, Reply};
+use retrykey_client::amplification::{Layering, run_chain};
+use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
+
+use crate::paused;
 
 fn three_attempts() -> Policy {
     Policy::builder()

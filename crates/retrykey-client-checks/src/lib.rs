@@ -1,22 +1,45 @@
-//! The shared retry checks: plain functions, turned into `#[test]`s by [`retry_suite!`](crate::retry_suite).
+//! The retry checks as named functions, shared by the correct client and every negative variant.
 //!
-//! Every check is generic over the executor's [`Parts`](crate::Parts), so the same names run
-//! against the correct client (`Standard`) and against each negative variant under `labs/`.
-//! Each builds its own current-thread runtime with tokio's clock paused: waits take no real
-//! time and every run is identical, so a variant fails its checks on every run, not by chance.
+//! Each check is a plain function, generic over the executor's pieces (`retrykey_client::Parts`), that panics
+//! with a message naming the broken requirement. One table of names turns them into `#[test]`s
+//! ([`retry_suite!`]) and into an in-process run ([`failing_checks`]), so the same names
+//! (`retry_suite::lost_reply_is_replayed_not_reapplied`, ...) print for the correct client and for
+//! each variant under `labs/`. Each check builds its own current-thread runtime with tokio's
+//! clock paused: waits take no real time and every run is identical, so a variant fails its
+//! checks on every run, not by chance.
+//!
+//! # Reading order
+//!
+//! 1. This file: the table of check names ([`__with_retry_checks!`]), the macro that turns it
+//!    into tests, and [`failing_checks`].
+//! 2. `identity.rs`: one key per operation, the reason the client exists.
+//! 3. `classification.rs`: what is retried and what is final.
+//! 4. `timing.rs`: attempts, backoff, jitter, Retry-After, budget and cancellation.
+//! 5. `layers.rs` and `quota.rs`: the bounds on retries across layers and across operations.
+//! 6. `variant.rs`: [`variant_parts!`], how a variant's copy of one file becomes an executor.
+//!
+//! # Example
+//!
+//! ```
+//! // tests/retry_suite.rs of the client: every check against the correct pieces.
+//! retrykey_client_checks::retry_suite!(retrykey_client::Standard);
+//! # fn main() {}
+//! ```
 
 mod classification;
 mod identity;
 mod layers;
 mod quota;
 mod timing;
+mod variant;
 
+use std::collections::BTreeSet;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
+use retrykey_client::{Client, Failure, Outcome, Parts, Reply};
 use tokio::time::Instant;
-
-use crate::{Client, Failure, Outcome, Parts, Reply};
 
 pub use classification::{
     definitive_answers_are_not_retried, plain_500_is_retried_only_when_configured,
@@ -32,14 +55,24 @@ pub use timing::{
     waits_stay_below_the_backoff_ceiling,
 };
 
-/// Every check for the pieces `P`, as `("retry_suite::<check>", check)`: the names `cargo test`
-/// prints for the same checks, for running them in-process.
-pub fn all<P: crate::Parts>() -> Vec<(&'static str, fn())> {
-    crate::__with_retry_checks!(__retry_check_table!(P))
+// The crates the exported macros name, so a caller needs no dependency of its own on them.
+#[doc(hidden)]
+pub use {retrykey as __retrykey, retrykey_client as __client};
+
+/// The checks that fail for the executor built from `P`, named as `cargo test` prints them
+/// (`retry_suite::<check>`). Every check runs on its own paused-clock runtime, so the set is
+/// the same on every run.
+pub fn failing_checks<P: Parts>() -> BTreeSet<String> {
+    let checks: Vec<(&str, fn())> = __with_retry_checks!(__retry_check_table!(P));
+    checks
+        .into_iter()
+        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(check)).is_err())
+        .map(|(name, _)| name.to_string())
+        .collect()
 }
 
 /// Runs `future` on a fresh current-thread runtime whose clock starts paused.
-pub fn paused<F: Future>(future: F) -> F::Output {
+fn paused<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -103,38 +136,40 @@ macro_rules! __with_retry_checks {
     };
 }
 
+/// What the table expands to for [`failing_checks`]: `(name, check)` pairs.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __retry_check_table {
     (($parts:ty) $($check:ident),* $(,)?) => {
         vec![$((
             concat!("retry_suite::", stringify!($check)),
-            $crate::checks::$check::<$parts> as fn(),
+            $crate::$check::<$parts> as fn(),
         )),*]
     };
 }
 
+/// What the table expands to for [`retry_suite!`]: one `#[test]` per check.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __retry_suite_tests {
     (($parts:ty) $($check:ident),* $(,)?) => {
-        /// The shared retry checks (`retrykey_client::checks`), one `#[test]` each.
+        /// The shared retry checks (`retrykey_client_checks`), one `#[test]` each.
         mod retry_suite {
             #[allow(unused_imports)]
             use super::*;
             $(
                 #[test]
                 fn $check() {
-                    $crate::checks::$check::<$parts>();
+                    $crate::$check::<$parts>();
                 }
             )*
         }
     };
 }
 
-/// Turns every shared retry check into a `#[test]` in a module named `retry_suite`, for the
-/// executor built from `$parts` (a type implementing [`Parts`](crate::Parts)): for example
-/// `retrykey_client::retry_suite!(retrykey_client::Standard);` in a test file.
+/// Turns every retry check into a `#[test]` in a module named `retry_suite`, for the executor
+/// built from `$parts` (a type implementing `retrykey_client::Parts`): for example
+/// `retrykey_client_checks::retry_suite!(retrykey_client::Standard);` in a test file.
 #[macro_export]
 macro_rules! retry_suite {
     ($parts:ty) => {

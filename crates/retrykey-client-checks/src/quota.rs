@@ -2,11 +2,12 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::paused;
-use crate::{
+use retrykey_client::{
     Client, DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, Failure, Outcome, Parts, Policy, Reply,
     Stop,
 };
+
+use crate::paused;
 
 /// 1,000 operations against a dead service make at most capacity / retry cost (100) retries.
 pub fn quota_bounds_retries_during_an_outage<P: Parts>() {

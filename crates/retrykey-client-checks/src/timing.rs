@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use retrykey_client::backoff::ceiling;
+use retrykey_client::{Answer, Client, Failure, Outcome, Parts, Policy, Reply, Stop};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{paused, timed};
-use crate::backoff::ceiling;
-use crate::{Answer, Client, Failure, Outcome, Parts, Policy, Reply, Stop};
+use crate::{paused, timed};
 
 fn unavailable() -> Failure {
     Failure::Status(Answer::new(503, "unavailable"))

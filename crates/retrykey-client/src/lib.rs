@@ -45,8 +45,6 @@ pub mod amplification;
 mod attempt;
 pub mod backoff;
 mod budget;
-#[cfg(feature = "checks")]
-pub mod checks;
 pub mod classify;
 mod client;
 mod error;
@@ -59,10 +57,6 @@ mod policy;
 mod quota;
 pub mod retry_after;
 pub mod tcp;
-
-// The core crate, for the paths `variant_parts!` expands to.
-#[doc(hidden)]
-pub use retrykey as __retrykey;
 
 pub use attempt::{Attempt, Reply};
 pub use budget::Budget;

@@ -2,4 +2,4 @@
 
 use retrykey_client::Standard;
 
-retrykey_client::retry_suite!(Standard);
+retrykey_client_checks::retry_suite!(Standard);
