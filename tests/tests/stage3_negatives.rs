@@ -6,56 +6,52 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use retrykey_http_checks::{CHECKS, Subject};
-
-/// The checks that fail against `subject`, named as `cargo test` prints them.
-fn failing(subject: Subject) -> BTreeSet<String> {
-    CHECKS
-        .iter()
-        .filter(|(_, check)| std::panic::catch_unwind(|| check(&subject)).is_err())
-        .map(|(name, _)| format!("http_suite::{name}"))
-        .collect()
-}
+use retrykey_http_checks::{Subject, failing_checks};
 
 fn assert_fails_as_declared(variant: &str, subject: Subject) {
-    retrykey_tests::assert_fails_as_declared(variant, 3, &["http_suite::"], &failing(subject));
+    retrykey_tests::assert_fails_as_declared(
+        variant,
+        3,
+        &["http_suite::"],
+        &failing_checks(&subject),
+    );
 }
 
 // The correct layer fails no check: the baseline every variant is compared with.
 #[test]
 fn correct_layer_fails_nothing() {
-    assert_eq!(failing(Subject::standard()), BTreeSet::new());
+    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
 }
 
 // Each variant fails exactly the checks it declares.
 #[test]
 fn no_fingerprint_fails_as_declared() {
-    let subject = Subject::standard().with_engine(|b| b.engine(no_fingerprint::Standard));
+    let subject = Subject::correct().with_engine(|b| b.engine(no_fingerprint::NoFingerprint));
     assert_fails_as_declared("no-fingerprint", subject);
 }
 
 #[test]
 fn replay_5xx_fails_as_declared() {
-    let subject = Subject::standard().with_engine(|b| b.engine(replay_5xx::Standard));
+    let subject = Subject::correct().with_engine(|b| b.engine(replay_5xx::Replay5xx));
     assert_fails_as_declared("replay-5xx", subject);
 }
 
 #[test]
 fn cancel_unsafe_fails_as_declared() {
-    let subject = Subject::standard().with_engine(|b| b.engine(cancel_unsafe::Standard));
+    let subject = Subject::correct().with_engine(|b| b.engine(cancel_unsafe::CancelUnsafe));
     assert_fails_as_declared("cancel-unsafe", subject);
 }
 
 #[test]
 fn split_check_insert_fails_as_declared() {
-    let subject = Subject::standard()
-        .with_store(|limits| Arc::new(split_check_insert::MemoryStore::new(limits)));
+    let subject = Subject::correct()
+        .with_store(|limits| Arc::new(split_check_insert::SplitCheckInsert::new(limits)));
     assert_fails_as_declared("split-check-insert", subject);
 }
 
 #[test]
 fn evict_when_full_fails_as_declared() {
-    let subject = Subject::standard()
-        .with_store(|limits| Arc::new(evict_when_full::MemoryStore::new(limits)));
+    let subject = Subject::correct()
+        .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
     assert_fails_as_declared("evict-when-full", subject);
 }

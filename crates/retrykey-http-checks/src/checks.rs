@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use retrykey_http::loopback::Reply;
+use retrykey_http::loopback::LoopbackReply;
 use retrykey_http::{BoxError, InFlight, MAX_KEY_CHARS, Problem, StoreLimits};
 use tokio::task::JoinHandle;
 
@@ -15,7 +15,7 @@ fn key(key: &str) -> [(&str, &str); 1] {
     [("idempotency-key", key)]
 }
 
-async fn post(rig: &Rig, headers: &[(&str, &str)], body: &str) -> Reply {
+async fn post(rig: &Rig, headers: &[(&str, &str)], body: &str) -> LoopbackReply {
     within("a POST", rig.client.post("/pay", headers, body.to_owned()))
         .await
         .unwrap_or_else(|error| panic!("POST failed at the transport level: {error}"))
@@ -26,13 +26,13 @@ fn spawn_post<const N: usize>(
     rig: &Rig,
     headers: [(&'static str, &'static str); N],
     body: &'static str,
-) -> JoinHandle<Result<Reply, BoxError>> {
+) -> JoinHandle<Result<LoopbackReply, BoxError>> {
     let client = rig.client.clone();
     tokio::spawn(async move { client.post("/pay", &headers, body).await })
 }
 
 #[track_caller]
-fn assert_problem(reply: &Reply, problem: Problem) {
+fn assert_problem(reply: &LoopbackReply, problem: Problem) {
     assert_eq!(
         reply.status,
         problem.status().as_u16(),
@@ -53,7 +53,7 @@ fn assert_problem(reply: &Reply, problem: Problem) {
 
 /// `reply` is a replay of `first`: the same status and body, marked `Idempotent-Replayed`.
 #[track_caller]
-fn assert_replay_of(reply: &Reply, first: &Reply) {
+fn assert_replay_of(reply: &LoopbackReply, first: &LoopbackReply) {
     assert_eq!(
         (reply.status, reply.body.as_str(), reply.replayed()),
         (first.status, first.body.as_str(), true),

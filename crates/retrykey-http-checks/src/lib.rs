@@ -1,88 +1,121 @@
-//! The Stage 3 checks: named behaviours of the Idempotency-Key layer, run over real TCP.
+//! The Idempotency-Key layer's behaviour as named checks, shared by the correct crate and every
+//! Stage 3 variant under `labs/`.
 //!
-//! Each check is a plain function taking a [`Subject`] (which engine and which store to put
-//! in the layer); [`http_suite!`] turns all of them into `#[test]`s named
-//! `http_suite::<check>`, identically for the correct crate and every variant under `labs/`,
-//! and [`CHECKS`] lists them for in-process runs. Every check asserts on the effect (the
-//! charge count), not only on status codes, and none depends on timing luck: concurrency is
-//! forced with gates (a handler that waits to be released, a store that holds reservations
-//! until every racer has looked).
+//! Each check is a plain function taking a [`Subject`] (which engine and which store to put in
+//! the layer) and panics with a message naming the broken requirement. One macro turns the whole
+//! list into `#[test]`s, so the same names (`http_suite::server_error_releases_the_key`, ...)
+//! print for the correct layer and for a deliberately broken variant; [`failing_checks`] runs the
+//! same list in-process. Every check runs a real server on 127.0.0.1 and asserts on the effect
+//! (the charge count), not only on status codes; none depends on timing luck: concurrency is
+//! forced with gates (a handler that waits to be released, a store that holds reservations until
+//! every racer has looked).
+//!
+//! # Example
+//!
+//! ```ignore
+//! // tests/http_suite.rs of the HTTP crate or of a variant: every check as a #[test].
+//! retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
+//! ```
+//!
+//! # Reading order
+//!
+//! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
+//! 2. `rig.rs`: what a check starts (the [`Subject`]'s layer in front of a server, a store
+//!    probe that forces races, raw TCP for clients that leave).
+//! 3. `shop.rs`: the handler behind the layer, which counts charges and obeys fault headers.
+//! 4. This file: the one list of check names and what it expands to.
 
-mod checks;
+pub mod checks;
 mod rig;
 mod shop;
 
-pub use checks::*;
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 pub use rig::Subject;
 
-/// Lists every check once, and hands the list to [`__http_checks_expand!`] in one of its modes.
+/// One check: it runs against a subject and panics with the requirement that subject breaks.
+pub type Check = fn(&Subject);
+
+/// Every check, named as `cargo test` prints it (`http_suite::<check>`), in the order they run.
+pub const CHECKS: &[(&str, Check)] = crate::__with_http_checks!(table {});
+
+/// The checks that fail against `subject`, named as `cargo test` prints them
+/// (`http_suite::<check>`).
+pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
+    CHECKS
+        .iter()
+        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(|| check(subject))).is_err())
+        .map(|(name, _)| (*name).to_string())
+        .collect()
+}
+
+/// Expands `__http_checks! { mode { context } check_1 check_2 ... }` with every check name.
+///
+/// The one list of check names: the `#[test]` generator and [`CHECKS`] both read it, so the two
+/// can never disagree.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __http_checks_list {
-    ($mode:ident [$($args:tt)*]) => {
-        $crate::__http_checks_expand! { $mode [$($args)*]
-            concurrent_duplicates_run_the_handler_once,
-            duplicates_wait_for_the_first_and_get_its_answer,
-            changed_body_under_a_used_key_is_422,
-            changed_body_while_the_first_runs_is_422,
-            json_key_order_and_whitespace_do_not_matter,
-            get_with_a_key_is_never_stored,
-            keyless_posts_pass_through,
-            required_key_missing_is_400,
-            quoted_and_bare_keys_are_the_same_key,
-            invalid_keys_are_400_and_change_nothing,
-            oversized_body_is_413_before_the_handler,
-            replay_keeps_status_headers_and_body_but_not_cookies,
-            server_error_releases_the_key,
-            waiters_get_503_when_the_first_attempt_fails,
-            wait_deadline_answers_503_with_retry_after,
-            reject_policy_answers_409_at_once,
-            callers_never_share_keys,
-            disconnected_first_request_still_completes,
-            waiting_client_that_leaves_changes_nothing,
-            panicking_handler_releases_the_key,
-            full_store_refuses_new_keys_and_keeps_live_records,
-            expired_records_are_swept_and_run_afresh,
-            large_response_replays_status_and_location_only,
-            broken_response_body_keeps_a_summary_record,
-            failing_store_refuses_before_any_work,
+macro_rules! __with_http_checks {
+    ($mode:ident { $($context:tt)* }) => {
+        $crate::__http_checks! {
+            $mode { $($context)* }
+            concurrent_duplicates_run_the_handler_once
+            duplicates_wait_for_the_first_and_get_its_answer
+            changed_body_under_a_used_key_is_422
+            changed_body_while_the_first_runs_is_422
+            json_key_order_and_whitespace_do_not_matter
+            get_with_a_key_is_never_stored
+            keyless_posts_pass_through
+            required_key_missing_is_400
+            quoted_and_bare_keys_are_the_same_key
+            invalid_keys_are_400_and_change_nothing
+            oversized_body_is_413_before_the_handler
+            replay_keeps_status_headers_and_body_but_not_cookies
+            server_error_releases_the_key
+            waiters_get_503_when_the_first_attempt_fails
+            wait_deadline_answers_503_with_retry_after
+            reject_policy_answers_409_at_once
+            callers_never_share_keys
+            disconnected_first_request_still_completes
+            waiting_client_that_leaves_changes_nothing
+            panicking_handler_releases_the_key
+            full_store_refuses_new_keys_and_keeps_live_records
+            expired_records_are_swept_and_run_afresh
+            large_response_replays_status_and_location_only
+            broken_response_body_keeps_a_summary_record
+            failing_store_refuses_before_any_work
         }
     };
 }
 
+/// What the check list expands to: `#[test]`s in a module `http_suite`, or the named table.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __http_checks_expand {
-    (tests [$subject:expr] $($name:ident),* $(,)?) => {
+macro_rules! __http_checks {
+    (table {} $($name:ident)*) => {
+        &[$( (concat!("http_suite::", stringify!($name)), $crate::checks::$name as $crate::Check) ),*]
+    };
+    (tests { $subject:expr } $($name:ident)*) => {
         mod http_suite {
             #[allow(unused_imports)]
             use super::*;
             $(
                 #[test]
                 fn $name() {
-                    $crate::$name(&$subject);
+                    $crate::checks::$name(&$subject);
                 }
             )*
         }
     };
-    (table [] $($name:ident),* $(,)?) => {
-        /// Every check with its name, for running them in-process (see `tests/` at the root).
-        pub const CHECKS: &[(&str, fn(&$crate::Subject))] = &[
-            $( (stringify!($name), $crate::$name as fn(&$crate::Subject)), )*
-        ];
-    };
 }
 
-/// Instantiates every check as a `#[test]` in a module `http_suite`, against `$subject`.
+/// Every check as a `#[test]` in a module `http_suite`, against `subject`.
 ///
-/// ```ignore
-/// retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::standard());
-/// ```
+/// `http_suite!(subject)`, where `subject` is a [`Subject`] expression.
 #[macro_export]
 macro_rules! http_suite {
     ($subject:expr) => {
-        $crate::__http_checks_list! { tests [$subject] }
+        $crate::__with_http_checks!(tests { $subject });
     };
 }
-
-__http_checks_list! { table [] }

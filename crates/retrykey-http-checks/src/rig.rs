@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Request, Response};
-use retrykey_http::loopback::{Client, Server};
+use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::{
-    Builder, EntryId, Fingerprint, Lookup, MemoryStore, Reserve, ResponseStore, Standard,
+    Builder, EntryId, Fingerprint, Lookup, MemoryStore, Reserve, ResponseStore, StandardEngine,
     StoreFuture, StoreLimits, StoredResponse, Token,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -31,10 +31,10 @@ pub struct Subject {
 }
 
 impl Subject {
-    /// The correct crate: [`Standard`] engine, [`MemoryStore`].
-    pub fn standard() -> Self {
+    /// The correct crate: its own engine and a [`MemoryStore`].
+    pub fn correct() -> Self {
         Self {
-            engine: |builder| builder.engine(Standard),
+            engine: |builder| builder.engine(StandardEngine),
             store: |limits| Arc::new(MemoryStore::new(limits)),
         }
     }
@@ -173,7 +173,7 @@ impl Default for Setup {
 pub(crate) struct Rig {
     pub(crate) shop: Arc<Shop>,
     pub(crate) probe: Arc<Probe>,
-    pub(crate) client: Client,
+    pub(crate) client: LoopbackClient,
     pub(crate) server: Server,
     /// Counts server-side request futures dropped before they finished (client went away).
     pub(crate) abandoned: watch::Receiver<usize>,
@@ -206,7 +206,7 @@ impl Rig {
             abandoned: Arc::new(abandoned_tx),
         };
         let server = Server::start(service).await.expect("a server on 127.0.0.1");
-        let client = Client::new(server.url());
+        let client = LoopbackClient::new(server.url());
         Rig {
             shop,
             probe,

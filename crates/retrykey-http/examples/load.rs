@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use retrykey_http::loopback::{Client, Server};
+use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::payments::Payments;
 use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits};
 use tower_layer::Layer;
@@ -176,7 +176,7 @@ async fn drive(
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
-        let client = Client::new(url);
+        let client = LoopbackClient::new(url);
         let remaining = Arc::clone(&remaining);
         let next_key = Arc::clone(next_key);
         tasks.push(tokio::spawn(async move {

@@ -102,6 +102,7 @@ pub fn full(bytes: impl Into<Bytes>) -> Body {
 ///
 /// Used when a response turned out too large to store: the part read while measuring it is
 /// sent first, and the remainder streams on without being held in memory.
+#[doc(hidden)]
 pub struct Prefixed {
     prefix: Option<Bytes>,
     rest: Body,
@@ -166,6 +167,7 @@ pub async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, ReadErr
 }
 
 /// A response body read far enough to know whether it fits in the store.
+#[doc(hidden)]
 pub enum Captured {
     /// The whole body, no longer than the limit.
     Whole(Bytes),
@@ -176,6 +178,7 @@ pub enum Captured {
 }
 
 /// Reads a response body up to `limit` bytes without ever holding much more than that.
+#[doc(hidden)]
 pub async fn capture(mut body: Body, limit: usize) -> Captured {
     if let Inner::Full(bytes) = &mut body.0 {
         let bytes = bytes.take().unwrap_or_default();

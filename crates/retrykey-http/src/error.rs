@@ -5,7 +5,7 @@
 pub enum Error {
     /// The `Idempotency-Key` header was present but unusable.
     #[error("invalid Idempotency-Key header: {0}")]
-    Key(#[from] KeyProblem),
+    Key(#[from] KeyHeaderProblem),
     /// The response store could not be reached or refused the operation.
     #[error("response store unavailable: {0}")]
     StoreUnavailable(String),
@@ -16,7 +16,7 @@ pub enum Error {
 
 /// What exactly is wrong with an `Idempotency-Key` header (each answers 400).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum KeyProblem {
+pub enum KeyHeaderProblem {
     /// The header is present with an empty value (or an empty quoted string).
     #[error("the key is empty")]
     Empty,

@@ -24,7 +24,7 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, header};
 use sha2::{Digest, Sha256};
 
-use crate::KeyProblem;
+use crate::KeyHeaderProblem;
 
 /// The header name, as the IETF draft spells it.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -45,30 +45,30 @@ impl IdempotencyKey {
     /// Accepts the draft's structured-field string (`"abc"`) and a bare token (`abc`); both
     /// name the same key. Two header lines, an empty value, a malformed value or a key over
     /// 255 characters are refused.
-    pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, KeyProblem> {
+    pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, KeyHeaderProblem> {
         let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
         let Some(first) = values.next() else {
             return Ok(None);
         };
         if values.next().is_some() {
-            return Err(KeyProblem::Repeated);
+            return Err(KeyHeaderProblem::Repeated);
         }
         Self::parse(first.as_bytes()).map(Some)
     }
 
     /// Parses one header value.
-    pub fn parse(raw: &[u8]) -> Result<Self, KeyProblem> {
+    pub fn parse(raw: &[u8]) -> Result<Self, KeyHeaderProblem> {
         let raw = raw.trim_ascii();
         let key = match raw.first() {
-            None => return Err(KeyProblem::Empty),
+            None => return Err(KeyHeaderProblem::Empty),
             Some(b'"') => parse_quoted(&raw[1..])?,
             Some(_) => parse_token(raw)?,
         };
         if key.is_empty() {
-            return Err(KeyProblem::Empty);
+            return Err(KeyHeaderProblem::Empty);
         }
         if key.len() > MAX_KEY_CHARS {
-            return Err(KeyProblem::TooLong);
+            return Err(KeyHeaderProblem::TooLong);
         }
         Ok(Self(key))
     }
@@ -87,7 +87,7 @@ impl fmt::Debug for IdempotencyKey {
 
 /// The inside of a structured-field string: printable ASCII, `\"` and `\\` the only escapes,
 /// closed by a quote that ends the value.
-fn parse_quoted(rest: &[u8]) -> Result<String, KeyProblem> {
+fn parse_quoted(rest: &[u8]) -> Result<String, KeyHeaderProblem> {
     let mut key = String::new();
     let mut bytes = rest.iter();
     while let Some(&byte) = bytes.next() {
@@ -95,23 +95,23 @@ fn parse_quoted(rest: &[u8]) -> Result<String, KeyProblem> {
             b'"' if bytes.as_slice().is_empty() => return Ok(key),
             b'\\' => match bytes.next() {
                 Some(&escaped @ (b'"' | b'\\')) => key.push(escaped as char),
-                _ => return Err(KeyProblem::Malformed),
+                _ => return Err(KeyHeaderProblem::Malformed),
             },
             b' '..=b'~' if byte != b'"' => key.push(byte as char),
-            _ => return Err(KeyProblem::Malformed),
+            _ => return Err(KeyHeaderProblem::Malformed),
         }
     }
-    Err(KeyProblem::Malformed) // no closing quote
+    Err(KeyHeaderProblem::Malformed) // no closing quote
 }
 
 /// A bare token: visible ASCII without quotes, backslashes, commas or semicolons (which would
 /// make it a list or carry parameters).
-fn parse_token(raw: &[u8]) -> Result<String, KeyProblem> {
+fn parse_token(raw: &[u8]) -> Result<String, KeyHeaderProblem> {
     let ok = |b: &u8| matches!(b, b'!'..=b'~') && !matches!(b, b'"' | b'\\' | b',' | b';');
     if raw.iter().all(ok) {
         Ok(String::from_utf8_lossy(raw).into_owned())
     } else {
-        Err(KeyProblem::Malformed)
+        Err(KeyHeaderProblem::Malformed)
     }
 }
 

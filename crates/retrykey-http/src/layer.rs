@@ -32,15 +32,17 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::body::{self, Body, BoxError};
-use crate::{MemoryStore, Problem, ResponseStore, Scope, Standard, StoreLimits};
+use crate::{MemoryStore, Problem, ResponseStore, Scope, StandardEngine, StoreLimits};
 
 /// A boxed, sendable future (the engine and the inner service meet through these).
+#[doc(hidden)]
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// The request-handling core: everything the layer does with one request.
 ///
-/// [`Standard`] is the correct one. The seam exists so each broken variant under `labs/` can
-/// run the same layer with its one changed file plugged in.
+/// [`StandardEngine`] is the correct one. The seam exists so each broken variant under `labs/`
+/// can run the same layer with its one changed file plugged in; it is not part of the API.
+#[doc(hidden)]
 pub trait Engine: Send + Sync + 'static {
     /// Answers one request, calling `next` at most once.
     fn handle(
@@ -63,7 +65,7 @@ pub enum InFlight {
 type PartsPredicate = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
 type ScopeFn = Arc<dyn Fn(&Parts) -> Scope + Send + Sync>;
 
-/// The layer's settings, shared by every request; what an [`Engine`] reads.
+/// The layer's settings, shared by every request and read by the request-handling core.
 pub struct Config {
     methods: Vec<Method>,
     require_key: Option<PartsPredicate>,
@@ -149,7 +151,7 @@ impl Default for Builder {
             in_flight: InFlight::Wait(Duration::from_secs(10)),
             store: None,
             store_limits: StoreLimits::default(),
-            engine: Arc::new(Standard),
+            engine: Arc::new(StandardEngine),
         }
     }
 }
@@ -213,6 +215,7 @@ impl Builder {
     }
 
     /// Replaces the request-handling core (the negative variants use this seam).
+    #[doc(hidden)]
     pub fn engine(mut self, engine: impl Engine) -> Self {
         self.engine = Arc::new(engine);
         self
@@ -286,6 +289,7 @@ pub struct Idempotency<S> {
 }
 
 /// The inner service, called at most once per request, with its failures turned into 500s.
+#[doc(hidden)]
 pub struct Next {
     call: Box<dyn FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send>,
 }

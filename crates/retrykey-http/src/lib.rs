@@ -15,6 +15,19 @@
 //! It needs a Tokio runtime (with its time driver, for the wait deadline), as hyper and axum
 //! servers have.
 //!
+//! # Reading order
+//!
+//! 1. `key.rs`: the header, the caller's scope, and the digest an entry is named by.
+//! 2. `fingerprint.rs`: what a key is bound to, so a key reused for another request is caught.
+//! 3. `store.rs`: the four operations a response store offers (lookup, reserve, complete,
+//!    release), and why reserving must refuse a taken key by itself.
+//! 4. `engine.rs`: one request, step by step: replay, wait, or run the first attempt, which a
+//!    client that leaves cannot cancel.
+//! 5. `layer.rs`: the tower `Layer` and its options, around the engine.
+//! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
+//! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
+//!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs` and `loopback.rs`.
+//!
 //! # Example
 //!
 //! ```
@@ -39,9 +52,7 @@
 //! # }
 //! ```
 
-// Lets `engine.rs` and `memory.rs` name this crate as `retrykey_http`, exactly as the negative
-// variants under `labs/` do when they copy one of them: the copies then differ from the
-// original only in their one change.
+// `engine.rs` and `memory.rs` say `retrykey_http::`, as their copies in labs/ do: see labs/README.md.
 extern crate self as retrykey_http;
 
 pub mod body;
@@ -58,15 +69,17 @@ mod store;
 mod stored;
 
 pub use body::{Body, BoxError};
-pub use engine::Standard;
-pub use error::{Error, KeyProblem};
+#[doc(hidden)]
+pub use engine::StandardEngine;
+pub use error::{Error, KeyHeaderProblem};
 pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
-pub use layer::{
-    BoxFuture, Builder, Config, Engine, Idempotency, IdempotencyLayer, InFlight, Next,
-    ResponseFuture,
-};
+#[doc(hidden)]
+pub use layer::{BoxFuture, Engine, Next};
+pub use layer::{Builder, Config, Idempotency, IdempotencyLayer, InFlight, ResponseFuture};
 pub use memory::MemoryStore;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE};
-pub use store::{Lookup, Outcome, Reserve, ResponseStore, StoreFuture, StoreLimits, Token, Waiter};
+pub use store::{
+    AttemptEnd, Lookup, Reserve, ResponseStore, StoreFuture, StoreLimits, Token, Waiter,
+};
 pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};

@@ -4,14 +4,14 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use retrykey_http::{IdempotencyLayer, loopback::{Client, Server}, payments::Payments};
+//! use retrykey_http::{IdempotencyLayer, loopback::{LoopbackClient, Server}, payments::Payments};
 //! use tower_layer::Layer;
 //!
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), retrykey_http::BoxError> {
 //! let payments = Payments::new(Duration::ZERO);
 //! let server = Server::start(IdempotencyLayer::new().layer(payments.service())).await?;
-//! let client = Client::new(server.url());
+//! let client = LoopbackClient::new(server.url());
 //! let body = r#"{"amount":5}"#;
 //! let first = client.post("/payments", &[("idempotency-key", "k")], body).await?;
 //! let retry = client.post("/payments", &[("idempotency-key", "k")], body).await?;
@@ -124,7 +124,7 @@ impl Server {
 
 /// What came back: status, headers and the body as text.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub struct LoopbackReply {
     /// The status code.
     pub status: u16,
     /// The response headers.
@@ -133,7 +133,7 @@ pub struct Reply {
     pub body: String,
 }
 
-impl Reply {
+impl LoopbackReply {
     /// A header's value as text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|value| value.to_str().ok())
@@ -147,12 +147,12 @@ impl Reply {
 
 /// A small pooled HTTP/1.1 client for one base URL.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub struct LoopbackClient {
     inner: HyperClient<HttpConnector, Full<Bytes>>,
     base: String,
 }
 
-impl Client {
+impl LoopbackClient {
     /// A client for `base` (such as `http://127.0.0.1:8080`).
     pub fn new(base: impl Into<String>) -> Self {
         let mut connector = HttpConnector::new();
@@ -170,7 +170,7 @@ impl Client {
         path: &str,
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
-    ) -> Result<Reply, BoxError> {
+    ) -> Result<LoopbackReply, BoxError> {
         let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base));
@@ -183,7 +183,7 @@ impl Client {
             .await?;
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
-        Ok(Reply {
+        Ok(LoopbackReply {
             status: parts.status.as_u16(),
             headers: parts.headers,
             body: String::from_utf8_lossy(&bytes).trim_end().to_owned(),
@@ -196,14 +196,18 @@ impl Client {
         path: &str,
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
-    ) -> Result<Reply, BoxError> {
+    ) -> Result<LoopbackReply, BoxError> {
         let mut all = vec![("content-type", "application/json")];
         all.extend_from_slice(headers);
         self.send(Method::POST, path, &all, body).await
     }
 
     /// A GET.
-    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Result<Reply, BoxError> {
+    pub async fn get(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<LoopbackReply, BoxError> {
         self.send(Method::GET, path, headers, Bytes::new()).await
     }
 }

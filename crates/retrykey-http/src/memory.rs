@@ -1,3 +1,4 @@
+// Mirrored by labs/evict-when-full, labs/split-check-insert: see labs/README.md before changing this file.
 //! The in-memory response store: one mutex guards the lookup, the reservation and the byte count.
 //!
 //! # Example
@@ -22,8 +23,8 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Outcome, Reserve, ResponseStore, StoreFuture, StoreLimits,
-    StoredResponse, Token, Waiter,
+    AttemptEnd, EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture,
+    StoreLimits, StoredResponse, Token, Waiter,
 };
 
 /// Expired records removed by each reservation (more only when the store is full).
@@ -60,7 +61,7 @@ struct Entry {
 enum Phase {
     /// Running. The channel is made for the first waiter (most first attempts never have
     /// one); waiters see `Some` in it when the attempt ends.
-    InFlight(Option<watch::Sender<Option<Outcome>>>),
+    InFlight(Option<watch::Sender<Option<AttemptEnd>>>),
     /// Finished; replayed until `expires`.
     Done {
         response: Arc<StoredResponse>,
@@ -122,10 +123,6 @@ impl MemoryStore {
         // consistent, so keep serving rather than poison every later request.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn full(&self, state: &State) -> bool {
-        state.entries.len() >= self.limits.max_entries || state.bytes >= self.limits.max_bytes
-    }
 }
 
 impl State {
@@ -155,7 +152,7 @@ impl State {
             Phase::Done { size, .. } => self.bytes -= *size,
             Phase::InFlight(sender) => {
                 if let Some(sender) = sender.take() {
-                    sender.send_replace(Some(Outcome::Released));
+                    sender.send_replace(Some(AttemptEnd::Released));
                 }
             }
         }
@@ -182,9 +179,9 @@ impl ResponseStore for MemoryStore {
                         fingerprint: entry.fingerprint,
                         wait: Waiter::new(async move {
                             match receiver.wait_for(Option::is_some).await {
-                                Ok(outcome) => outcome.clone().unwrap_or(Outcome::Released),
+                                Ok(end) => end.clone().unwrap_or(AttemptEnd::Released),
                                 // The entry vanished without a word: treat it as released.
-                                Err(_) => Outcome::Released,
+                                Err(_) => AttemptEnd::Released,
                             }
                         }),
                     }
@@ -213,10 +210,10 @@ impl ResponseStore for MemoryStore {
             Some(_) => state.remove(id),
             None => None,
         };
-        if self.full(&state) {
+        if self.limits.is_full(state.entries.len(), state.bytes) {
             while state.sweep_one(now).is_some() {} // the whole backlog, before refusing
         }
-        if self.full(&state) {
+        if self.limits.is_full(state.entries.len(), state.bytes) {
             // Every entry is live: refuse rather than forget a record someone relies on.
             return StoreFuture::ready(Ok(Reserve::Full));
         }
@@ -259,7 +256,7 @@ impl ResponseStore for MemoryStore {
                     expires,
                 };
                 if let Phase::InFlight(Some(sender)) = std::mem::replace(&mut entry.phase, done) {
-                    sender.send_replace(Some(Outcome::Completed(response)));
+                    sender.send_replace(Some(AttemptEnd::Completed(response)));
                 }
                 *bytes += size;
                 expiry.push_back((expires, *id, token));

@@ -123,7 +123,7 @@ pub enum Reserve {
 
 /// How a running first attempt ended, as seen by a waiting duplicate.
 #[derive(Debug, Clone)]
-pub enum Outcome {
+pub enum AttemptEnd {
     /// It finished; here is its answer.
     Completed(Arc<StoredResponse>),
     /// It failed and the key was released.
@@ -131,19 +131,19 @@ pub enum Outcome {
 }
 
 /// A future that resolves when a first attempt ends. Dropping it stops waiting.
-pub struct Waiter(Pin<Box<dyn Future<Output = Outcome> + Send>>);
+pub struct Waiter(Pin<Box<dyn Future<Output = AttemptEnd> + Send>>);
 
 impl Waiter {
     /// Wraps any future that reports the end of an attempt.
-    pub fn new(future: impl Future<Output = Outcome> + Send + 'static) -> Self {
+    pub fn new(future: impl Future<Output = AttemptEnd> + Send + 'static) -> Self {
         Self(Box::pin(future))
     }
 }
 
 impl Future for Waiter {
-    type Output = Outcome;
+    type Output = AttemptEnd;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<AttemptEnd> {
         self.0.as_mut().poll(cx)
     }
 }
@@ -163,6 +163,14 @@ pub struct StoreLimits {
     pub max_bytes: usize,
     /// How long a finished entry is kept; choose it longer than clients retry.
     pub retention: Duration,
+}
+
+impl StoreLimits {
+    /// Whether a store holding `entries` entries and `bytes` bytes of responses must refuse a
+    /// new key: one rule for every store, so each refuses at the same point.
+    pub fn is_full(&self, entries: usize, bytes: usize) -> bool {
+        entries >= self.max_entries || bytes >= self.max_bytes
+    }
 }
 
 impl Default for StoreLimits {

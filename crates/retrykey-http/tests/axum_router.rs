@@ -8,7 +8,7 @@ use axum::extract::{Json, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use retrykey_http::IdempotencyLayer;
-use retrykey_http::loopback::Client;
+use retrykey_http::loopback::LoopbackClient;
 
 async fn pay(
     State(charges): State<Arc<AtomicU64>>,
@@ -32,7 +32,7 @@ async fn axum_router_behind_the_layer() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(async move { axum::serve(listener, app).await });
-    let client = Client::new(url);
+    let client = LoopbackClient::new(url);
 
     let key = [("idempotency-key", "axum-1")];
     let first = client

@@ -1,9 +1,9 @@
 //! The Idempotency-Key header: both accepted forms, and every refused shape.
 
 use http::{HeaderMap, HeaderValue};
-use retrykey_http::{EntryId, IdempotencyKey, KeyProblem, MAX_KEY_CHARS, Scope};
+use retrykey_http::{EntryId, IdempotencyKey, KeyHeaderProblem, MAX_KEY_CHARS, Scope};
 
-fn parse(raw: &str) -> Result<String, KeyProblem> {
+fn parse(raw: &str) -> Result<String, KeyHeaderProblem> {
     IdempotencyKey::parse(raw.as_bytes()).map(|key| key.as_str().to_owned())
 }
 
@@ -29,12 +29,12 @@ fn quoted_and_bare_forms_are_accepted() {
 #[test]
 fn quoted_strings_follow_the_structured_field_rules() {
     assert_eq!(parse(r#""a \"b\" \\ c""#), Ok(r#"a "b" \ c"#.into()));
-    assert_eq!(parse(r#""a\nb""#), Err(KeyProblem::Malformed));
-    assert_eq!(parse("\"unclosed"), Err(KeyProblem::Malformed));
-    assert_eq!(parse("\"a\"b\""), Err(KeyProblem::Malformed));
+    assert_eq!(parse(r#""a\nb""#), Err(KeyHeaderProblem::Malformed));
+    assert_eq!(parse("\"unclosed"), Err(KeyHeaderProblem::Malformed));
+    assert_eq!(parse("\"a\"b\""), Err(KeyHeaderProblem::Malformed));
     assert_eq!(
         parse("\"caf\u{e9}\""),
-        Err(KeyProblem::Malformed),
+        Err(KeyHeaderProblem::Malformed),
         "ASCII only"
     );
 }
@@ -42,11 +42,11 @@ fn quoted_strings_follow_the_structured_field_rules() {
 // Empty values, lists, parameters and spaces in bare tokens are refused.
 #[test]
 fn malformed_and_empty_values_are_refused() {
-    assert_eq!(parse(""), Err(KeyProblem::Empty));
-    assert_eq!(parse("   "), Err(KeyProblem::Empty));
-    assert_eq!(parse("\"\""), Err(KeyProblem::Empty));
+    assert_eq!(parse(""), Err(KeyHeaderProblem::Empty));
+    assert_eq!(parse("   "), Err(KeyHeaderProblem::Empty));
+    assert_eq!(parse("\"\""), Err(KeyHeaderProblem::Empty));
     for bad in ["a,b", "a;v=1", "a b", "a\"b", "a\\b"] {
-        assert_eq!(parse(bad), Err(KeyProblem::Malformed), "{bad}");
+        assert_eq!(parse(bad), Err(KeyHeaderProblem::Malformed), "{bad}");
     }
 }
 
@@ -55,8 +55,14 @@ fn malformed_and_empty_values_are_refused() {
 fn keys_over_255_characters_are_refused() {
     let longest = "k".repeat(MAX_KEY_CHARS);
     assert_eq!(parse(&longest), Ok(longest.clone()));
-    assert_eq!(parse(&format!("{longest}k")), Err(KeyProblem::TooLong));
-    assert_eq!(parse(&format!("\"{longest}k\"")), Err(KeyProblem::TooLong));
+    assert_eq!(
+        parse(&format!("{longest}k")),
+        Err(KeyHeaderProblem::TooLong)
+    );
+    assert_eq!(
+        parse(&format!("\"{longest}k\"")),
+        Err(KeyHeaderProblem::TooLong)
+    );
 }
 
 // No header is not an error; two header lines are.
@@ -72,7 +78,7 @@ fn absent_and_repeated_headers() {
     headers.append("idempotency-key", HeaderValue::from_static("two"));
     assert_eq!(
         IdempotencyKey::from_headers(&headers),
-        Err(KeyProblem::Repeated)
+        Err(KeyHeaderProblem::Repeated)
     );
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Response, Uri};
 use retrykey_http::{
-    EntryId, Error, Fingerprint, IdempotencyKey, Lookup, MemoryStore, Outcome, Reserve,
+    AttemptEnd, EntryId, Error, Fingerprint, IdempotencyKey, Lookup, MemoryStore, Reserve,
     ResponseStore, Scope, StoreLimits, StoredResponse, Token,
 };
 
@@ -100,10 +100,10 @@ async fn waiters_are_woken_with_the_outcome() {
     store.complete(&id("a"), a, answer("done")).await.unwrap();
     store.release(&id("b"), b).await.unwrap();
     match wait_a.await {
-        Outcome::Completed(response) => assert_eq!(response.body, "done"),
-        Outcome::Released => panic!("a completed"),
+        AttemptEnd::Completed(response) => assert_eq!(response.body, "done"),
+        AttemptEnd::Released => panic!("a completed"),
     }
-    assert!(matches!(wait_b.await, Outcome::Released));
+    assert!(matches!(wait_b.await, AttemptEnd::Released));
     assert!(matches!(
         store.lookup(&id("b")).await.unwrap(),
         Lookup::Absent

@@ -3,13 +3,13 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use retrykey_http::loopback::{Client, Reply};
+use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
 
 /// The server process; killed when dropped, so a failing test leaves nothing behind.
 struct Payments {
     child: Child,
     stdout: BufReader<std::process::ChildStdout>,
-    client: Client,
+    client: LoopbackClient,
 }
 
 impl Payments {
@@ -32,7 +32,7 @@ impl Payments {
         Self {
             child,
             stdout,
-            client: Client::new(url),
+            client: LoopbackClient::new(url),
         }
     }
 
@@ -40,7 +40,7 @@ impl Payments {
         self.client.get("/payments/count", &[]).await.unwrap().body
     }
 
-    async fn pay(&self, headers: &[(&str, &str)], body: &'static str) -> Reply {
+    async fn pay(&self, headers: &[(&str, &str)], body: &'static str) -> LoopbackReply {
         self.client.post("/payments", headers, body).await.unwrap()
     }
 }

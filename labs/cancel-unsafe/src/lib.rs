@@ -1,3 +1,4 @@
+// Mirrored by labs/cancel-unsafe, labs/no-fingerprint, labs/replay-5xx: see labs/README.md before changing this file.
 //! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
 //!
 //! Each step answers as early as it can, and nothing is stored before the handler has run:
@@ -15,8 +16,8 @@ use http::{Request, Response, StatusCode, header};
 
 use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
 use retrykey_http::{
-    BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup, Next,
-    Outcome, Problem, Reserve, StoredResponse, Token,
+    AttemptEnd, BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup,
+    Next, Problem, Reserve, StoredResponse, Token,
 };
 
 /// How many times a request looks again after losing a reservation race before giving up
@@ -24,11 +25,11 @@ use retrykey_http::{
 /// couple of rounds only happens under a storm of failures.
 const MAX_ROUNDS: usize = 4;
 
-/// The correct core.
+/// The request-handling core: replay, wait for, or run the first attempt of each keyed request.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Standard;
+pub struct CancelUnsafe;
 
-impl Engine for Standard {
+impl Engine for CancelUnsafe {
     fn handle(
         &self,
         config: Arc<Config>,
@@ -103,7 +104,7 @@ fn keyed(
                 }
                 | Lookup::InFlight {
                     fingerprint: first, ..
-                } if !same_request(&first, &fingerprint) => {
+                } if first != fingerprint => {
                     return Problem::KeyReused.response(None);
                 }
                 Lookup::Done { response, .. } => return response.replay(),
@@ -128,11 +129,6 @@ fn keyed(
     }
 }
 
-/// Whether a retry is the same request as the first attempt with its key.
-fn same_request(first: &Fingerprint, retry: &Fingerprint) -> bool {
-    first == retry
-}
-
 /// Which first-attempt answers are kept and replayed: everything but server failures and the
 /// two "not processed, try again" statuses. A 5xx may come before the work was done, so
 /// replaying it would pin the client to an error for as long as the record lives.
@@ -148,8 +144,8 @@ async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Respons
         InFlight::Reject => Problem::InProgress.response(None),
         // Dropping this future (the client left) drops the waiter: nothing is left behind.
         InFlight::Wait(deadline) => match tokio::time::timeout(deadline, wait).await {
-            Ok(Outcome::Completed(response)) => response.replay(),
-            Ok(Outcome::Released) => Problem::FirstAttemptFailed.response(None),
+            Ok(AttemptEnd::Completed(response)) => response.replay(),
+            Ok(AttemptEnd::Released) => Problem::FirstAttemptFailed.response(None),
             Err(_elapsed) => Problem::WaitTimedOut.response(None),
         },
     }

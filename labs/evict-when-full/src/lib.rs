@@ -1,3 +1,4 @@
+// Mirrored by labs/evict-when-full, labs/split-check-insert: see labs/README.md before changing this file.
 //! The in-memory response store: one mutex guards the lookup, the reservation and the byte count.
 //!
 //! # Example
@@ -22,8 +23,8 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Outcome, Reserve, ResponseStore, StoreFuture, StoreLimits,
-    StoredResponse, Token, Waiter,
+    AttemptEnd, EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture,
+    StoreLimits, StoredResponse, Token, Waiter,
 };
 
 /// Expired records removed by each reservation (more only when the store is full).
@@ -34,7 +35,7 @@ const SWEEP_BATCH: usize = 2;
 /// One process only: replicas behind a load balancer each have their own, which is exactly
 /// the gap a database-backed store closes.
 #[derive(Debug, Default)]
-pub struct MemoryStore {
+pub struct EvictWhenFull {
     limits: StoreLimits,
     state: Mutex<State>,
 }
@@ -60,7 +61,7 @@ struct Entry {
 enum Phase {
     /// Running. The channel is made for the first waiter (most first attempts never have
     /// one); waiters see `Some` in it when the attempt ends.
-    InFlight(Option<watch::Sender<Option<Outcome>>>),
+    InFlight(Option<watch::Sender<Option<AttemptEnd>>>),
     /// Finished; replayed until `expires`.
     Done {
         response: Arc<StoredResponse>,
@@ -75,7 +76,7 @@ impl Entry {
     }
 }
 
-impl MemoryStore {
+impl EvictWhenFull {
     /// An empty store with the given bounds.
     pub fn new(limits: StoreLimits) -> Self {
         Self {
@@ -122,10 +123,6 @@ impl MemoryStore {
         // consistent, so keep serving rather than poison every later request.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    fn full(&self, state: &State) -> bool {
-        state.entries.len() >= self.limits.max_entries || state.bytes >= self.limits.max_bytes
-    }
 }
 
 impl State {
@@ -155,7 +152,7 @@ impl State {
             Phase::Done { size, .. } => self.bytes -= *size,
             Phase::InFlight(sender) => {
                 if let Some(sender) = sender.take() {
-                    sender.send_replace(Some(Outcome::Released));
+                    sender.send_replace(Some(AttemptEnd::Released));
                 }
             }
         }
@@ -163,7 +160,7 @@ impl State {
     }
 }
 
-impl ResponseStore for MemoryStore {
+impl ResponseStore for EvictWhenFull {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
         let mut state = self.lock();
         let lookup = match state.entries.get_mut(id) {
@@ -182,9 +179,9 @@ impl ResponseStore for MemoryStore {
                         fingerprint: entry.fingerprint,
                         wait: Waiter::new(async move {
                             match receiver.wait_for(Option::is_some).await {
-                                Ok(outcome) => outcome.clone().unwrap_or(Outcome::Released),
+                                Ok(end) => end.clone().unwrap_or(AttemptEnd::Released),
                                 // The entry vanished without a word: treat it as released.
-                                Err(_) => Outcome::Released,
+                                Err(_) => AttemptEnd::Released,
                             }
                         }),
                     }
@@ -213,10 +210,10 @@ impl ResponseStore for MemoryStore {
             Some(_) => state.remove(id),
             None => None,
         };
-        if self.full(&state) {
+        if self.limits.is_full(state.entries.len(), state.bytes) {
             while state.sweep_one(now).is_some() {} // the whole backlog, before refusing
         }
-        if self.full(&state) {
+        if self.limits.is_full(state.entries.len(), state.bytes) {
             // NEGATIVE: instead of refusing, make room by forgetting the oldest entry, live or
             // not. A client still retrying that entry's key is charged a second time.
             let oldest = state.entries.iter().min_by_key(|(_, e)| e.token.0);
@@ -263,7 +260,7 @@ impl ResponseStore for MemoryStore {
                     expires,
                 };
                 if let Phase::InFlight(Some(sender)) = std::mem::replace(&mut entry.phase, done) {
-                    sender.send_replace(Some(Outcome::Completed(response)));
+                    sender.send_replace(Some(AttemptEnd::Completed(response)));
                 }
                 *bytes += size;
                 expiry.push_back((expires, *id, token));

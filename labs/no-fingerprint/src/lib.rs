@@ -1,3 +1,4 @@
+// Mirrored by labs/cancel-unsafe, labs/no-fingerprint, labs/replay-5xx: see labs/README.md before changing this file.
 //! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
 //!
 //! Each step answers as early as it can, and nothing is stored before the handler has run:
@@ -15,8 +16,8 @@ use http::{Request, Response, StatusCode, header};
 
 use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
 use retrykey_http::{
-    BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup, Next,
-    Outcome, Problem, Reserve, StoredResponse, Token,
+    AttemptEnd, BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup,
+    Next, Problem, Reserve, StoredResponse, Token,
 };
 
 /// How many times a request looks again after losing a reservation race before giving up
@@ -24,11 +25,11 @@ use retrykey_http::{
 /// couple of rounds only happens under a storm of failures.
 const MAX_ROUNDS: usize = 4;
 
-/// The correct core.
+/// The request-handling core: replay, wait for, or run the first attempt of each keyed request.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Standard;
+pub struct NoFingerprint;
 
-impl Engine for Standard {
+impl Engine for NoFingerprint {
     fn handle(
         &self,
         config: Arc<Config>,
@@ -96,16 +97,9 @@ fn keyed(
                 Err(error) => return store_unavailable(&id, &error),
             };
             match lookup {
-                // The fingerprint is compared before anything else: 422 wins over a replay and
-                // over any in-flight answer.
-                Lookup::Done {
-                    fingerprint: first, ..
-                }
-                | Lookup::InFlight {
-                    fingerprint: first, ..
-                } if !same_request(&first, &fingerprint) => {
-                    return Problem::KeyReused.response(None);
-                }
+                // NEGATIVE: the fingerprints are no longer compared, so a key reused for a
+                // different request (another amount, another order) silently gets the first
+                // request's answer.
                 Lookup::Done { response, .. } => return response.replay(),
                 // Boxed: the rare path keeps its timer out of every request's future.
                 Lookup::InFlight { wait, .. } => {
@@ -128,13 +122,6 @@ fn keyed(
     }
 }
 
-/// Whether a retry is the same request as the first attempt with its key.
-fn same_request(_first: &Fingerprint, _retry: &Fingerprint) -> bool {
-    // NEGATIVE: the fingerprints are no longer compared, so a key reused for a different
-    // request (another amount, another order) silently gets the first request's answer.
-    true
-}
-
 /// Which first-attempt answers are kept and replayed: everything but server failures and the
 /// two "not processed, try again" statuses. A 5xx may come before the work was done, so
 /// replaying it would pin the client to an error for as long as the record lives.
@@ -150,8 +137,8 @@ async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Respons
         InFlight::Reject => Problem::InProgress.response(None),
         // Dropping this future (the client left) drops the waiter: nothing is left behind.
         InFlight::Wait(deadline) => match tokio::time::timeout(deadline, wait).await {
-            Ok(Outcome::Completed(response)) => response.replay(),
-            Ok(Outcome::Released) => Problem::FirstAttemptFailed.response(None),
+            Ok(AttemptEnd::Completed(response)) => response.replay(),
+            Ok(AttemptEnd::Released) => Problem::FirstAttemptFailed.response(None),
             Err(_elapsed) => Problem::WaitTimedOut.response(None),
         },
     }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use clap::Parser;
-use retrykey_http::loopback::{Client, Reply, Server};
+use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::Payments;
 use retrykey_http::{BoxError, IdempotencyLayer};
 use tower_layer::Layer;
@@ -28,7 +28,7 @@ async fn main() -> Result<(), BoxError> {
     } else {
         Server::start(IdempotencyLayer::new().layer(payments.service())).await?
     };
-    let client = Client::new(server.url());
+    let client = LoopbackClient::new(server.url());
     let key = |k| [("idempotency-key", k)];
 
     println!("== five concurrent attempts of one payment (key pay-123)");
@@ -97,7 +97,7 @@ async fn main() -> Result<(), BoxError> {
 }
 
 /// Status, body, and whether it was a replay.
-fn show(reply: &Reply) -> String {
+fn show(reply: &LoopbackReply) -> String {
     let marker = if reply.replayed() { "  (replayed)" } else { "" };
     format!("{} {}{marker}", reply.status, reply.body)
 }
