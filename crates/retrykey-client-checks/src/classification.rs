@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use retrykey::{Ledger, Request, Store};
 
-use retrykey_client::adapters::MemoryLedger;
+use retrykey_client::adapters::MemoryAdapter;
 use retrykey_client::{Answer, Client, Failure, Outcome, Parts, Policy, Stop};
 
 use crate::{paused, timed};
@@ -51,7 +51,7 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
         }
 
         let store = Arc::new(Store::new());
-        let ledger = MemoryLedger::new(store.clone());
+        let ledger = MemoryAdapter::new(store.clone());
         let client = Client::builder(policy()).parts::<P>().seed(4).build();
         let key = client.new_key();
         store

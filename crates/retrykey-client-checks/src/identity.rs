@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use retrykey::{Key, Ledger, Request, Store};
 
-use retrykey_client::adapters::MemoryLedger;
+use retrykey_client::adapters::MemoryAdapter;
 use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
 
 use crate::paused;
@@ -44,7 +44,7 @@ pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {
 pub fn lost_reply_is_replayed_not_reapplied<P: Parts>() {
     paused(async {
         let store = Arc::new(Store::new());
-        let ledger = MemoryLedger::new(store.clone());
+        let ledger = MemoryAdapter::new(store.clone());
         ledger.lose_next_replies(1);
         let client = Client::builder(Policy::default())
             .parts::<P>()

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use retrykey_client::amplification::{Layering, run_chain};
+use retrykey_client::amplification::{Layering, run_chain_with};
 use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
 
 use crate::paused;
@@ -22,7 +22,7 @@ fn three_attempts() -> Policy {
 pub fn nested_layers_share_one_budget<P: Parts>() {
     paused(async {
         for layering in [Layering::SharedBudget, Layering::OuterLayerOwnsRetries] {
-            let run = run_chain::<P>(3, three_attempts(), layering, 10).await;
+            let run = run_chain_with::<P>(3, three_attempts(), layering, 10).await;
             assert_eq!(
                 run.downstream_calls,
                 3,

@@ -22,7 +22,7 @@
 //!
 //! ```
 //! // tests/retry_suite.rs of the client: every check against the correct pieces.
-//! retrykey_client_checks::retry_suite!(retrykey_client::Standard);
+//! retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);
 //! # fn main() {}
 //! ```
 
@@ -169,7 +169,7 @@ macro_rules! __retry_suite_tests {
 
 /// Turns every retry check into a `#[test]` in a module named `retry_suite`, for the executor
 /// built from `$parts` (a type implementing `retrykey_client::Parts`): for example
-/// `retrykey_client_checks::retry_suite!(retrykey_client::Standard);` in a test file.
+/// `retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);` in a test file.
 #[macro_export]
 macro_rules! retry_suite {
     ($parts:ty) => {

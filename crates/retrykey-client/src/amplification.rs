@@ -15,6 +15,7 @@ use retrykey::Key;
 
 use crate::{
     Answer, Attempt, Budget, Client, Error, Failure, Outcome, Parts, Policy, Reply, RetryQuota,
+    StandardParts,
 };
 
 /// How the layers of the chain retry.
@@ -70,7 +71,18 @@ pub fn demo_policy(attempts: u32) -> Result<Policy, Error> {
 ///
 /// Each layer has its own client seeded from `seed` and an unlimited retry quota, so the
 /// count depends on the policy and the layering alone.
-pub async fn run_chain<P: Parts>(
+pub async fn run_chain(
+    layers: u32,
+    policy: Policy,
+    layering: Layering,
+    seed: u64,
+) -> Amplification {
+    run_chain_with::<StandardParts>(layers, policy, layering, seed).await
+}
+
+/// [`run_chain`] with the executor built from `P`: the seam the labs use (`labs/README.md`).
+#[doc(hidden)]
+pub async fn run_chain_with<P: Parts>(
     layers: u32,
     policy: Policy,
     layering: Layering,

@@ -11,7 +11,7 @@ use crate::Policy;
 /// What is left of one operation's allowance: a deadline, and the retries not yet spent.
 ///
 /// Cloning shares the retry allowance: a nested layer that receives a clone (through
-/// [`crate::layer::child_budget`]) spends from the same pool, so the whole tree of layers makes
+/// [`crate::nesting::child_budget`]) spends from the same pool, so the whole tree of layers makes
 /// at most the policy's number of downstream attempts. Time follows tokio's clock, so tests can
 /// pause it.
 #[derive(Clone, Debug)]

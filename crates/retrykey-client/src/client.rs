@@ -8,7 +8,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use retrykey::Key;
 
-use crate::{Attempt, Budget, Failure, Outcome, Parts, Policy, Reply, RetryQuota, Standard};
+use crate::{Attempt, Budget, Failure, Outcome, Parts, Policy, Reply, RetryQuota, StandardParts};
 
 /// The random generator behind jitter (and behind keys, when the client is seeded).
 ///
@@ -18,10 +18,10 @@ pub type JitterRng = rand::rngs::Xoshiro256PlusPlus;
 /// Runs logical operations as sequences of attempts, sharing one [`RetryQuota`].
 ///
 /// Create one per downstream service and share it: the quota only bounds retries if all the
-/// operations against that service draw from it. `P` selects the pieces the executor is built
-/// from; it is [`Standard`] except in the negative variants.
+/// operations against that service draw from it.
+// `P`: the executor's pieces, swapped only by the labs (labs/README.md); leave it at its default.
 #[derive(Debug)]
-pub struct Client<P: Parts = Standard> {
+pub struct Client<P: Parts = StandardParts> {
     policy: Policy,
     quota: Arc<RetryQuota>,
     rng: Mutex<JitterRng>,
@@ -29,9 +29,9 @@ pub struct Client<P: Parts = Standard> {
     parts: PhantomData<fn() -> P>,
 }
 
-impl Client<Standard> {
+impl Client {
     /// A builder for a client with `policy`, the default quota and unseeded randomness.
-    pub fn builder(policy: Policy) -> ClientBuilder<Standard> {
+    pub fn builder(policy: Policy) -> ClientBuilder {
         ClientBuilder {
             policy,
             quota: None,
@@ -115,7 +115,7 @@ impl<P: Parts> Client<P> {
 
 /// Builds a [`Client`].
 #[derive(Debug)]
-pub struct ClientBuilder<P> {
+pub struct ClientBuilder<P: Parts = StandardParts> {
     policy: Policy,
     quota: Option<Arc<RetryQuota>>,
     seed: Option<u64>,
@@ -135,7 +135,8 @@ impl<P: Parts> ClientBuilder<P> {
         self
     }
 
-    /// Builds the executor from other pieces: how the negative variants swap in their copy.
+    /// Builds the executor from other pieces: how the labs swap in their copy of one file.
+    #[doc(hidden)]
     pub fn parts<Q: Parts>(self) -> ClientBuilder<Q> {
         ClientBuilder {
             policy: self.policy,

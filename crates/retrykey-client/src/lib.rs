@@ -9,7 +9,7 @@
 //!
 //! The core is transport-agnostic: an attempt is any async function from an [`Attempt`] to a
 //! [`Reply`] or a [`Failure`]. Adapters are ready for the in-memory ledger
-//! ([`adapters::MemoryLedger`]), for HTTP ([`adapters::HttpLedger`]) and for the loopback TCP
+//! ([`adapters::MemoryAdapter`]), for HTTP ([`adapters::HttpAdapter`]) and for the loopback TCP
 //! ledger service in [`tcp`].
 //!
 //! # Example
@@ -17,11 +17,11 @@
 //! ```
 //! use std::sync::Arc;
 //! use retrykey::{Ledger, Request, Store};
-//! use retrykey_client::{Client, Outcome, Policy, adapters::MemoryLedger};
+//! use retrykey_client::{Client, Outcome, Policy, adapters::MemoryAdapter};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 //! let store = Arc::new(Store::new());
-//! let ledger = MemoryLedger::new(store.clone());
+//! let ledger = MemoryAdapter::new(store.clone());
 //! ledger.lose_next_replies(1); // the first attempt commits, then its reply is lost
 //!
 //! let client = Client::builder(Policy::default()).seed(7).build();
@@ -35,7 +35,7 @@
 //! # }).unwrap();
 //! ```
 
-// Lets the mirrored files (`executor.rs`, `layer.rs`, `classify.rs`, `backoff.rs`) name this
+// Lets the mirrored files (`executor.rs`, `nesting.rs`, `classify.rs`, `backoff.rs`) name this
 // crate as `retrykey_client`, exactly as the negative variants under `labs/` do when they copy
 // one of them: the copies then differ from it only in their one change.
 extern crate self as retrykey_client;
@@ -48,9 +48,11 @@ mod budget;
 pub mod classify;
 mod client;
 mod error;
+#[doc(hidden)]
 pub mod executor;
 mod failure;
-pub mod layer;
+#[doc(hidden)]
+pub mod nesting;
 mod outcome;
 mod parts;
 mod policy;
@@ -64,7 +66,9 @@ pub use client::{Client, ClientBuilder, JitterRng};
 pub use error::Error;
 pub use failure::{Answer, Failure, Verdict};
 pub use outcome::{Outcome, Stop};
-pub use parts::{Parts, Standard};
+// The seam the labs plug their copies into (labs/README.md): not part of the documented API.
+#[doc(hidden)]
+pub use parts::{Parts, StandardParts};
 pub use policy::{
     DEFAULT_BASE, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_MAX_ATTEMPTS, Policy, PolicyBuilder,
 };

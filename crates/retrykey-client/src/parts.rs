@@ -9,11 +9,12 @@ use crate::{Attempt, Budget, Client, Failure, JitterRng, Outcome, Policy, Reply,
 
 /// The pieces the executor is built from, one per file: the retry loop (`executor.rs`), the
 /// backoff schedule (`backoff.rs`), the classification (`classify.rs`) and how a nested layer
-/// derives its budget (`layer.rs`).
+/// derives its budget (`nesting.rs`).
 ///
-/// Every method has the correct default, and [`Standard`] uses them all. The negative variants
-/// under `labs/` each replace one method with their copy of the file, so the shared checks
-/// (`retry_suite!`) run the same loop around exactly one broken piece.
+/// Every method has the correct default, and [`StandardParts`] uses them all. The negative
+/// variants under `labs/` each replace one method with their copy of the file, so the shared
+/// checks (`retrykey-client-checks`) run the same loop around exactly one broken piece. A seam for
+/// the labs, hidden from the documented API (see `labs/README.md`).
 pub trait Parts: Sized + Send + Sync + 'static {
     /// Runs one logical operation: see [`crate::executor::execute`].
     fn execute<'a, T, F, Fut>(
@@ -40,14 +41,14 @@ pub trait Parts: Sized + Send + Sync + 'static {
         crate::classify::classify(failure, policy)
     }
 
-    /// A nested layer's budget: see [`crate::layer::child_budget`].
+    /// A nested layer's budget: see [`crate::nesting::child_budget`].
     fn child_budget(parent: &Budget, policy: &Policy) -> Budget {
-        crate::layer::child_budget(parent, policy)
+        crate::nesting::child_budget(parent, policy)
     }
 }
 
 /// The correct pieces: what [`Client`] uses unless told otherwise.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Standard;
+pub struct StandardParts;
 
-impl Parts for Standard {}
+impl Parts for StandardParts {}

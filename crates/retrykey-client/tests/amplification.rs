@@ -1,10 +1,9 @@
 //! Nested retries multiply the calls to a failing dependency unless the layers share one budget.
 
-use retrykey_client::Standard;
 use retrykey_client::amplification::{Layering, demo_policy, run_chain};
 
 async fn calls(layers: u32, attempts: u32, layering: Layering) -> u32 {
-    run_chain::<Standard>(layers, demo_policy(attempts).unwrap(), layering, 7)
+    run_chain(layers, demo_policy(attempts).unwrap(), layering, 7)
         .await
         .downstream_calls
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use retrykey_client::layer::child_budget;
+use retrykey_client::nesting::child_budget;
 use retrykey_client::{Budget, Client, Failure, Policy, Reply};
 
 // A budget too long to represent runs like a very long one instead of overflowing.

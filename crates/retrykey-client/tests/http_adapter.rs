@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use retrykey_client::adapters::{HttpLedger, KEY_HEADER};
+use retrykey_client::adapters::{HttpAdapter, KEY_HEADER};
 use retrykey_client::{Client, Outcome, Policy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -60,7 +60,7 @@ const CREATED_REPLAY: &str = "HTTP/1.1 201 Created\r\nIdempotent-Replayed: true\
 #[tokio::test]
 async fn retry_after_then_replay() {
     let (addr, seen) = scripted(vec![BUSY, CREATED_REPLAY]).await;
-    let http = HttpLedger::new();
+    let http = HttpAdapter::new();
     let url = format!("http://{addr}/jobs");
     let client = Client::builder(Policy::default()).seed(10).build();
     let key = client.new_key();
@@ -92,7 +92,7 @@ async fn retry_after_then_replay() {
 async fn unprocessable_is_rejected_once() {
     let invalid = "HTTP/1.1 422 Unprocessable Content\r\nContent-Length: 10\r\nConnection: close\r\n\r\nbad units\n";
     let (addr, seen) = scripted(vec![invalid, CREATED_REPLAY]).await;
-    let http = HttpLedger::new();
+    let http = HttpAdapter::new();
     let url = format!("http://{addr}/jobs");
     let client = Client::builder(Policy::default()).seed(11).build();
     let outcome = client
@@ -115,7 +115,7 @@ async fn conflict_in_progress_is_retried() {
         "HTTP/1.1 409 Conflict\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
     let (addr, _) = scripted(vec![in_progress, ok]).await;
-    let http = HttpLedger::new();
+    let http = HttpAdapter::new();
     let url = format!("http://{addr}/jobs");
     let client = Client::builder(Policy::default()).seed(12).build();
     let outcome = client
@@ -129,7 +129,7 @@ async fn conflict_in_progress_is_retried() {
 #[tokio::test]
 async fn refused_connections_are_not_applied() {
     let addr = common::free_port();
-    let http = HttpLedger::new();
+    let http = HttpAdapter::new();
     let url = format!("http://{addr}/jobs");
     let policy = Policy::builder()
         .base(Duration::from_millis(5))

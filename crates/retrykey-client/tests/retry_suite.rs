@@ -1,5 +1,5 @@
 //! The shared retry checks, run against the correct client.
 
-use retrykey_client::Standard;
+use retrykey_client::StandardParts;
 
-retrykey_client_checks::retry_suite!(Standard);
+retrykey_client_checks::retry_suite!(StandardParts);

@@ -1,4 +1,4 @@
-//! The shared retry checks, run against the correct client with this variant's `layer.rs`.
+//! The shared retry checks, run against the correct client with this variant's `nesting.rs`.
 
 retrykey_client_checks::variant_parts!(
     Variant,

@@ -29,17 +29,17 @@ pub struct HttpResponse {
 /// is still in progress", which the classifier retries. A 2xx with `Idempotent-Replayed: true`
 /// is a replay: the real result, delivered again.
 #[derive(Clone, Debug)]
-pub struct HttpLedger {
+pub struct HttpAdapter {
     http: reqwest::Client,
 }
 
-impl Default for HttpLedger {
+impl Default for HttpAdapter {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl HttpLedger {
+impl HttpAdapter {
     /// An adapter with its own connection pool, ignoring proxy settings (loopback use).
     pub fn new() -> Self {
         let http = reqwest::Client::builder()

@@ -10,15 +10,15 @@ use crate::{Answer, Attempt, Failure, Reply};
 
 /// Calls a [`Ledger`] in-process, as an attempt function.
 ///
-/// [`MemoryLedger::lose_next_replies`] makes the next applies commit and then report
+/// [`MemoryAdapter::lose_next_replies`] makes the next applies commit and then report
 /// [`Failure::Lost`]: the lost reply of Stage 1, without a network.
 #[derive(Clone)]
-pub struct MemoryLedger {
+pub struct MemoryAdapter {
     ledger: Arc<dyn Ledger>,
     lose: Arc<AtomicU32>,
 }
 
-impl MemoryLedger {
+impl MemoryAdapter {
     /// An adapter in front of `ledger`.
     pub fn new(ledger: Arc<dyn Ledger>) -> Self {
         Self {
@@ -52,9 +52,9 @@ impl MemoryLedger {
     }
 }
 
-impl std::fmt::Debug for MemoryLedger {
+impl std::fmt::Debug for MemoryAdapter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryLedger").finish_non_exhaustive()
+        f.debug_struct("MemoryAdapter").finish_non_exhaustive()
     }
 }
 

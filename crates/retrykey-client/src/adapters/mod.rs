@@ -3,5 +3,5 @@
 mod http;
 mod memory;
 
-pub use http::{HttpLedger, HttpResponse, KEY_HEADER, REPLAYED_HEADER};
-pub use memory::{MemoryLedger, answer_for};
+pub use http::{HttpAdapter, HttpResponse, KEY_HEADER, REPLAYED_HEADER};
+pub use memory::{MemoryAdapter, answer_for};

@@ -33,8 +33,7 @@ async fn main() -> Result<()> {
     println!();
     println!("{:<40} {:>10}  outcome", "how the layers retry", "calls");
     for layering in Layering::ALL {
-        let run =
-            run_chain::<retrykey_client::Standard>(args.layers, policy, layering, args.seed).await;
+        let run = run_chain(args.layers, policy, layering, args.seed).await;
         let outcome = match &run.outcome {
             Outcome::Unknown { stop, .. } => format!("unknown ({stop})"),
             other => other.kind().to_string(),
