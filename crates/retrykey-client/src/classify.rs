@@ -1,3 +1,4 @@
+// Mirrored by labs/retry-definitive-errors: see labs/README.md before changing this file.
 //! The retry classification: which failures are transient, which answers are definitive.
 
 use retrykey_client::{Failure, Policy, Verdict};

@@ -12,6 +12,20 @@
 //! ([`adapters::MemoryAdapter`]), for HTTP ([`adapters::HttpAdapter`]) and for the loopback TCP
 //! ledger service in [`tcp`].
 //!
+//! # Reading order
+//!
+//! 1. `outcome.rs`: the three results a caller must tell apart; everything else serves them.
+//! 2. `attempt.rs` and `failure.rs`: what one attempt receives, returns, or reports as failed.
+//! 3. `policy.rs`, `budget.rs` and `quota.rs`: the limits on one operation and on one client.
+//! 4. `executor.rs`: the retry loop, one key fixed before the first attempt. It asks
+//!    `classify.rs` (retry or not), `backoff.rs` (how long to wait), `retry_after.rs` (the
+//!    service's own wait) and `nesting.rs` (a nested layer's budget).
+//! 5. `client.rs`: the entry points (`run`, `run_with_key`, `run_nested`) and the shared quota.
+//! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP and loopback TCP.
+//! 7. `amplification.rs` and `bin/`: the demos the book runs.
+//!
+//! `parts.rs` is the seam the labs plug their copy of one file into (`labs/README.md`).
+//!
 //! # Example
 //!
 //! ```
@@ -35,9 +49,7 @@
 //! # }).unwrap();
 //! ```
 
-// Lets the mirrored files (`executor.rs`, `nesting.rs`, `classify.rs`, `backoff.rs`) name this
-// crate as `retrykey_client`, exactly as the negative variants under `labs/` do when they copy
-// one of them: the copies then differ from it only in their one change.
+// Mirrored files name this crate as `retrykey_client`, as their lab copies do: labs/README.md.
 extern crate self as retrykey_client;
 
 pub mod adapters;

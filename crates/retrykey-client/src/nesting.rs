@@ -1,3 +1,4 @@
+// Mirrored by labs/budget-reset-per-layer: see labs/README.md before changing this file.
 //! How a nested layer derives its budget from its caller's: it may shorten it, never renew it.
 
 use retrykey_client::{Budget, Policy};

@@ -1,3 +1,4 @@
+// Mirrored by labs/fresh-key-per-retry: see labs/README.md before changing this file.
 //! The retry loop: one logical operation as a sequence of attempts under one key and one budget.
 
 use std::future::Future;

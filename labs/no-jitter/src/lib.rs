@@ -1,3 +1,4 @@
+// Mirrored by labs/no-jitter: see labs/README.md before changing this file.
 //! The backoff schedule: exponential ceilings, and a wait drawn at random below each one.
 
 use std::time::Duration;
