@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use retrykey_client::{Parts, Standard};
+use retrykey_client::{Parts, StandardParts};
 use retrykey_client_checks::failing_checks;
 
 mod budget_reset {
@@ -34,7 +34,7 @@ fn assert_fails_as_declared<P: Parts>(variant: &str) {
 // The correct client fails no retry check: the baseline every variant is compared with.
 #[test]
 fn correct_client_fails_nothing() {
-    assert_eq!(failing_checks::<Standard>(), BTreeSet::new());
+    assert_eq!(failing_checks::<StandardParts>(), BTreeSet::new());
 }
 
 // Each variant fails exactly the retry checks it declares.
