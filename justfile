@@ -19,7 +19,7 @@ prepare:
     # Each package is built on its own, as the class commands select it: cargo unifies features
     # across the packages of one invocation, so a --workspace build would not be reused.
     cargo test -q --no-run
-    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-tests; do
+    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-tests; do
         cargo build -q -p "$package" --bins
         cargo test -q -p "$package" --no-run
     done
@@ -29,7 +29,7 @@ prepare:
     done
     cargo test -q --release -p retrykey --test stress --no-run
     cargo build -q --release -p retrykey-http --example load
-    cargo build -q --release -p retrykey-durable --bin pgbench-ratio
+    cargo build -q --release -p retrykey-durable --example pgbench-ratio
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
     cargo test -q -p retrykey-tests --test exercise
     echo "prepared: the class commands now run without a compile step"
@@ -129,10 +129,10 @@ crash-matrix variant="":
     set -euo pipefail
     if [ -n "{{variant}}" ]; then
         cargo build -q -p {{variant}} --bin crash-server-{{variant}}
-        exec cargo run -q -p retrykey-durable --bin crash-matrix -- --variant {{variant}} --backend sqlite
+        exec cargo run -q -p retrykey-durable-checks --bin crash-matrix -- --variant {{variant}} --backend sqlite
     fi
-    cargo build -q -p retrykey-durable --bin crash-server
-    exec cargo run -q -p retrykey-durable --bin crash-matrix
+    cargo build -q -p retrykey-durable-checks --bin crash-server
+    exec cargo run -q -p retrykey-durable-checks --bin crash-matrix
 
 # Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections); ~1.5 minutes.
 bench-durable *args:
@@ -140,7 +140,7 @@ bench-durable *args:
 
 # Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
 pgbench-ratio *args:
-    cargo run -q --release -p retrykey-durable --bin pgbench-ratio -- {{args}}
+    cargo run -q --release -p retrykey-durable --example pgbench-ratio -- {{args}}
 
 # Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:

@@ -6,34 +6,10 @@
 use std::collections::BTreeSet;
 
 use retrykey::Ledger;
-use retrykey_contract::{failing_checks, run_check};
-use retrykey_durable::crash::harness::InProcess;
-use retrykey_durable::crash::scenario;
-use retrykey_durable::crash::server::{Backend, Opener, open_correct};
-use retrykey_durable::pg::admin::url;
-use retrykey_durable::{Options, connections};
-
-/// The names of the failed checks among `results`.
-fn failed(results: Vec<(&'static str, Result<(), String>)>) -> BTreeSet<String> {
-    results
-        .into_iter()
-        .filter(|(_, result)| result.is_err())
-        .map(|(name, _)| name.to_string())
-        .collect()
-}
-
-/// The contract, model and crash checks an SQLite ledger fails: `make` builds it on a fresh
-/// file for the suites, `open` for the crash scenarios.
-fn sqlite_failures<L: Ledger + 'static>(
-    make: fn(retrykey::Limits) -> L,
-    open: Opener,
-) -> BTreeSet<String> {
-    let mut failing = failing_checks(&make);
-    failing.extend(failed(scenario::run_all(|| {
-        InProcess::new(Backend::fresh_sqlite(), open)
-    })));
-    failing
-}
+use retrykey_durable::Options;
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::server::{Backend, open_correct};
+use retrykey_durable_checks::{Subject, failing_checks};
 
 /// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
 fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
@@ -69,45 +45,42 @@ fn record_before_effect(
 // The correct SQLite ledger fails nothing: the baseline the variants are compared with.
 #[test]
 fn correct_sqlite_ledger_fails_nothing() {
-    let failing = sqlite_failures(
-        |limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
-        open_correct,
-    );
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: open_correct,
+    });
     assert_eq!(failing, BTreeSet::new());
 }
 
 // separate-transactions fails exactly its declared checks.
 #[test]
 fn separate_transactions_fails_as_declared() {
-    let failing = sqlite_failures(
-        |limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
-        separate_transactions,
-    );
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: separate_transactions,
+    });
     assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
 }
 
 // record-before-effect fails exactly its declared checks.
 #[test]
 fn record_before_effect_fails_as_declared() {
-    let failing = sqlite_failures(
-        |limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
-        record_before_effect,
-    );
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: record_before_effect,
+    });
     assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
 }
 
 // check-then-insert fails exactly its declared checks (PostgreSQL; ignored without the URL).
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn check_then_insert_fails_as_declared() {
         let url = url();
-        let make = |limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger");
-        let mut failing = failing_checks(&make);
-        let open = |url: &str, options: Options| check_then_insert::PgLedger::open(url, options);
-        let connections = connections::checks()
-            .into_iter()
-            .map(|(name, check)| (name, run_check(|| check(&url, &open))))
-            .collect();
-        failing.extend(failed(connections));
+        let failing = failing_checks(Subject::Postgres {
+            url: &url,
+            make: &|limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger"),
+            open: &|url: &str, options: Options| check_then_insert::PgLedger::open(url, options),
+        });
         assert_fails_as_declared(
             "check-then-insert",
             &["contract::", "model::", "connections::"],

@@ -12,6 +12,18 @@
 //! constraint on `(scope, key)` decides which of two concurrent writers is first. Both pass the
 //! same contract suite as the in-memory store, unchanged.
 //!
+//! # Reading order
+//!
+//! 1. [`sqlite::ledger`]: the whole apply transaction in one function, the shape of the stage.
+//! 2. [`record`]: the two rows both backends store, and how a record answers a retry.
+//! 3. [`sqlite`]: the statements that transaction is made of.
+//! 4. [`pg::ledger`]: the same transaction on PostgreSQL, where a unique index decides the
+//!    first writer; then [`pg`] (its statements), [`pg::transaction`] (`BEGIN` in the same round
+//!    trip) and [`pg::pool`] (connections and the retry of transient failures).
+//! 5. [`retention`] and the two `schema` modules: how long records live, and old layouts.
+//!
+//! The checks that crash, race and cut these ledgers live in `retrykey-durable-checks`.
+//!
 //! # Example
 //!
 //! ```
@@ -29,16 +41,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// Lets the files that hold each backend's transaction name this crate as `retrykey_durable`,
-// exactly as the negative variants under `labs/` do when they copy one of them.
+// The mirrored ledger files name this crate as the lab copies do: see labs/README.md.
 extern crate self as retrykey_durable;
 
-pub mod connections;
+#[doc(hidden)]
 pub mod crash;
 mod error;
 pub mod options;
 pub mod pg;
-pub mod proxy;
+pub mod record;
 pub mod retention;
 pub mod sqlite;
 

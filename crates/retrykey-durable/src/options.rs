@@ -41,7 +41,8 @@ pub struct Options {
     pub pg_connections: usize,
     /// PostgreSQL only: the `application_name` of those connections, to find them on the server.
     pub pg_application_name: String,
-    /// Where the crash points call out; empty by default.
+    /// Where the crash points call out; empty by default. A seam for the crash checks.
+    #[doc(hidden)]
     pub hooks: Hooks,
 }
 

@@ -1,6 +1,8 @@
 //! Real PostgreSQL connections: concurrent writers, conflicts, rollbacks, and connections lost
-//! around COMMIT (see `retrykey_durable::connections`).
+//! around COMMIT (see `retrykey_durable_checks::connections`).
 
 use retrykey_durable::{Options, PgLedger};
 
-retrykey_durable::connections_suite!(|url: &str, options: Options| PgLedger::open(url, options));
+retrykey_durable_checks::connections_suite!(|url: &str, options: Options| PgLedger::open(
+    url, options
+));

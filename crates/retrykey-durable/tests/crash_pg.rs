@@ -1,14 +1,11 @@
-//! The crash matrix on PostgreSQL: the real crash-server process, aborted at each point,
-//! restarted, and retried with the same key. Ignored, not passed, without RETRYKEY_PG_URL.
+//! The crash scenarios on PostgreSQL, one `crash::<point>` test per point, each in a fresh
+//! schema (see `crash_sqlite.rs`). Ignored, not passed, without RETRYKEY_PG_URL.
 
-use retrykey_durable::crash::harness::ProcessHarness;
-use retrykey_durable::crash::server::Backend;
-use retrykey_durable::pg::admin::url;
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::harness::InProcess;
+use retrykey_durable_checks::crash::server::{Backend, open_correct};
 
-retrykey_durable::crash_suite!(
+retrykey_durable_checks::crash_suite!(
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-    ProcessHarness::new(
-        env!("CARGO_BIN_EXE_crash-server"),
-        Backend::fresh_pg(&url())
-    )
+    InProcess::new(Backend::fresh_pg(&url()), open_correct)
 );

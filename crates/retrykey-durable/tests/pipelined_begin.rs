@@ -4,13 +4,13 @@
 
 use retrykey::{Key, Ledger, Limits};
 use retrykey_durable::PgLedger;
-use retrykey_durable::crash::server::FreshSchema;
-use retrykey_durable::pg::admin::url;
 use retrykey_durable::pg::{Pool, add_effect_within_limits};
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::server::FreshSchema;
 
 // Requirement: run on its own (autocommit, as if BEGIN had failed), the effect statement
 // changes nothing; inside the ledger's transaction the same operation applies.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn effect_outside_a_transaction_writes_nothing() {
         let url = url();
         let place = FreshSchema::new(&url);

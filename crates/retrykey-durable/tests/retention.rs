@@ -6,9 +6,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
 use retrykey_durable::options::DEFAULT_RETENTION;
-use retrykey_durable::pg::admin::url;
 use retrykey_durable::retention::{Sweep, Sweeper};
 use retrykey_durable::{Options, PgLedger, SqliteLedger};
+use retrykey_durable_checks::admin::url;
 
 fn key(text: &str) -> Key {
     Key::new(text).expect("valid key")
@@ -112,21 +112,21 @@ fn sqlite_full_ledger_rejects_rather_than_evicts() {
 }
 
 // Requirement: on PostgreSQL a record replays until the sweeper deletes it.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn postgres_replays_until_swept() {
         replays_until_swept(&postgres(Limits::default()));
     }
 }
 
 // Requirement: on PostgreSQL a swept key applies as a new operation with a new number.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn postgres_swept_key_is_a_new_operation() {
         swept_key_is_a_new_operation(&postgres(Limits::default()));
     }
 }
 
 // Requirement: on PostgreSQL a full ledger rejects new operations and keeps every live record.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn postgres_full_ledger_rejects_rather_than_evicts() {
         full_ledger_rejects_rather_than_evicts(&postgres(two_records()));
     }

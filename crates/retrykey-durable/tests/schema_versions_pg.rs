@@ -6,10 +6,10 @@ mod common;
 
 use common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey::Ledger;
-use retrykey_durable::crash::server::FreshSchema;
-use retrykey_durable::pg::admin::{Admin, url};
 use retrykey_durable::pg::schema;
 use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
+use retrykey_durable_checks::admin::{Admin, url};
+use retrykey_durable_checks::crash::server::FreshSchema;
 
 /// A fresh schema, dropped at the end of the test, and the URL of its database.
 struct Place {
@@ -40,7 +40,7 @@ impl Place {
 
 // Requirement: a version-1 ledger is migrated on open, and every old receipt replays unchanged
 // with no new effect.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn version_1_ledger_migrates_and_replays() {
         let place = Place::new(&url());
         schema::write_v1(&place.url, place.schema.name(), &v1_operations())
@@ -61,7 +61,7 @@ retrykey_durable::postgres_test! {
 }
 
 // Requirement: a layout newer than this build is refused and left exactly as it was.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn newer_layout_is_refused_unchanged() {
         let place = Place::new(&url());
         let ledger = PgLedger::open(&place.url, place.options()).expect("create");
@@ -106,7 +106,7 @@ retrykey_durable::postgres_test! {
 }
 
 // Requirement: an unreadable old record stops the migration and changes nothing.
-retrykey_durable::postgres_test! {
+retrykey_durable_checks::postgres_test! {
     fn unreadable_old_record_stops_the_migration() {
         let place = Place::new(&url());
         schema::write_v1(

@@ -2,7 +2,7 @@
 //! Ignored, not passed, when RETRYKEY_PG_URL is not set.
 
 use check_then_insert::PgLedger;
-use retrykey_durable::pg::admin::url;
+use retrykey_durable_checks::admin::url;
 
 retrykey_contract::ledger_suite!(
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]

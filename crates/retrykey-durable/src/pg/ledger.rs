@@ -1,3 +1,4 @@
+// Mirrored by labs/check-then-insert: see labs/README.md before changing this file.
 //! The PostgreSQL ledger: its table layout, and the one transaction that writes the effect and
 //! the record together.
 

@@ -1,39 +1,26 @@
-//! PostgreSQL: the connection pool behind the synchronous facade, and the statements the apply
-//! transaction is made of.
+//! PostgreSQL: the statements the apply transaction is made of.
 //!
-//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`Pool`] owns a small tokio runtime
-//! (one worker thread, which drives the connections) and a few `tokio-postgres` clients; each
-//! call blocks the calling thread on its own future. Do not call a `PgLedger` from async code:
-//! use `spawn_blocking` there.
+//! The transaction itself lives in [`ledger`], one file, so that a negative variant can copy it
+//! whole and change one thing; the connections it runs on come from [`pool`].
 
-pub mod admin;
 pub mod ledger;
+pub mod pool;
 pub mod schema;
 pub mod transaction;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError};
-
 use retrykey::{Error, Key, Limits, Receipt, Request};
-use tokio::runtime::Runtime;
-use tokio::sync::Mutex;
-use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config, GenericClient, NoTls};
+use tokio_postgres::{Client, GenericClient};
 
 use crate::SCHEMA_VERSION;
+use crate::record::{State, Stored, from_sql, to_sql};
 
-pub use crate::sqlite::{State, Stored};
 pub use ledger::PgLedger;
+pub use pool::{MAX_ATTEMPTS, Pool, check_identifier};
 
 /// The environment variable that holds the connection URL, e.g.
 /// `postgres://retrykey:retrykey@127.0.0.1:5432/retrykey`.
 pub const URL_VAR: &str = "RETRYKEY_PG_URL";
-
-/// How many times a transaction that failed with a serialization failure or a deadlock is tried
-/// in all. Those failures mean "rolled back, nothing happened": trying again is safe.
-pub const MAX_ATTEMPTS: u32 = 5;
 
 /// The URL from [`URL_VAR`], if set and not empty.
 pub fn url_from_env() -> Option<String> {
@@ -42,230 +29,9 @@ pub fn url_from_env() -> Option<String> {
         .filter(|url| !url.trim().is_empty())
 }
 
-/// A few connections to one database, all with `search_path` set to one schema.
-pub struct Pool {
-    runtime: Option<Runtime>,
-    config: Config,
-    slots: Vec<Mutex<Slot>>,
-    next: AtomicUsize,
-}
-
-/// One connection of the pool, opened on first use.
-#[derive(Default)]
-struct Slot {
-    client: Option<Client>,
-    /// Set while work runs on the connection. Still set when the next caller arrives, it means
-    /// the work never returned (it panicked, or its future was dropped) and may have left a
-    /// transaction open or a reply unread: the connection is closed, not reused.
-    busy: bool,
-}
-
-impl std::fmt::Debug for Pool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool")
-            .field("connections", &self.slots.len())
-            .finish()
-    }
-}
-
-impl Pool {
-    /// Prepares `size` connections to `url` whose tables live in `schema` (created if missing).
-    /// The first one is opened now, so that a wrong URL fails here.
-    pub fn connect(
-        url: &str,
-        schema: &str,
-        size: usize,
-        application_name: &str,
-    ) -> Result<Self, crate::Error> {
-        let config = config(url, schema, application_name)?;
-        let runtime = runtime()?;
-        let mut first = runtime.block_on(open(&runtime, &config))?;
-        runtime.block_on(async {
-            // Two ledgers creating the same schema at once would race in the catalog.
-            let tx = first.transaction().await?;
-            tx.batch_execute("SELECT pg_advisory_xact_lock(7303)")
-                .await?;
-            tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
-                .await?;
-            tx.commit().await
-        })?;
-        let mut slots = vec![Mutex::new(Slot {
-            client: Some(first),
-            busy: false,
-        })];
-        slots.extend((1..size.max(1)).map(|_| Mutex::new(Slot::default())));
-        Ok(Self {
-            runtime: Some(runtime),
-            config,
-            slots,
-            next: AtomicUsize::new(0),
-        })
-    }
-
-    /// A pool shared by every caller in this process that asks for the same URL, schema, size
-    /// and name; opened on first use and kept for the life of the process. Short-lived ledgers
-    /// (tests, ephemeral scopes) use it so that they do not pay for a new login each time.
-    pub fn shared(
-        url: &str,
-        schema: &str,
-        size: usize,
-        application_name: &str,
-    ) -> Result<Arc<Self>, crate::Error> {
-        type Pools = std::sync::Mutex<HashMap<String, Arc<Pool>>>;
-        static POOLS: OnceLock<Pools> = OnceLock::new();
-        let id = format!("{url}\n{schema}\n{size}\n{application_name}");
-        let pools = POOLS.get_or_init(Pools::default);
-        let mut pools = pools.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(pool) = pools.get(&id) {
-            return Ok(Arc::clone(pool));
-        }
-        let pool = Arc::new(Self::connect(url, schema, size, application_name)?);
-        pools.insert(id, Arc::clone(&pool));
-        Ok(pool)
-    }
-
-    /// Runs `work` on one connection, blocking the calling thread. Work that failed with a
-    /// serialization failure or a deadlock is run again, [`MAX_ATTEMPTS`] times in all; a
-    /// connection found closed, or left behind by work that never returned, is replaced first.
-    pub fn run<T>(
-        &self,
-        mut work: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
-        let runtime = self
-            .runtime
-            .as_ref()
-            .expect("the runtime lives as long as the pool");
-        runtime.block_on(async {
-            let mut slot = slot.lock().await;
-            if slot.busy {
-                // Dropping the client closes the socket; the server rolls back what was open.
-                slot.client = None;
-            }
-            slot.busy = true;
-            let mut attempt = 1;
-            let outcome = loop {
-                if slot.client.as_ref().is_none_or(Client::is_closed) {
-                    match open(runtime, &self.config).await {
-                        Ok(client) => slot.client = Some(client),
-                        Err(error) => break Err(storage(error)),
-                    }
-                }
-                let client = slot.client.as_mut().expect("just connected");
-                match work(client).await {
-                    Err(Error::Storage(cause))
-                        if attempt < MAX_ATTEMPTS && is_transient(cause.as_ref()) =>
-                    {
-                        attempt += 1;
-                    }
-                    Err(Error::Storage(cause)) => {
-                        if is_broken(cause.as_ref()) {
-                            // The server may have said FATAL before the socket closed: do not
-                            // wait to notice the close, connect afresh next time.
-                            slot.client = None;
-                        }
-                        break Err(Error::Storage(cause));
-                    }
-                    other => break other,
-                }
-            };
-            slot.busy = false;
-            outcome
-        })
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            // Safe to drop anywhere, even inside another runtime.
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// The settings of the lab's connections: `url`, named `application_name`, with `search_path`
-/// set to `schema`.
-pub(crate) fn config(
-    url: &str,
-    schema: &str,
-    application_name: &str,
-) -> Result<Config, crate::Error> {
-    check_identifier(schema)?;
-    let mut config: Config = url.parse()?;
-    config.application_name(application_name);
-    config.options(format!("-c search_path={schema}"));
-    Ok(config)
-}
-
-/// A current-thread runtime: the caller's thread drives its own connection inside `block_on`,
-/// with no hop to a worker thread and back on every round trip.
-pub(crate) fn runtime() -> Result<Runtime, crate::Error> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
-
-pub(crate) async fn open(
-    runtime: &Runtime,
-    config: &Config,
-) -> Result<Client, tokio_postgres::Error> {
-    let (client, connection) = config.connect(NoTls).await?;
-    // The connection task ends when the client is dropped or the server goes away.
-    runtime.spawn(connection);
-    Ok(client)
-}
-
-/// Accepts lower-case SQL identifiers only, so a schema name can be written into DDL.
-pub fn check_identifier(name: &str) -> Result<(), crate::Error> {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
-    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if first_ok && rest_ok && name.len() <= 63 {
-        Ok(())
-    } else {
-        Err(crate::Error::Config(format!(
-            "{name:?} is not a schema name (lower-case letters, digits, _; at most 63 bytes)"
-        )))
-    }
-}
-
-fn is_transient(cause: &(dyn std::error::Error + 'static)) -> bool {
-    cause
-        .downcast_ref::<tokio_postgres::Error>()
-        .and_then(tokio_postgres::Error::code)
-        .is_some_and(|code| {
-            *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED
-        })
-}
-
-/// Whether `cause` leaves the connection unusable: anything but an ordinary error reported by
-/// the server (a closed socket, an I/O failure, a FATAL or PANIC message).
-fn is_broken(cause: &(dyn std::error::Error + 'static)) -> bool {
-    let Some(error) = cause.downcast_ref::<tokio_postgres::Error>() else {
-        return false;
-    };
-    match error.as_db_error().and_then(|db| db.parsed_severity()) {
-        Some(Severity::Fatal | Severity::Panic) => true,
-        Some(_) => false,
-        None => error.as_db_error().is_none(),
-    }
-}
-
 /// A PostgreSQL failure as the ledger reports it: the outcome is unknown to the caller.
 pub fn storage(error: tokio_postgres::Error) -> Error {
     Error::Storage(Box::new(error))
-}
-
-// bigint is signed; unsigned counts are stored as their bit pattern and round-trip exactly.
-fn to_sql(value: u64) -> i64 {
-    value as i64
-}
-
-fn from_sql(value: i64) -> u64 {
-    value as u64
 }
 
 // Every statement below names its parameter types, so it runs in one round trip (no separate
@@ -365,9 +131,10 @@ pub async fn add_effect_within_limits(
     }))
 }
 
-/// The effect with a total computed by the caller from a locked [`read_state`]: the slow path
-/// behind [`add_effect_within_limits`], for values beyond `i64` or a limit that a sweeper
-/// lifted in the meantime.
+/// The effect: the new total, computed by the caller from a locked [`read_state`], counted as
+/// one more operation and one more live record (the one [`insert_record`] writes in the same
+/// transaction). The slow path behind [`add_effect_within_limits`], for values beyond `i64` or
+/// a limit that a sweeper lifted in the meantime.
 pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Result<(), Error> {
     db.execute_typed(
         "UPDATE ledger SET total = $2, operations = operations + 1, records = records + 1
@@ -379,8 +146,9 @@ pub async fn add_effect(db: &impl GenericClient, scope: &str, total: u64) -> Res
     Ok(())
 }
 
-/// The record, unless the unique index already holds one for `(scope, key)`: returns whether
-/// this call inserted it. `ON CONFLICT DO NOTHING` waits for a concurrent inserter of the same
+/// The record: key, request, receipt, schema version and creation time (its count is
+/// [`add_effect`]'s), unless the unique index already holds one for `(scope, key)`: returns
+/// whether this call inserted it. `ON CONFLICT DO NOTHING` waits for a concurrent inserter of the same
 /// key to finish, then yields to it if it committed.
 pub async fn insert_record(
     db: &impl GenericClient,

@@ -145,6 +145,7 @@ fn parse_v1_receipt(text: &str) -> Option<(i64, i64)> {
 /// Writes a fresh ledger in the version-1 layout into `schema` (created if missing) at `url`,
 /// applying `operations` the way the previous release did. Tests use it to prove that a
 /// migrated ledger replays old receipts.
+#[doc(hidden)]
 pub fn write_v1(url: &str, schema: &str, operations: &[(Key, Request)]) -> Result<(), Error> {
     let pool = Pool::connect(url, schema, 1, "retrykey-v1")?;
     pool.run(async |client| Ok(write_v1_rows(client, operations).await))

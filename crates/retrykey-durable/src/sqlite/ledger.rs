@@ -1,3 +1,4 @@
+// Mirrored by labs/record-before-effect, labs/separate-transactions: see labs/README.md before changing this file.
 //! The SQLite ledger: the effect and the record are written and committed by one transaction.
 
 use std::path::{Path, PathBuf};

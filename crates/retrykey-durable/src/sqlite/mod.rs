@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use retrykey::{Error, Key, Receipt, Request};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
+use crate::record::{State, Stored, from_sql, to_sql};
 use crate::{Durability, SCHEMA_VERSION};
 
 pub use ledger::SqliteLedger;
@@ -63,49 +64,6 @@ pub fn connect(path: &Path, durability: Durability) -> Result<Connection, crate:
     Ok(conn)
 }
 
-/// A record as stored: the request it was first used with and the receipt it earned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stored {
-    /// The job name of the first request.
-    pub job: String,
-    /// The units of the first request.
-    pub units: u64,
-    /// The receipt, as committed.
-    pub receipt: Receipt,
-}
-
-impl Stored {
-    /// The reply to `request` presented again under this record's key: the recorded receipt,
-    /// marked as a replay, or a conflict when the request differs.
-    pub fn answer(&self, request: &Request) -> Result<Receipt, Error> {
-        if self.job != request.job() || self.units != request.units() {
-            return Err(Error::Conflict);
-        }
-        Ok(self.receipt.replay())
-    }
-}
-
-/// The ledger row of one scope.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct State {
-    /// The committed total.
-    pub total: u64,
-    /// Live records (after sweeping).
-    pub records: u64,
-    /// Operations ever applied; the next receipt is numbered one more.
-    pub operations: u64,
-}
-
-// SQLite integers are signed 64-bit; unsigned counts are stored as their bit pattern, so every
-// u64 round-trips exactly.
-fn to_sql(value: u64) -> i64 {
-    value as i64
-}
-
-fn from_sql(value: i64) -> u64 {
-    value as u64
-}
-
 /// The record of `key` in `scope`, if there is one.
 pub fn lookup(conn: &Connection, scope: &str, key: &Key) -> rusqlite::Result<Option<Stored>> {
     conn.prepare_cached(
@@ -138,16 +96,19 @@ pub fn read_state(conn: &Connection, scope: &str) -> rusqlite::Result<State> {
         })
 }
 
-/// The effect: the new total, counted as one more operation.
+/// The effect: the new total, counted as one more operation and one more live record (the one
+/// [`insert_record`] writes in the same transaction).
 pub fn add_effect(tx: &Transaction<'_>, scope: &str, total: u64) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "UPDATE ledger SET total = ?2, operations = operations + 1 WHERE scope = ?1",
+        "UPDATE ledger SET total = ?2, operations = operations + 1, records = records + 1
+         WHERE scope = ?1",
     )?
     .execute(params![scope, to_sql(total)])?;
     Ok(())
 }
 
-/// The record: key, request, receipt, schema version and creation time, counted as live.
+/// The record: key, request, receipt, schema version and creation time (its count is
+/// [`add_effect`]'s).
 ///
 /// The primary key `(scope, key)` makes a second record for the same key fail.
 pub fn insert_record(
@@ -173,8 +134,6 @@ pub fn insert_record(
         SCHEMA_VERSION,
         created_at,
     ])?;
-    tx.prepare_cached("UPDATE ledger SET records = records + 1 WHERE scope = ?1")?
-        .execute(params![scope])?;
     Ok(())
 }
 

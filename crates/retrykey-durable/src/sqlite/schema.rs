@@ -152,6 +152,7 @@ fn parse_v1_receipt(text: &str) -> Option<(i64, i64)> {
 
 /// Writes a fresh ledger file in the version-1 layout, applying `operations` the way the
 /// previous release did. Tests use it to prove that a migrated ledger replays old receipts.
+#[doc(hidden)]
 pub fn write_v1(path: &Path, operations: &[(Key, Request)]) -> Result<(), Error> {
     let mut conn = Connection::open(path)?;
     let tx = conn.transaction()?;

@@ -2,7 +2,7 @@
 
 use retrykey::Ledger;
 use retrykey_durable::Options;
-use retrykey_durable::crash::server::{self, Backend};
+use retrykey_durable_checks::crash::server::{self, Backend};
 
 fn open(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {

@@ -6,12 +6,9 @@
 //! `FAILPOINTS=after-effect=return` aborts there (`std::process::abort`, no clean-up, no
 //! unwinding). Built with `default-features = false`, the failpoints compile to nothing.
 //!
-//! An in-process hook can be set as well; the tests use it to panic at a point (the same effect
-//! on the database as a crash: the open transaction never commits) or to cut a connection.
-
-pub mod harness;
-pub mod scenario;
-pub mod server;
+//! An in-process hook can be set as well; `retrykey-durable-checks` uses it to panic at a point
+//! (the same effect on the database as a crash: the open transaction never commits) or to cut a
+//! connection. This is the seam the checks use, not part of the ledger's API.
 
 use std::fmt;
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 //! into `#[test]`s named `connections::<check>`.
 //!
 //! Each check takes `open`, which opens a ledger on the database at a URL with the given
-//! options, so the same checks run on the correct [`PgLedger`](crate::PgLedger) and on a
-//! variant. Each uses a fresh schema.
+//! options, so the same checks run on the correct
+//! [`PgLedger`](retrykey_durable::PgLedger) and on a variant. Each uses a fresh schema.
 
 use std::net::ToSocketAddrs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -14,17 +14,15 @@ use std::time::{Duration, Instant};
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
 
-use crate::Options;
+use retrykey_durable::Options;
+
+use crate::admin::Admin;
 use crate::crash::server::FreshSchema;
 use crate::crash::{Hooks, Point};
-use crate::pg::admin::Admin;
 use crate::proxy::{Fault, FaultProxy};
 
 /// Opens a ledger on the database at a URL.
-pub type Open<L> = dyn Fn(&str, Options) -> Result<L, crate::Error>;
-
-/// One connection check.
-pub type Check<L> = fn(&str, &Open<L>);
+pub type Open<L> = dyn Fn(&str, Options) -> Result<L, retrykey_durable::Error>;
 
 const UNITS: u64 = 5;
 
@@ -184,10 +182,10 @@ pub fn backend_terminated_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
     });
     let ledger = open(url, options(schema, "a", hooks)).expect("open");
     let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
-    let outcome = ledger.apply(&key(), &request(UNITS));
+    let reply = ledger.apply(&key(), &request(UNITS));
     assert!(
-        matches!(outcome, Err(Error::Storage(_))),
-        "outcome unknown, got {outcome:?}"
+        matches!(reply, Err(Error::Storage(_))),
+        "outcome unknown, got {reply:?}"
     );
     assert_eq!(state(&observer), (0, 0, None), "nothing committed");
     assert_eq!(ledger.apply(&key(), &request(UNITS)), Ok(fresh_receipt()));
@@ -260,10 +258,10 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
     let ledger = open(&through(&proxy, url), options(schema, "a", Hooks::none())).expect("open");
     let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
     proxy.arm(fault);
-    let outcome = ledger.apply(&key(), &request(UNITS));
+    let reply = ledger.apply(&key(), &request(UNITS));
     assert!(
-        matches!(outcome, Err(Error::Storage(_))),
-        "outcome unknown, got {outcome:?}"
+        matches!(reply, Err(Error::Storage(_))),
+        "outcome unknown, got {reply:?}"
     );
     let committed = fault == Fault::AfterCommit;
     let expected = if committed {
@@ -300,82 +298,4 @@ pub fn connection_lost_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
 /// everything committed, the retry replays the receipt.
 pub fn reply_lost_after_commit<L: Ledger>(url: &str, open: &Open<L>) {
     lost_around_commit(url, open, Fault::AfterCommit);
-}
-
-/// Every connection check with the name the suite gives it (`connections::<check>`), to run
-/// them in one process (the variant tests wrap each in `retrykey_contract::run_check`).
-pub fn checks<L: Ledger>() -> [(&'static str, Check<L>); 6] {
-    macro_rules! named {
-        ($($check:ident),*) => {
-            [$((concat!("connections::", stringify!($check)), $check as Check<L>)),*]
-        };
-    }
-    named!(
-        two_connections_one_effect,
-        changed_input_conflicts,
-        rollback_before_commit,
-        backend_terminated_before_commit,
-        connection_lost_before_commit,
-        reply_lost_after_commit
-    )
-}
-
-/// Turns the connection checks into `#[test]`s in a module named `connections`.
-///
-/// `$open` is an expression of type `Fn(&str, Options) -> Result<L, retrykey_durable::Error>`.
-/// Without `RETRYKEY_PG_URL` the tests are ignored, not passed (see [`crate::postgres_test!`]).
-#[macro_export]
-macro_rules! connections_suite {
-    ($open:expr) => {
-        mod connections {
-            #[allow(unused_imports)]
-            use super::*;
-
-            fn run<L: retrykey::Ledger>(
-                check: fn(&str, &$crate::connections::Open<L>),
-                open: &$crate::connections::Open<L>,
-            ) {
-                check(&$crate::pg::admin::url(), open);
-            }
-
-            $crate::postgres_test! {
-                fn two_connections_one_effect() {
-                    run($crate::connections::two_connections_one_effect, &$open);
-                }
-            }
-
-            $crate::postgres_test! {
-                fn changed_input_conflicts() {
-                    run($crate::connections::changed_input_conflicts, &$open);
-                }
-            }
-
-            $crate::postgres_test! {
-                fn rollback_before_commit() {
-                    run($crate::connections::rollback_before_commit, &$open);
-                }
-            }
-
-            $crate::postgres_test! {
-                fn backend_terminated_before_commit() {
-                    run(
-                        $crate::connections::backend_terminated_before_commit,
-                        &$open,
-                    );
-                }
-            }
-
-            $crate::postgres_test! {
-                fn connection_lost_before_commit() {
-                    run($crate::connections::connection_lost_before_commit, &$open);
-                }
-            }
-
-            $crate::postgres_test! {
-                fn reply_lost_after_commit() {
-                    run($crate::connections::reply_lost_after_commit, &$open);
-                }
-            }
-        }
-    };
 }

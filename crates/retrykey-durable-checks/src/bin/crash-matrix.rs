@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use retrykey_durable::crash::Point;
-use retrykey_durable::crash::harness::ProcessHarness;
-use retrykey_durable::crash::scenario;
-use retrykey_durable::crash::server::{Backend, delivery};
 use retrykey_durable::pg;
+use retrykey_durable_checks::crash::Point;
+use retrykey_durable_checks::crash::harness::ProcessHarness;
+use retrykey_durable_checks::crash::scenario;
+use retrykey_durable_checks::crash::server::{Backend, delivery};
 
 /// Crash a ledger process at each point, restart it, retry with the same key, count effects.
 #[derive(Parser)]
@@ -60,8 +60,8 @@ fn main() -> anyhow::Result<ExitCode> {
                     continue;
                 }
             };
-            let outcome = scenario::run(&ProcessHarness::new(&server, place), point);
-            let receipt = match outcome.retry {
+            let row = scenario::run(&ProcessHarness::new(&server, place), point);
+            let receipt = match row.retry {
                 Some(receipt) => format!(
                     "#{} total {} {}",
                     receipt.operation,
@@ -70,15 +70,15 @@ fn main() -> anyhow::Result<ExitCode> {
                 ),
                 None => "-".to_owned(),
             };
-            if outcome.verdict.is_err() {
+            if row.verdict.is_err() {
                 failed += 1;
             }
             println!(
-                "{:<14} {:<9} {:>13} {:>13}  {:<20} {outcome}",
+                "{:<14} {:<9} {:>13} {:>13}  {:<20} {row}",
                 point.name(),
                 backend,
-                outcome.effects_after_crash,
-                outcome.effects_after_retry,
+                row.effects_after_crash,
+                row.effects_after_retry,
                 receipt
             );
         }

@@ -14,15 +14,15 @@ use std::fmt;
 use retrykey::Receipt;
 
 use super::Point;
-use super::harness::{Arm, Harness, Reply};
+use super::harness::{Arm, Harness, ServerReply};
 
 const JOB: &str = "convert-document";
 const ACKED: (&str, u64) = ("acked-1", 3);
 const LOST: (&str, u64) = ("lost-1", 5);
 
-/// What one scenario observed.
+/// What one scenario observed: one row of the crash matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outcome {
+pub struct RowResult {
     /// Where the first life crashed.
     pub point: Point,
     /// Effects of `lost-1` found right after the restart.
@@ -35,7 +35,7 @@ pub struct Outcome {
     pub verdict: Result<(), String>,
 }
 
-impl fmt::Display for Outcome {
+impl fmt::Display for RowResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.verdict {
             Ok(()) => write!(f, "ok"),
@@ -45,16 +45,16 @@ impl fmt::Display for Outcome {
 }
 
 /// Runs the scenario for `point`.
-pub fn run(harness: &dyn Harness, point: Point) -> Outcome {
-    let mut outcome = Outcome {
+pub fn run(harness: &dyn Harness, point: Point) -> RowResult {
+    let mut row = RowResult {
         point,
         effects_after_crash: 0,
         effects_after_retry: 0,
         retry: None,
         verdict: Ok(()),
     };
-    outcome.verdict = steps(harness, point, &mut outcome);
-    outcome
+    row.verdict = steps(harness, point, &mut row);
+    row
 }
 
 /// The scenario as a check: `Err` says what went wrong.
@@ -68,7 +68,7 @@ fn effects(total: u64) -> u64 {
     total.saturating_sub(ACKED.1) / LOST.1
 }
 
-fn steps(harness: &dyn Harness, point: Point, outcome: &mut Outcome) -> Result<(), String> {
+fn steps(harness: &dyn Harness, point: Point, row: &mut RowResult) -> Result<(), String> {
     let original = Receipt {
         operation: 1,
         total: ACKED.1,
@@ -77,122 +77,51 @@ fn steps(harness: &dyn Harness, point: Point, outcome: &mut Outcome) -> Result<(
     {
         let mut first = harness.start(Some(Arm { point, skip: 1 }))?;
         match first.apply(ACKED.0, JOB, ACKED.1) {
-            Reply::Receipt(receipt) if receipt == original => {}
+            ServerReply::Receipt(receipt) if receipt == original => {}
             other => return Err(format!("the first operation got {other:?}")),
         }
         match first.apply(LOST.0, JOB, LOST.1) {
-            Reply::Crashed => {}
+            ServerReply::Crashed => {}
             other => return Err(format!("the process did not crash; it replied {other:?}")),
         }
     }
 
     let mut second = harness.start(None)?;
     let (total, _) = second.state()?;
-    outcome.effects_after_crash = effects(total);
+    row.effects_after_crash = effects(total);
     if total < ACKED.1 {
         return Err(format!(
             "the acknowledged operation was lost: total {total}"
         ));
     }
     let retry = match second.apply(LOST.0, JOB, LOST.1) {
-        Reply::Receipt(receipt) => receipt,
+        ServerReply::Receipt(receipt) => receipt,
         other => return Err(format!("the retry got {other:?}")),
     };
-    outcome.retry = Some(retry);
+    row.retry = Some(retry);
     let again = second.apply(ACKED.0, JOB, ACKED.1);
     let (total, records) = second.state()?;
-    outcome.effects_after_retry = effects(total);
+    row.effects_after_retry = effects(total);
 
-    if outcome.effects_after_retry != 1 {
+    if row.effects_after_retry != 1 {
         return Err(format!(
             "{} effects after the retry (total {total}), not 1",
-            outcome.effects_after_retry
+            row.effects_after_retry
         ));
     }
     let expected = Receipt {
         operation: 2,
         total: ACKED.1 + LOST.1,
-        replayed: outcome.effects_after_crash == 1,
+        replayed: row.effects_after_crash == 1,
     };
     if retry != expected {
         return Err(format!("the retry got {retry:?}, not {expected:?}"));
     }
-    if again != Reply::Receipt(original.replay()) {
+    if again != ServerReply::Receipt(original.replay()) {
         return Err(format!("the acknowledged operation now gets {again:?}"));
     }
     if records != 2 {
         return Err(format!("{records} records, not 2"));
     }
     Ok(())
-}
-
-/// Every point's scenario, named as the suite names them (`crash::after_effect`, ...), each on
-/// a fresh harness made by `make`.
-pub fn run_all<H: Harness>(make: impl Fn() -> H) -> Vec<(&'static str, Result<(), String>)> {
-    Point::ALL
-        .into_iter()
-        .map(|point| (test_name(point), check(&make(), point)))
-        .collect()
-}
-
-/// The test name of `point`'s scenario.
-pub fn test_name(point: Point) -> &'static str {
-    match point {
-        Point::BeforeEffect => "crash::before_effect",
-        Point::AfterEffect => "crash::after_effect",
-        Point::AfterRecord => "crash::after_record",
-        Point::AfterCommit => "crash::after_commit",
-    }
-}
-
-/// Turns the crash scenarios into `#[test]`s in a module named `crash`, one per point.
-///
-/// `$make` is an expression that returns a fresh [`Harness`] over a fresh database each time it
-/// is evaluated. `crash_suite!(#[attribute] make)` puts the attribute on every test, as the
-/// contract suites do (for PostgreSQL: ignored without a server).
-#[macro_export]
-macro_rules! crash_suite {
-    (#[$attr:meta] $make:expr) => {
-        mod crash {
-            #[allow(unused_imports)]
-            use super::*;
-
-            fn check(point: $crate::crash::Point) {
-                let harness = $make;
-                if let Err(problem) = $crate::crash::scenario::check(&harness, point) {
-                    panic!("{problem}");
-                }
-            }
-
-            #[$attr]
-            #[test]
-            fn before_effect() {
-                check($crate::crash::Point::BeforeEffect);
-            }
-
-            #[$attr]
-            #[test]
-            fn after_effect() {
-                check($crate::crash::Point::AfterEffect);
-            }
-
-            #[$attr]
-            #[test]
-            fn after_record() {
-                check($crate::crash::Point::AfterRecord);
-            }
-
-            #[$attr]
-            #[test]
-            fn after_commit() {
-                check($crate::crash::Point::AfterCommit);
-            }
-        }
-    };
-    ($make:expr) => {
-        $crate::crash_suite!(
-            #[cfg_attr(any(), ignore)]
-            $make
-        );
-    };
 }

@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use retrykey::{Key, Ledger, Receipt, Request};
 
+use retrykey_durable::Options;
+use retrykey_durable::crash::{Hooks, Point};
+
 use super::server::{Backend, Opener};
-use super::{Hooks, Point};
-use crate::Options;
 
 /// Where a run should crash: at the `skip + 1`-th crossing of `point`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,9 +28,9 @@ pub struct Arm {
     pub skip: usize,
 }
 
-/// What one request got.
+/// What the ledger process (or its in-process stand-in) answered to one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
+pub enum ServerReply {
     /// A receipt.
     Receipt(Receipt),
     /// A refusal or a storage error, as text.
@@ -41,7 +42,7 @@ pub enum Reply {
 /// One life of a ledger: started, used, maybe crashed.
 pub trait Run {
     /// Applies `units` of `job` under `key`.
-    fn apply(&mut self, key: &str, job: &str, units: u64) -> Reply;
+    fn apply(&mut self, key: &str, job: &str, units: u64) -> ServerReply;
     /// The committed total and the number of records.
     fn state(&mut self) -> Result<(u64, usize), String>;
 }
@@ -79,7 +80,7 @@ impl Harness for ProcessHarness {
             .stderr(Stdio::null())
             .env_remove("FAILPOINTS");
         if let Backend::Pg { url, .. } = &self.backend {
-            command.env(crate::pg::URL_VAR, url);
+            command.env(retrykey_durable::pg::URL_VAR, url);
         }
         if let Some(Arm { point, skip }) = arm {
             let actions = if skip == 0 {
@@ -133,9 +134,9 @@ impl ChildRun {
 }
 
 impl Run for ChildRun {
-    fn apply(&mut self, key: &str, job: &str, units: u64) -> Reply {
+    fn apply(&mut self, key: &str, job: &str, units: u64) -> ServerReply {
         match self.line(&format!("apply {key} {job} {units}")) {
-            None => Reply::Crashed,
+            None => ServerReply::Crashed,
             Some(line) => parse_reply(&line),
         }
     }
@@ -161,18 +162,18 @@ impl Drop for ChildRun {
     }
 }
 
-fn parse_reply(line: &str) -> Reply {
+fn parse_reply(line: &str) -> ServerReply {
     let words: Vec<&str> = line.split(' ').collect();
     match words.as_slice() {
         ["ok", operation, total, replayed] => match (operation.parse(), total.parse()) {
-            (Ok(operation), Ok(total)) => Reply::Receipt(Receipt {
+            (Ok(operation), Ok(total)) => ServerReply::Receipt(Receipt {
                 operation,
                 total,
                 replayed: *replayed == "replayed",
             }),
-            _ => Reply::Refused(format!("unreadable reply {line:?}")),
+            _ => ServerReply::Refused(format!("unreadable reply {line:?}")),
         },
-        _ => Reply::Refused(line.to_owned()),
+        _ => ServerReply::Refused(line.to_owned()),
     }
 }
 
@@ -230,22 +231,22 @@ struct InProcessRun {
 }
 
 impl Run for InProcessRun {
-    fn apply(&mut self, key: &str, job: &str, units: u64) -> Reply {
+    fn apply(&mut self, key: &str, job: &str, units: u64) -> ServerReply {
         let Some(ledger) = &self.ledger else {
-            return Reply::Crashed;
+            return ServerReply::Crashed;
         };
         let (key, request) = match (Key::new(key), Request::new(job, units)) {
             (Ok(key), Ok(request)) => (key, request),
-            (Err(error), _) | (_, Err(error)) => return Reply::Refused(error.to_string()),
+            (Err(error), _) | (_, Err(error)) => return ServerReply::Refused(error.to_string()),
         };
         // The panic of a simulated crash is reported like any other panic; it is expected.
         match catch_unwind(AssertUnwindSafe(|| ledger.apply(&key, &request))) {
-            Ok(Ok(receipt)) => Reply::Receipt(receipt),
-            Ok(Err(error)) => Reply::Refused(error.to_string()),
+            Ok(Ok(receipt)) => ServerReply::Receipt(receipt),
+            Ok(Err(error)) => ServerReply::Refused(error.to_string()),
             Err(_) => {
                 // The process would be gone: so is this life of the ledger.
                 self.ledger = None;
-                Reply::Crashed
+                ServerReply::Crashed
             }
         }
     }

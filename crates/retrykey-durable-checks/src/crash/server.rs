@@ -3,7 +3,7 @@
 //! Protocol, one line each way: `ping` → `ready`; `apply <key> <job> <units>` →
 //! `ok <operation> <total> fresh|replayed` or `err <message>`; `state` →
 //! `state <total> <records>`. End of input ends the process. With `FAILPOINTS=<point>=return`
-//! in its environment the process aborts at that point (see [`crate::crash`]).
+//! in its environment the process aborts at that point (see [`retrykey_durable::crash`]).
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -12,12 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use retrykey::{Key, Ledger, Receipt, Request};
 
-use crate::options::unix_seconds;
-use crate::pg::{self, admin::Admin};
-use crate::{Options, PgLedger, SqliteLedger};
+use retrykey_durable::options::unix_seconds;
+use retrykey_durable::{Options, PgLedger, SqliteLedger, pg};
+
+use crate::admin::Admin;
 
 /// Opens a ledger on a backend; the crash server of each variant passes its own.
-pub type Opener = fn(&Backend, Options) -> Result<Box<dyn Ledger>, crate::Error>;
+pub type Opener = fn(&Backend, Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error>;
 
 /// Where the ledger lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +70,7 @@ impl Backend {
     /// Deletes the database (file or schema); failures are ignored.
     pub fn remove(&self) {
         match self {
-            Backend::Sqlite(path) => crate::sqlite::remove_files(path),
+            Backend::Sqlite(path) => retrykey_durable::sqlite::remove_files(path),
             Backend::Pg { url, schema } => {
                 // One plain connection: a ledger's pool would first create what is dropped.
                 if let Ok(admin) = Admin::connect(url, schema) {
@@ -121,7 +122,10 @@ pub fn delivery(receipt: &Receipt) -> &'static str {
 }
 
 /// Opens the correct ledgers of this crate.
-pub fn open_correct(backend: &Backend, options: Options) -> Result<Box<dyn Ledger>, crate::Error> {
+pub fn open_correct(
+    backend: &Backend,
+    options: Options,
+) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     Ok(match backend {
         Backend::Sqlite(path) => Box::new(SqliteLedger::open(path, options)?),
         Backend::Pg { url, schema } => Box::new(PgLedger::open(url, pg_options(schema, options))?),
@@ -140,7 +144,6 @@ pub fn pg_options(schema: &str, options: Options) -> Options {
 /// The crash server's `main`: parses `--sqlite PATH` or `--pg-schema NAME` (the URL comes from
 /// `RETRYKEY_PG_URL`), opens the ledger with `open`, and serves the protocol until end of input.
 pub fn main(open: Opener) -> ExitCode {
-    #[cfg(feature = "failpoints")]
     let _failpoints = fail::FailScenario::setup();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();

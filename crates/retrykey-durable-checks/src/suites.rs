@@ -1,0 +1,116 @@
+//! The macros that turn the check tables into `#[test]` functions, one module per suite.
+//!
+//! As in `retrykey-contract`, a suite macro takes its constructor and, optionally, one attribute
+//! put on every test it makes: `crash_suite!(#[cfg_attr(not(retrykey_pg), ignore = "...")]
+//! make)` makes the PostgreSQL crash tests *ignored*, never passed, without a server.
+
+/// A `#[test]` that needs the PostgreSQL server at `RETRYKEY_PG_URL`.
+///
+/// Without the server the test is *ignored* (`cargo test` counts it so, with the reason), never
+/// passed: the choice is made when the tests are built, by the cfg `retrykey_pg` that
+/// `crates/retrykey-durable/build.rs` sets, so the package that uses this macro must use that
+/// build script. Under CI the test always runs, and a missing server fails it.
+#[macro_export]
+macro_rules! postgres_test {
+    ($(#[$doc:meta])* fn $name:ident() $body:block) => {
+        $(#[$doc])*
+        #[test]
+        #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+        fn $name() $body
+    };
+}
+
+/// The crash scenarios as `#[test]`s in a module named `crash`, one per point.
+///
+/// `$make` is an expression that returns a fresh
+/// [`Harness`](crate::crash::harness::Harness) over a fresh database each time it is evaluated.
+/// `crash_suite!(#[attribute] make)` puts the attribute on every test.
+#[macro_export]
+macro_rules! crash_suite {
+    (#[$attr:meta] $make:expr) => {
+        $crate::__with_crash_checks!(tests {
+            #[$attr]
+            $make
+        });
+    };
+    ($make:expr) => {
+        $crate::crash_suite!(
+            #[cfg_attr(any(), ignore)]
+            $make
+        );
+    };
+}
+
+/// The connection checks as `#[test]`s in a module named `connections`.
+///
+/// `$open` is an expression of type
+/// `Fn(&str, Options) -> Result<L, retrykey_durable::Error>`. Without `RETRYKEY_PG_URL` the
+/// tests are ignored, not passed (see [`postgres_test!`](crate::postgres_test)).
+#[macro_export]
+macro_rules! connections_suite {
+    ($open:expr) => {
+        $crate::__with_connection_checks!(tests { $open });
+    };
+}
+
+/// What the crash table expands to: `#[test]`s, or an in-process run on fresh harnesses.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __crash_checks {
+    (run { $fresh:ident } $($name:ident $point:ident)*) => {
+        vec![$((
+            concat!("crash::", stringify!($name)),
+            $crate::crash::scenario::check(&$fresh(), $crate::crash::Point::$point),
+        )),*]
+    };
+    (tests { #[$attr:meta] $make:expr } $($name:ident $point:ident)*) => {
+        mod crash {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[$attr]
+                #[test]
+                fn $name() {
+                    let harness = $make;
+                    let point = $crate::crash::Point::$point;
+                    if let Err(problem) = $crate::crash::scenario::check(&harness, point) {
+                        panic!("{problem}");
+                    }
+                }
+            )*
+        }
+    };
+}
+
+/// What the connection table expands to: `#[test]`s, or an in-process run.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __connection_checks {
+    (run { $url:ident $open:ident } $($name:ident)*) => {
+        vec![$((
+            concat!("connections::", stringify!($name)),
+            retrykey_contract::run_check(|| $crate::connections::$name($url, $open)),
+        )),*]
+    };
+    (tests { $open:expr } $($name:ident)*) => {
+        mod connections {
+            #[allow(unused_imports)]
+            use super::*;
+
+            fn run<L: retrykey::Ledger>(
+                check: fn(&str, &$crate::connections::Open<L>),
+                open: &$crate::connections::Open<L>,
+            ) {
+                check(&$crate::admin::url(), open);
+            }
+
+            $(
+                $crate::postgres_test! {
+                    fn $name() {
+                        run($crate::connections::$name, &$open);
+                    }
+                }
+            )*
+        }
+    };
+}
