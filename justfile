@@ -80,13 +80,32 @@ lint:
 docs-check:
     RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
 
-# What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run.
+# What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run, mutation testing of the core.
 ci: lint
     just book-check
     RETRYKEY_DOCS_SLOW=1 cargo test
     just loom
     just test-negatives
     just stress 5
+    just mutants
+
+# Mutation testing of the core crate: at least 95% of mutants caught, survivors as listed in the book (minutes).
+[no-exit-message]
+mutants *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    source .ci/tools
+    need_mutants
+    cargo run -q -p retrykey-tests --bin mutants -- core {{args}}
+
+# Mutation testing of the HTTP engine and memory store, and the client's executor, policy and budget: at least 85% each (an hour or more).
+[no-exit-message]
+mutants-slow *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    source .ci/tools
+    need_mutants
+    cargo run -q -p retrykey-tests --bin mutants -- http client {{args}}
 
 # --- Stage 2: retries ---
 

@@ -10,6 +10,7 @@ pub mod declared;
 pub mod diagrams;
 pub mod diff;
 pub mod exercise;
+pub mod mutation;
 pub mod test_output;
 pub mod verdict;
 pub mod walkthrough;

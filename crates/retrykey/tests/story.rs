@@ -81,3 +81,31 @@ fn bad_input_is_refused_before_anything_runs() {
         assert!(!stderr.contains("panicked"), "{args:?}");
     }
 }
+
+// The whole story, byte for byte, for each path through it: a replay, a conflict, a fresh key, a
+// full ledger, the ceiling, and a refused first attempt that leaves the key free. Each file is
+// what a class sees for those flags.
+#[test]
+fn every_path_prints_its_whole_story() {
+    for (args, expected) in [
+        (&[][..], include_str!("story/default.txt")),
+        (&["--retry-units", "8"], include_str!("story/changed-units.txt")),
+        (&["--retry-key", "op-9"], include_str!("story/fresh-key.txt")),
+        (
+            &["--max-records", "1", "--retry-key", "op-9"],
+            include_str!("story/full-ledger.txt"),
+        ),
+        (
+            &["--units", "600000", "--retry-key", "op-2"],
+            include_str!("story/ceiling.txt"),
+        ),
+        (
+            &["--units", "1000001", "--retry-units", "5"],
+            include_str!("story/first-refused.txt"),
+        ),
+    ] {
+        let output = story(args);
+        assert!(output.status.success(), "{args:?}");
+        assert_eq!(stdout(&output), expected, "{args:?}");
+    }
+}
