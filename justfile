@@ -111,11 +111,11 @@ mutants-slow *args:
 
 # Stage 2: the lost reply over loopback TCP (flags go to the program, e.g. `--fresh-key`).
 lost-reply-tcp *args:
-    cargo run -q -p retrykey-client --bin lost-reply-tcp -- {{args}}
+    cargo run -q -p retrykey-client --example lost-reply-tcp -- {{args}}
 
 # Stage 2: calls to a failing dependency through nested retrying layers (e.g. `--layers 4`).
 amplification *args:
-    cargo run -q -p retrykey-client --bin amplification -- {{args}}
+    cargo run -q -p retrykey-client --example amplification -- {{args}}
 
 # Stage 2: criterion benchmark of the retry executor's cost per attempt (about a minute).
 bench-client *args:
@@ -125,7 +125,7 @@ bench-client *args:
 
 # Stage 3: five clients retry one payment through the Idempotency-Key layer (seconds).
 five-clients:
-    cargo run -q -p retrykey-http --bin five-clients
+    cargo run -q -p retrykey-http --example five-clients
 
 # Stage 3: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`).
 payments *args:
