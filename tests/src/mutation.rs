@@ -269,11 +269,15 @@ mod tests {
             caught: 99,
             ..Tally::default()
         };
-        tally.missed.insert("crates/retrykey/src/a.rs: replace y".into());
+        tally
+            .missed
+            .insert("crates/retrykey/src/a.rs: replace y".into());
         assert_eq!(problems(&CORE, &tally, &documented), Vec::<String>::new());
 
         // A new survivor fails the run, and so does a listed one that is now caught.
-        tally.missed.insert("crates/retrykey/src/b.rs: replace v".into());
+        tally
+            .missed
+            .insert("crates/retrykey/src/b.rs: replace v".into());
         tally.missed.remove("crates/retrykey/src/a.rs: replace y");
         let problems = problems(&CORE, &tally, &documented);
         assert_eq!(problems.len(), 2, "{problems:?}");
@@ -288,7 +292,9 @@ mod tests {
             ..Tally::default()
         };
         for n in 0..6 {
-            tally.missed.insert(format!("crates/retrykey/src/a.rs: m{n}"));
+            tally
+                .missed
+                .insert(format!("crates/retrykey/src/a.rs: m{n}"));
         }
         let documented = tally.missed.clone();
         let problems = problems(&CORE, &tally, &documented);

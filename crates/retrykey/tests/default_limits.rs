@@ -28,7 +28,12 @@ fn default_store_holds_64_records() {
     );
     // The 65th changed nothing, and the 64 stored operations still replay.
     assert_eq!((store.total(), store.records()), (Ok(64), Ok(64)));
-    assert!(store.apply(&key(64), &request(1)).expect("a replay").replayed);
+    assert!(
+        store
+            .apply(&key(64), &request(1))
+            .expect("a replay")
+            .replayed
+    );
 }
 
 #[test]
@@ -36,7 +41,9 @@ fn default_store_commits_at_most_1_000_000_units() {
     assert_eq!(DEFAULT_MAX_UNITS, 1_000_000);
     assert_eq!(Limits::default().max_units, 1_000_000);
     let store = Store::new();
-    store.apply(&key(1), &request(999_999)).expect("below the ceiling");
+    store
+        .apply(&key(1), &request(999_999))
+        .expect("below the ceiling");
     assert_eq!(
         store.apply(&key(2), &request(2)),
         Err(Error::Ceiling {
@@ -46,7 +53,9 @@ fn default_store_commits_at_most_1_000_000_units() {
         })
     );
     assert_eq!((store.total(), store.records()), (Ok(999_999), Ok(1)));
-    let exact = store.apply(&key(3), &request(1)).expect("exactly the ceiling");
+    let exact = store
+        .apply(&key(3), &request(1))
+        .expect("exactly the ceiling");
     assert_eq!((exact.operation, exact.total), (2, 1_000_000));
     assert_eq!(store.total(), Ok(1_000_000));
 }

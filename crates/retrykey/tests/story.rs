@@ -89,8 +89,14 @@ fn bad_input_is_refused_before_anything_runs() {
 fn every_path_prints_its_whole_story() {
     for (args, expected) in [
         (&[][..], include_str!("story/default.txt")),
-        (&["--retry-units", "8"], include_str!("story/changed-units.txt")),
-        (&["--retry-key", "op-9"], include_str!("story/fresh-key.txt")),
+        (
+            &["--retry-units", "8"],
+            include_str!("story/changed-units.txt"),
+        ),
+        (
+            &["--retry-key", "op-9"],
+            include_str!("story/fresh-key.txt"),
+        ),
         (
             &["--max-records", "1", "--retry-key", "op-9"],
             include_str!("story/full-ledger.txt"),

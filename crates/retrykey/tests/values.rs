@@ -34,7 +34,10 @@ fn a_lone_or_trailing_minus_is_not_a_number_but_a_minus_count_is_negative() {
     assert_eq!(problem("7x"), RequestProblem::NotANumber);
     assert_eq!(problem(""), RequestProblem::NotANumber);
     assert_eq!(problem("0"), RequestProblem::ZeroUnits);
-    assert_eq!(problem("18446744073709551616"), RequestProblem::UnitsOverflow);
+    assert_eq!(
+        problem("18446744073709551616"),
+        RequestProblem::UnitsOverflow
+    );
 }
 
 #[test]

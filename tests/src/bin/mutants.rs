@@ -30,13 +30,18 @@ fn run() -> Result<bool> {
     };
     if names.is_empty() {
         let known: Vec<&str> = SCOPES.iter().map(|scope| scope.name).collect();
-        bail!("usage: mutants SCOPE... [-- ARGS]; scopes: {}", known.join(", "));
+        bail!(
+            "usage: mutants SCOPE... [-- ARGS]; scopes: {}",
+            known.join(", ")
+        );
     }
     let scopes = names
         .iter()
         .map(|name| mutation::scope(name).with_context(|| format!("no scope named {name}")))
         .collect::<Result<Vec<Scope>>>()?;
-    let installed = Command::new("cargo").args(["mutants", "--version"]).output();
+    let installed = Command::new("cargo")
+        .args(["mutants", "--version"])
+        .output();
     if !installed.is_ok_and(|output| output.status.success()) {
         bail!("cargo-mutants is missing: cargo install cargo-mutants --locked");
     }
