@@ -5,6 +5,9 @@ use crate::{Declared, Error, read, workspace_root};
 /// The comment that marks and explains a variant's one change.
 pub const MARKER: &str = "// NEGATIVE:";
 
+/// How every mirrored file begins: the labs that copy it follow (see labs/README.md).
+pub const MIRRORED_BY: &str = "// Mirrored by";
+
 /// Changed code lines (comments aside) a variant may have against the file it mirrors.
 pub const MAX_CHANGED_LINES: usize = 24;
 
@@ -21,6 +24,14 @@ pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Erro
 pub fn change_problems(name: &str, declared: &Declared) -> Result<Vec<String>, Error> {
     let (correct, variant) = sources(name, declared)?;
     let mut problems = Vec::new();
+    // Whoever edits the correct file must learn, on its first line, which copies to update.
+    let first_line = correct.lines().next().unwrap_or_default();
+    if !(first_line.starts_with(MIRRORED_BY) && first_line.contains(&format!("labs/{name}"))) {
+        problems.push(format!(
+            "the first line of {} does not name labs/{name} (`{MIRRORED_BY} labs/{name}: ...`)",
+            declared.mirrors.display()
+        ));
+    }
     if !variant.contains(MARKER) {
         problems.push("src/lib.rs has no `// NEGATIVE:` comment marking its change".to_string());
     }

@@ -4,6 +4,16 @@
 //! every command shown in `docs/` and `README.md` must keep printing what the text says. This
 //! crate reads the declarations, measures how far each variant strays from the code it mirrors,
 //! reads `cargo test` output, and runs the walkthrough.
+//!
+//! # Reading order
+//!
+//! 1. `declared.rs`: what a variant promises (`[package.metadata.negative]`).
+//! 2. `bin/negatives.rs` with `cargo_test.rs`, `test_output.rs` and `verdict.rs`: how
+//!    `just test-negatives` runs a variant's real suite and holds it to that promise.
+//! 3. `diff.rs`: why a variant stays one small marked change of the file it copies.
+//! 4. `walkthrough/`: how every command in the book is run and its output compared.
+//! 5. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
+//!    `mutation.rs` (`just mutants`).
 
 pub mod cargo_test;
 pub mod declared;

@@ -49,7 +49,7 @@
 //! # }).unwrap();
 //! ```
 
-// Mirrored files name this crate as `retrykey_client`, as their lab copies do: labs/README.md.
+// Mirrored files name this crate `retrykey_client`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_client;
 
 pub mod adapters;

@@ -41,7 +41,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// The mirrored ledger files name this crate as the lab copies do: see labs/README.md.
+// Mirrored files name this crate `retrykey_durable`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_durable;
 
 #[doc(hidden)]

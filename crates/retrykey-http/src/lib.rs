@@ -52,7 +52,7 @@
 //! # }
 //! ```
 
-// `engine.rs` and `memory.rs` say `retrykey_http::`, as their copies in labs/ do: see labs/README.md.
+// Mirrored files name this crate `retrykey_http`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_http;
 
 pub mod body;

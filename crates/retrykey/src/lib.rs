@@ -35,7 +35,7 @@
 //! # Ok::<(), retrykey::Error>(())
 //! ```
 
-// `store.rs` names this crate `retrykey`, as its copies under `labs/` do: see labs/README.md.
+// Mirrored files name this crate `retrykey`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey;
 
 mod error;
