@@ -100,3 +100,28 @@ fn defaults_are_documented_values() {
     assert_eq!(policy.attempt_timeout(), None);
     assert!(!policy.retry_500());
 }
+
+// A cap equal to the base is a constant ceiling, not a mistake: it builds.
+#[test]
+fn cap_equal_to_base_is_accepted() {
+    let policy = Policy::builder()
+        .base(Duration::from_millis(250))
+        .cap(Duration::from_millis(250))
+        .build()
+        .expect("cap == base is a valid policy");
+    assert_eq!(policy.base(), Duration::from_millis(250));
+    assert_eq!(policy.cap(), Duration::from_millis(250));
+}
+
+// A layer that leaves retries to its caller keeps the caller's policy budget, with one attempt.
+#[test]
+fn single_attempt_keeps_the_budget() {
+    let policy = Policy::builder()
+        .max_attempts(5)
+        .budget(Duration::from_millis(1_234))
+        .build()
+        .expect("a valid policy");
+    let single = policy.single_attempt();
+    assert_eq!(single.max_attempts(), 1);
+    assert_eq!(single.budget(), Duration::from_millis(1_234));
+}
