@@ -99,11 +99,11 @@ impl Tally {
 
 #[derive(Deserialize)]
 struct Outcomes {
-    outcomes: Vec<Outcome>,
+    outcomes: Vec<Entry>,
 }
 
 #[derive(Deserialize)]
-struct Outcome {
+struct Entry {
     scenario: serde_json::Value,
     summary: String,
 }
