@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Parser;
 use retrykey::{Ledger, Receipt, Request, Store};
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpAdapter};
 use retrykey_client::{Attempt, Client, Failure, Outcome, Policy, Reply};
 
 /// Replays the Stage 1 story over loopback TCP, with a fault switch on the service.
@@ -31,7 +31,7 @@ async fn main() -> Result<()> {
     let server = LedgerServer::start(loopback, store.clone(), faults.clone())
         .await
         .context("starting the ledger service")?;
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let request = Request::new("convert-document", 7)?;
 
     println!("A ledger service listens on loopback TCP. Its fault switch is armed: the next");
@@ -90,7 +90,7 @@ async fn main() -> Result<()> {
 
 /// One attempt over TCP, printed as it completes.
 async fn traced(
-    ledger: &TcpLedger,
+    ledger: &TcpAdapter,
     attempt: Attempt,
     request: &Request,
 ) -> Result<Reply<Receipt>, Failure> {

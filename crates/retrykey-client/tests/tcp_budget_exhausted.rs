@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use retrykey::Request;
-use retrykey_client::tcp::TcpLedger;
+use retrykey_client::tcp::TcpAdapter;
 use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
 use tokio::net::TcpListener;
 
@@ -34,7 +34,7 @@ async fn silent_service_exhausts_the_budget() {
         .build()
         .unwrap();
     let client = Client::builder(policy).seed(8).build();
-    let ledger = TcpLedger::new(addr);
+    let ledger = TcpAdapter::new(addr);
     let request = Request::new("convert-document", 7).unwrap();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;
     silent.abort();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey::{Request, Store};
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpAdapter};
 use retrykey_client::{Client, Policy};
 use retrykey_contract::fixtures::stored;
 use tokio::sync::Mutex;
@@ -25,7 +25,7 @@ async fn refused_then_recovered() {
     let addr = common::free_port();
     let store = Arc::new(Store::new());
     let slot: Mutex<Option<LedgerServer>> = Mutex::new(None);
-    let ledger = TcpLedger::new(addr);
+    let ledger = TcpAdapter::new(addr);
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(policy()).seed(4).build();
     let outcome = client
@@ -51,7 +51,7 @@ async fn refused_then_recovered() {
 // When every attempt is refused, the outcome is unknown but provably not applied.
 #[tokio::test]
 async fn all_refused_is_unknown_but_not_applied() {
-    let ledger = TcpLedger::new(common::free_port());
+    let ledger = TcpAdapter::new(common::free_port());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(policy()).seed(5).build();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;

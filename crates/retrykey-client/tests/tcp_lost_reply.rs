@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use retrykey::{Ledger, Request, Store};
-use retrykey_client::tcp::TcpLedger;
+use retrykey_client::tcp::TcpAdapter;
 use retrykey_client::{Client, Failure, Outcome, Policy, Stop};
 use retrykey_contract::fixtures::stored;
 
@@ -15,7 +15,7 @@ use retrykey_contract::fixtures::stored;
 async fn unknown_then_retry_with_the_kept_key() {
     let store = Arc::new(Store::new());
     let server = common::service(&store).await;
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default().single_attempt())
         .seed(1)
@@ -55,7 +55,7 @@ async fn unknown_then_retry_with_the_kept_key() {
 async fn the_executor_turns_a_lost_reply_into_a_replay() {
     let store = Arc::new(Store::new());
     let server = common::service(&store).await;
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default()).seed(2).build();
 

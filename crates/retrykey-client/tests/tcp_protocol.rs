@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use retrykey::{Ledger, Request, Store};
-use retrykey_client::tcp::TcpLedger;
+use retrykey_client::tcp::TcpAdapter;
 use retrykey_client::tcp::protocol::parse_reply;
 use retrykey_client::{Client, Failure, Outcome, Policy};
 use retrykey_contract::fixtures::stored;
@@ -63,7 +63,7 @@ async fn bad_lines_are_refused_and_change_nothing() {
 async fn conflict_is_rejected_once() {
     let store = Arc::new(Store::new());
     let server = common::service(&store).await;
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let client = Client::builder(Policy::default()).seed(9).build();
     let key = client.new_key();
     let first = Request::new("convert-document", 7).unwrap();

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use retrykey::{Request, Store};
-use retrykey_client::tcp::TcpLedger;
+use retrykey_client::tcp::TcpAdapter;
 use retrykey_client::{Client, Outcome, Policy, Stop};
 use retrykey_contract::fixtures::stored;
 
@@ -17,7 +17,7 @@ async fn busy_wait_is_honoured() {
     let store = Arc::new(Store::new());
     let server = common::service(&store).await;
     server.faults().busy_next(1, 1);
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default()).seed(6).build();
     let starts = Mutex::new(Vec::new());
@@ -47,7 +47,7 @@ async fn busy_wait_past_the_budget_stops_early() {
     let store = Arc::new(Store::new());
     let server = common::service(&store).await;
     server.faults().busy_next(1, 60);
-    let ledger = TcpLedger::new(server.local_addr());
+    let ledger = TcpAdapter::new(server.local_addr());
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default()).seed(7).build();
     let outcome = client.run(|a| ledger.apply(a, &request)).await;

@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use retrykey::{Request, Store};
-use retrykey_client::tcp::{Faults, LedgerServer, TcpLedger};
+use retrykey_client::tcp::{Faults, LedgerServer, TcpAdapter};
 use retrykey_client::{Client, Policy};
 use retrykey_contract::fixtures::stored;
 use tokio::sync::Mutex;
@@ -21,7 +21,7 @@ async fn restart_between_attempts_keeps_the_record() {
     let slot = Mutex::new(Some(server));
     let restarts = Mutex::new(0);
 
-    let ledger = TcpLedger::new(addr);
+    let ledger = TcpAdapter::new(addr);
     let request = Request::new("convert-document", 7).unwrap();
     let client = Client::builder(Policy::default()).seed(3).build();
     let outcome = client

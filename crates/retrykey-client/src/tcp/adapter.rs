@@ -14,11 +14,11 @@ use crate::{Attempt, Failure, Reply};
 /// A failed connect is [`Failure::Refused`] (nothing was sent); a connection that closes or
 /// breaks after the request left is [`Failure::Lost`] (it may have committed).
 #[derive(Clone, Copy, Debug)]
-pub struct TcpLedger {
+pub struct TcpAdapter {
     addr: SocketAddr,
 }
 
-impl TcpLedger {
+impl TcpAdapter {
     /// An adapter for the service at `addr`.
     pub fn new(addr: SocketAddr) -> Self {
         Self { addr }
