@@ -173,3 +173,66 @@ async fn expired_entries_are_swept_but_running_ones_stay() {
         Lookup::InFlight { .. }
     ));
 }
+
+// The store reports the bounds it was given, and whether it holds anything at all.
+#[tokio::test]
+async fn the_store_reports_its_limits_and_emptiness() {
+    let limits = StoreLimits {
+        max_entries: 3,
+        max_bytes: 1_000,
+        retention: Duration::from_secs(60),
+    };
+    let store = MemoryStore::new(limits);
+    assert_eq!(store.limits(), limits);
+    assert!(store.is_empty());
+    reserved(&store, "a").await;
+    assert!(!store.is_empty());
+    assert_eq!(store.len(), 1);
+}
+
+// A finished record past its retention reads as absent, and its key can be reserved afresh,
+// even before any sweep has removed it: here three expired records wait in the queue and a
+// reservation sweeps only two, so the third is still held when its own key comes back.
+#[tokio::test]
+async fn an_expired_record_is_gone_for_callers_before_it_is_swept() {
+    let store = MemoryStore::new(StoreLimits {
+        retention: Duration::ZERO,
+        ..StoreLimits::default()
+    });
+    let mut tokens = Vec::new();
+    for key in ["a", "b", "c"] {
+        tokens.push(reserved(&store, key).await);
+    }
+    for (key, token) in ["a", "b", "c"].into_iter().zip(tokens) {
+        store.complete(&id(key), token, answer("x")).await.unwrap();
+    }
+    assert!(matches!(
+        store.lookup(&id("c")).await.unwrap(),
+        Lookup::Absent
+    ));
+    assert_eq!(store.len(), 3, "nothing was swept yet");
+    // This reservation sweeps "a" and "b", then finds "c" expired and takes the key over.
+    assert!(matches!(reserve(&store, "c").await, Reserve::Reserved(_)));
+    assert_eq!((store.len(), store.bytes()), (1, 0));
+    assert!(matches!(
+        store.lookup(&id("c")).await.unwrap(),
+        Lookup::InFlight { .. }
+    ));
+}
+
+// Each reservation gets a new token, so the owner of an earlier reservation of the same key
+// cannot release the current one.
+#[tokio::test]
+async fn a_stale_token_cannot_release_a_new_reservation() {
+    let store = MemoryStore::default();
+    let first = reserved(&store, "a").await;
+    store.release(&id("a"), first).await.unwrap();
+    let second = reserved(&store, "a").await;
+    assert_ne!(first, second);
+    let _ = store.release(&id("a"), first).await;
+    assert!(matches!(
+        store.lookup(&id("a")).await.unwrap(),
+        Lookup::InFlight { .. }
+    ));
+    assert_eq!(store.len(), 1);
+}
