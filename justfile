@@ -98,7 +98,7 @@ mutants *args:
     need_mutants
     cargo run -q -p retrykey-tests --bin mutants -- core {{args}}
 
-# Mutation testing of the HTTP engine and memory store, and the client's executor, policy and budget: at least 85% each (an hour or more).
+# Mutation testing of the HTTP engine and memory store, and the client's executor, policy and budget: at least 85% each (about 15 minutes).
 [no-exit-message]
 mutants-slow *args:
     #!/usr/bin/env bash
