@@ -57,7 +57,7 @@ pub fn mirrored_package(declared: &Declared) -> Result<String, Error> {
     while dir.pop() && dir.starts_with(&root) && dir != root {
         let path = dir.join("Cargo.toml");
         if path.is_file() {
-            return Ok(manifest(&path)?.package.name);
+            return Ok(manifest(&path)?.name);
         }
     }
     Err(Error::Declaration {
@@ -79,6 +79,18 @@ pub fn skips_are_failures() -> bool {
     std::env::var_os("CI").is_some_and(|value| !value.is_empty())
 }
 
+/// What the workspace checks read from a package's `Cargo.toml`: one reader for the labs, the
+/// packages they mirror and the exercise copies.
+#[derive(Debug)]
+pub struct PackageManifest {
+    /// The package name.
+    pub name: String,
+    /// Its `[package.metadata.negative]` table: a lab's, or an exercise copy's.
+    pub declared: Option<Declared>,
+    /// For an exercise copy, the variant it was copied from (`[package.metadata.exercise]`).
+    pub copied_from: Option<String>,
+}
+
 #[derive(Deserialize)]
 struct Manifest {
     package: Package,
@@ -87,20 +99,37 @@ struct Manifest {
 #[derive(Deserialize)]
 struct Package {
     name: String,
-    metadata: Option<Metadata>,
+    #[serde(default)]
+    metadata: Metadata,
+}
+
+#[derive(Default, Deserialize)]
+struct Metadata {
+    negative: Option<Declared>,
+    exercise: Option<Origin>,
 }
 
 #[derive(Deserialize)]
-struct Metadata {
-    negative: Option<Declared>,
+struct Origin {
+    variant: String,
 }
 
-/// The parts of a package manifest the workspace checks read.
-fn manifest(path: &Path) -> Result<Manifest, Error> {
-    let text = read(path)?;
-    toml::from_str(&text).map_err(|e| Error::Declaration {
+/// Parses a manifest's text; `Err` carries the TOML parser's message.
+pub fn parse_manifest(text: &str) -> Result<PackageManifest, String> {
+    let manifest: Manifest = toml::from_str(text).map_err(|e| e.message().to_string())?;
+    let Package { name, metadata } = manifest.package;
+    Ok(PackageManifest {
+        name,
+        declared: metadata.negative,
+        copied_from: metadata.exercise.map(|origin| origin.variant),
+    })
+}
+
+/// Reads and parses the manifest at `path`.
+fn manifest(path: &Path) -> Result<PackageManifest, Error> {
+    parse_manifest(&read(path)?).map_err(|reason| Error::Declaration {
         path: path.to_path_buf(),
-        reason: e.message().to_string(),
+        reason,
     })
 }
 
@@ -110,14 +139,10 @@ pub fn declared(variant: &str) -> Result<Declared, Error> {
         .join("labs")
         .join(variant)
         .join("Cargo.toml");
-    manifest(&path)?
-        .package
-        .metadata
-        .and_then(|metadata| metadata.negative)
-        .ok_or_else(|| Error::Declaration {
-            path,
-            reason: "the table is missing".to_string(),
-        })
+    manifest(&path)?.declared.ok_or_else(|| Error::Declaration {
+        path,
+        reason: "the table is missing".to_string(),
+    })
 }
 
 /// Every variant under `labs/`, sorted by stage and then by name.

@@ -10,9 +10,7 @@ mod check;
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
-use crate::declared::Declared;
+use crate::declared::{Declared, parse_manifest};
 
 pub use check::{Report, check};
 
@@ -118,45 +116,20 @@ fn purpose(source: &str) -> String {
         .join(" ")
 }
 
-#[derive(Deserialize)]
-struct Manifest {
-    package: Package,
-}
-
-#[derive(Deserialize)]
-struct Package {
-    name: String,
-    #[serde(default)]
-    metadata: Metadata,
-}
-
-#[derive(Default, Deserialize)]
-struct Metadata {
-    negative: Option<Declared>,
-    exercise: Option<Origin>,
-}
-
-#[derive(Deserialize)]
-struct Origin {
-    variant: String,
-}
-
 /// A manifest's package name, declared checks and, for a copy, the variant it came from.
 pub(super) fn read_manifest(
     path: &Path,
 ) -> Result<(String, Declared, Option<String>), ExerciseError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
-    let manifest: Manifest = toml::from_str(&text).map_err(|e| ExerciseError::Manifest {
+    let manifest = parse_manifest(&text).map_err(|reason| ExerciseError::Manifest {
         path: path.to_path_buf(),
-        reason: e.message().to_string(),
+        reason,
     })?;
-    let metadata = manifest.package.metadata;
-    let checks = metadata.negative.ok_or_else(|| ExerciseError::Manifest {
+    let checks = manifest.declared.ok_or_else(|| ExerciseError::Manifest {
         path: path.to_path_buf(),
         reason: "no [package.metadata.negative] table".to_string(),
     })?;
-    let variant = metadata.exercise.map(|origin| origin.variant);
-    Ok((manifest.package.name, checks, variant))
+    Ok((manifest.name, checks, manifest.copied_from))
 }
 
 /// The package name of the copy called `name`.
