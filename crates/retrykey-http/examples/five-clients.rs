@@ -50,28 +50,28 @@ async fn main() -> Result<(), BoxError> {
     for line in lines {
         println!("   {line}");
     }
-    counts(&payments);
+    counts(&payments).await?;
 
     println!("\n== the same key later, same body");
     println!(
         "   {}",
         show(&client.post("/payments", &key("pay-123"), PAY_500).await?)
     );
-    counts(&payments);
+    counts(&payments).await?;
 
     println!("\n== the same key, a different body");
     let reply = client
         .post("/payments", &key("pay-123"), r#"{"amount":999}"#)
         .await?;
     println!("   {}", show(&reply));
-    counts(&payments);
+    counts(&payments).await?;
 
     println!("\n== a new key (pay-456)");
     println!(
         "   {}",
         show(&client.post("/payments", &key("pay-456"), PAY_500).await?)
     );
-    counts(&payments);
+    counts(&payments).await?;
 
     println!("\n== a first attempt that fails with 500, then its retry (key pay-789)");
     let flaky = [("idempotency-key", "pay-789"), ("x-flaky", "pay-789")];
@@ -81,7 +81,7 @@ async fn main() -> Result<(), BoxError> {
             .await?;
         println!("   {label}: {}", show(&reply));
     }
-    counts(&payments);
+    counts(&payments).await?;
 
     println!("\n== two posts without a key");
     for _ in 0..2 {
@@ -90,7 +90,7 @@ async fn main() -> Result<(), BoxError> {
             show(&client.post("/payments", &[], r#"{"amount":1}"#).await?)
         );
     }
-    counts(&payments);
+    counts(&payments).await?;
 
     server.stop().await;
     Ok(())
@@ -102,10 +102,11 @@ fn show(reply: &LoopbackReply) -> String {
     format!("{} {}{marker}", reply.status, reply.body)
 }
 
-fn counts(payments: &Payments) {
+async fn counts(payments: &Payments) -> Result<(), BoxError> {
     println!(
         "   charges={} handler attempts={}",
-        payments.charges(),
+        payments.charges().await?,
         payments.attempts()
     );
+    Ok(())
 }

@@ -152,9 +152,9 @@ async fn main() -> Result<(), BoxError> {
     }
     println!(
         "charges: bare={} fresh+keyless={} replayed key={}",
-        bare_payments.charges(),
-        layered_payments.charges(),
-        replayed_payments.charges()
+        bare_payments.charges().await?,
+        layered_payments.charges().await?,
+        replayed_payments.charges().await?
     );
     Ok(())
 }

@@ -80,6 +80,7 @@ pub use layer::{Builder, Config, Idempotency, IdempotencyLayer, InFlight, Respon
 pub use memory::MemoryStore;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE};
 pub use store::{
-    AttemptEnd, Lookup, Reserve, ResponseStore, StoreFuture, StoreLimits, Token, Waiter,
+    AttemptEnd, Lookup, Reservation, Reserve, ResponseStore, StoreFuture, StoreLimits, Token,
+    Waiter,
 };
 pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};

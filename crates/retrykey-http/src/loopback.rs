@@ -17,7 +17,7 @@
 //! let retry = client.post("/payments", &[("idempotency-key", "k")], body).await?;
 //! assert_eq!((first.status, retry.status), (201, 201));
 //! assert!(retry.replayed());
-//! assert_eq!(payments.charges(), 1);
+//! assert_eq!(payments.charges().await?, 1);
 //! server.stop().await;
 //! # Ok(())
 //! # }

@@ -3,6 +3,8 @@
 //! - `POST /payments` with `{"amount": N}` (N a positive integer) charges once and answers
 //!   201 `{"payment": <number>}` with `Location: /payments/<number>`, after `work` of delay.
 //! - `GET /payments/count` answers `{"charges": N, "attempts": M}`.
+//! - Charges are kept by a [`PaymentBook`]: [`MemoryBook`] here, or a table in the same
+//!   database as the keys (stage 5), where the charge and the key's response commit together.
 //! - `X-Flaky: <token>`: the first request carrying each distinct token fails with 500 before
 //!   charging; later ones with the same token succeed.
 //! - `X-Delay-Ms: <n>`: n milliseconds of extra work before the flaky check (at most 60 s).
@@ -13,10 +15,13 @@
 //! use std::time::Duration;
 //! use retrykey_http::payments::Payments;
 //!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let payments = Payments::new(Duration::from_millis(50));
 //! let service = payments.service(); // a tower Service, cheap to clone
-//! assert_eq!(payments.charges(), 0);
+//! assert_eq!(payments.charges().await.unwrap(), 0);
 //! # let _ = service;
+//! # }
 //! ```
 
 use std::collections::HashSet;
@@ -32,27 +37,82 @@ use tower_service::Service;
 
 use crate::body::{Body, BoxError, boxed, full, read_limited};
 use crate::problem::problem_response;
-use crate::{BoxFuture, TYPE_BASE};
+use crate::{BoxFuture, Error, Reservation, StoreFuture, StoredResponse, TYPE_BASE};
 
 /// The header that makes a first attempt fail (once per distinct value).
 pub const X_FLAKY: &str = "x-flaky";
 /// The header that adds work before the flaky check, in milliseconds.
 pub const X_DELAY_MS: &str = "x-delay-ms";
 
-/// The payments "database": two counters and the flaky tokens already seen.
-#[derive(Debug)]
+/// Where charges are kept.
+///
+/// [`MemoryBook`] counts in process memory. A book in the database that holds the keys
+/// charges and stores the key's response in one transaction, fenced by the reservation's token.
+pub trait PaymentBook: Send + Sync + 'static {
+    /// Charges `amount` once and returns the payment's number.
+    ///
+    /// With a `reservation`, `reply(number)` is the answer to keep for its key: a book that
+    /// shares the store's database commits the charge and that answer together, and charges
+    /// nothing (answering [`Error::NotOwner`]) when the token is no longer the key's current one.
+    fn charge<'a>(
+        &'a self,
+        amount: u64,
+        reservation: Option<Reservation>,
+        reply: fn(u64) -> StoredResponse,
+    ) -> StoreFuture<'a, u64>;
+
+    /// Payments made so far.
+    fn charges(&self) -> StoreFuture<'_, u64>;
+}
+
+/// A [`PaymentBook`] in process memory: a counter.
+#[derive(Debug, Default)]
+pub struct MemoryBook(AtomicU64);
+
+impl PaymentBook for MemoryBook {
+    fn charge<'a>(
+        &'a self,
+        _amount: u64,
+        _reservation: Option<Reservation>,
+        _reply: fn(u64) -> StoredResponse,
+    ) -> StoreFuture<'a, u64> {
+        // The layer stores the answer after the handler returns: in memory, nothing can crash
+        // in between without taking the counter with it.
+        StoreFuture::ready(Ok(self.0.fetch_add(1, Ordering::SeqCst) + 1))
+    }
+
+    fn charges(&self) -> StoreFuture<'_, u64> {
+        StoreFuture::ready(Ok(self.0.load(Ordering::SeqCst)))
+    }
+}
+
+/// The payments service's state: its book, an attempt counter and the flaky tokens already seen.
 pub struct Payments {
-    charges: AtomicU64,
+    book: Arc<dyn PaymentBook>,
     attempts: AtomicU64,
     flaky_seen: Mutex<HashSet<String>>,
     work: Duration,
 }
 
+impl std::fmt::Debug for Payments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Payments")
+            .field("attempts", &self.attempts)
+            .field("work", &self.work)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Payments {
-    /// A fresh service state; each charge takes `work`.
+    /// A fresh service state charging into a [`MemoryBook`]; each charge takes `work`.
     pub fn new(work: Duration) -> Arc<Self> {
+        Self::with_book(work, Arc::new(MemoryBook::default()))
+    }
+
+    /// A fresh service state charging into `book`; each charge takes `work`.
+    pub fn with_book(work: Duration, book: Arc<dyn PaymentBook>) -> Arc<Self> {
         Arc::new(Self {
-            charges: AtomicU64::new(0),
+            book,
             attempts: AtomicU64::new(0),
             flaky_seen: Mutex::default(),
             work,
@@ -60,8 +120,8 @@ impl Payments {
     }
 
     /// Payments made (the effect that must happen once per logical payment).
-    pub fn charges(&self) -> u64 {
-        self.charges.load(Ordering::SeqCst)
+    pub async fn charges(&self) -> Result<u64, Error> {
+        self.book.charges().await
     }
 
     /// Times the POST handler ran, successful or not.
@@ -77,14 +137,16 @@ impl Payments {
     async fn route(self: Arc<Self>, request: Request<Body>) -> Response<Body> {
         match (request.method(), request.uri().path()) {
             (&Method::POST, "/payments") => self.pay(request).await,
-            (&Method::GET, "/payments/count") => json(
-                StatusCode::OK,
-                format!(
-                    "{{\"charges\":{},\"attempts\":{}}}\n",
-                    self.charges(),
-                    self.attempts()
+            (&Method::GET, "/payments/count") => match self.charges().await {
+                Ok(charges) => json(
+                    StatusCode::OK,
+                    format!(
+                        "{{\"charges\":{charges},\"attempts\":{}}}\n",
+                        self.attempts()
+                    ),
                 ),
-            ),
+                Err(error) => book_unavailable(&error),
+            },
             (_, "/payments" | "/payments/count") => problem(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method-not-allowed",
@@ -130,14 +192,64 @@ impl Payments {
         if !self.work.is_zero() {
             tokio::time::sleep(self.work).await;
         }
-        let payment = self.charges.fetch_add(1, Ordering::SeqCst) + 1;
-        tracing::debug!(payment, amount, "charged");
-        let mut response = json(StatusCode::CREATED, format!("{{\"payment\":{payment}}}\n"));
-        if let Ok(location) = HeaderValue::try_from(format!("/payments/{payment}")) {
-            response.headers_mut().insert(header::LOCATION, location);
+        let reservation = parts.extensions.get::<Reservation>().copied();
+        match self.book.charge(amount, reservation, created).await {
+            Ok(payment) => {
+                tracing::debug!(payment, amount, "charged");
+                answer(&created(payment))
+            }
+            // Another replica took the key over while this attempt was paused: its charge was
+            // refused. A 503 tells the client to retry, and the retry gets the new owner's answer.
+            Err(Error::NotOwner) => {
+                let mut response = problem(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "lease-lost",
+                    "This attempt lost its key to another; retry",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                response
+            }
+            Err(error) => book_unavailable(&error),
         }
-        response
     }
+}
+
+/// The answer to a new payment, as the store keeps it: 201, JSON, `Location`.
+pub fn created(payment: u64) -> StoredResponse {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Ok(location) = HeaderValue::try_from(format!("/payments/{payment}")) {
+        headers.insert(header::LOCATION, location);
+    }
+    StoredResponse {
+        status: StatusCode::CREATED,
+        headers,
+        body: Bytes::from(format!("{{\"payment\":{payment}}}\n")),
+        whole: true,
+    }
+}
+
+/// A kept answer sent as a first answer (no replay marker).
+fn answer(stored: &StoredResponse) -> Response<Body> {
+    let mut response = Response::new(full(stored.body.clone()));
+    *response.status_mut() = stored.status;
+    *response.headers_mut() = stored.headers.clone();
+    response
+}
+
+/// The book could not be read or written: nothing was charged.
+fn book_unavailable(error: &Error) -> Response<Body> {
+    tracing::error!(%error, "payment book failed");
+    problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "book-unavailable",
+        "The payment book is unavailable; retry later",
+    )
 }
 
 /// The amount of a payment body, if it is `{"amount": N}` with N a positive integer.

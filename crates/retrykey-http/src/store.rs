@@ -86,8 +86,24 @@ pub trait ResponseStore: Send + Sync + 'static {
 }
 
 /// Proof of a reservation: completion and release must present it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Tokens only ever grow, across every key of a store: a reservation made later, or a takeover
+/// of an abandoned one, always holds a higher token than any before it. A database store uses
+/// it as a fencing token and refuses a write that carries an older one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Token(pub u64);
+
+/// The reservation a first attempt runs under, handed to the handler as a request extension.
+///
+/// A handler whose effect lives in the same database as the store can write the effect and the
+/// key's response in one transaction, fenced by `token` (see the stage 5 stores).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reservation {
+    /// The entry the attempt holds.
+    pub id: EntryId,
+    /// The token it holds it with.
+    pub token: Token,
+}
 
 /// The state of one entry.
 #[derive(Debug)]

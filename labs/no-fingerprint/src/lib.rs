@@ -17,7 +17,7 @@ use http::{Request, Response, StatusCode, header};
 use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
 use retrykey_http::{
     AttemptEnd, BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup,
-    Next, Problem, Reserve, StoredResponse, Token,
+    Next, Problem, Reservation, Reserve, StoredResponse, Token,
 };
 
 /// How many times a request looks again after losing a reservation race before giving up
@@ -107,7 +107,10 @@ fn keyed(
                 }
                 Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
                     Ok(Reserve::Reserved(token)) => {
-                        let request = Request::from_parts(parts, body::full(bytes));
+                        let mut request = Request::from_parts(parts, body::full(bytes));
+                        // A handler whose effect shares the store's database fences its write
+                        // with this token (stage 5); any other handler ignores it.
+                        request.extensions_mut().insert(Reservation { id, token });
                         return run_first_attempt(config, id, token, next.call(request)).await;
                     }
                     // Another request reserved the key between our lookup and our reservation:

@@ -52,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
     loopback::serve(listener, service, shutdown).await;
     println!(
         "stopped: charges={} attempts={}",
-        payments.charges(),
+        payments.charges().await?,
         payments.attempts()
     );
     Ok(())

@@ -1,0 +1,98 @@
+// Mirrored by labs/per-replica-memory: see labs/README.md before changing this file.
+//! Which store a `payments` replica opens, from its `--store` flag.
+//!
+//! Replicas share an authority only when they open the same database: this is where that
+//! choice is made, once per process.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use retrykey_http::payments::{MemoryBook, PaymentBook};
+use retrykey_http::{Error, MemoryStore, ResponseStore};
+
+use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+
+/// Where a replica keeps its keys and its charges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// Process memory: one replica only.
+    Memory,
+    /// A SQLite file: every process on this machine that opens it.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, reached with this URL.
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// Parses a `--store` value; `postgres` takes its URL from `url` (`RETRYKEY_PG_URL`).
+    pub fn parse(value: &str, url: Option<String>) -> Result<Self, StoreChoiceError> {
+        match value {
+            "memory" => Ok(Self::Memory),
+            "postgres" => url
+                .filter(|url| !url.is_empty())
+                .map(Self::Postgres)
+                .ok_or(StoreChoiceError::NoUrl),
+            _ => match value.strip_prefix("sqlite:") {
+                Some("") => Err(StoreChoiceError::NoPath),
+                Some(path) => Ok(Self::Sqlite(PathBuf::from(path))),
+                None => Err(StoreChoiceError::Unknown(value.to_owned())),
+            },
+        }
+    }
+
+    /// Opens the store and the payment book this choice names.
+    pub async fn open(&self, options: Options) -> Result<Opened, Error> {
+        Ok(match self {
+            Self::Memory => Opened {
+                store: Arc::new(MemoryStore::new(options.limits)),
+                book: Arc::new(MemoryBook::default()),
+            },
+            Self::Sqlite(path) => {
+                let store = SqliteStore::open(path, options)?;
+                Opened {
+                    book: Arc::new(SqliteBook::new(&store)),
+                    store: Arc::new(store),
+                }
+            }
+            Self::Postgres(url) => {
+                let store = PgStore::connect(url, options).await?;
+                Opened {
+                    book: Arc::new(PgBook::new(&store)),
+                    store: Arc::new(store),
+                }
+            }
+        })
+    }
+}
+
+/// Why a `--store` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreChoiceError {
+    /// Not one of the three forms.
+    #[error("expected memory, sqlite:PATH or postgres, got {0:?}")]
+    Unknown(String),
+    /// `sqlite:` with nothing after it.
+    #[error("sqlite: needs a file path, as in sqlite:/tmp/keys.sqlite")]
+    NoPath,
+    /// `postgres` without `RETRYKEY_PG_URL`.
+    #[error("postgres needs RETRYKEY_PG_URL, as in postgres://user:password@127.0.0.1:5432/db")]
+    NoUrl,
+}
+
+impl FromStr for StoreChoice {
+    type Err = StoreChoiceError;
+
+    /// Parses a `--store` value, reading `RETRYKEY_PG_URL` for `postgres`.
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Self::parse(value, std::env::var("RETRYKEY_PG_URL").ok())
+    }
+}
+
+/// A replica's store and payment book, opened on the same authority.
+pub struct Opened {
+    /// Where the layer keeps keys.
+    pub store: Arc<dyn ResponseStore>,
+    /// Where the handler keeps charges.
+    pub book: Arc<dyn PaymentBook>,
+}

@@ -1,0 +1,17 @@
+//! The Stage 3 check suite, unchanged, against the SQLite store: every check must pass.
+
+use std::sync::Arc;
+
+use retrykey_replicas::{Options, SqliteStore};
+
+retrykey_http_checks::http_suite!(
+    retrykey_http_checks::Subject::correct().with_store(|limits| {
+        Arc::new(
+            SqliteStore::throwaway(Options {
+                limits,
+                ..Options::default()
+            })
+            .expect("a SQLite store in the temporary folder"),
+        )
+    })
+);
