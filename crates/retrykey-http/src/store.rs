@@ -60,7 +60,8 @@ impl<T> fmt::Debug for StoreFuture<'_, T> {
 
 /// Where the layer keeps one record per (caller, key).
 ///
-/// Implementations: [`crate::MemoryStore`] here; a database table in a later stage.
+/// Implementations: [`crate::MemoryStore`] here; SQLite and PostgreSQL tables shared by
+/// replicas in `retrykey-replicas`.
 pub trait ResponseStore: Send + Sync + 'static {
     /// What is known about an entry right now.
     fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup>;
