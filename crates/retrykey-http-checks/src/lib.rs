@@ -96,11 +96,12 @@ macro_rules! __http_checks {
     (table {} $($name:ident)*) => {
         &[$( (concat!("http_suite::", stringify!($name)), $crate::checks::$name as $crate::Check) ),*]
     };
-    (tests { $subject:expr } $($name:ident)*) => {
+    (tests { #[$attr:meta] $subject:expr } $($name:ident)*) => {
         mod http_suite {
             #[allow(unused_imports)]
             use super::*;
             $(
+                #[$attr]
                 #[test]
                 fn $name() {
                     $crate::checks::$name(&$subject);
@@ -112,10 +113,23 @@ macro_rules! __http_checks {
 
 /// Every check as a `#[test]` in a module `http_suite`, against `subject`.
 ///
-/// `http_suite!(subject)`, where `subject` is a [`Subject`] expression.
+/// `http_suite!(subject)` or `http_suite!(#[attribute] subject)`, where `subject` is a
+/// [`Subject`] expression and the attribute goes on every test: a suite that needs a database
+/// passes `#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL")]`, so that without one its
+/// tests are counted as ignored, never as passed. Without an attribute the tests carry
+/// `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! http_suite {
+    (#[$attr:meta] $subject:expr) => {
+        $crate::__with_http_checks!(tests {
+            #[$attr]
+            $subject
+        });
+    };
     ($subject:expr) => {
-        $crate::__with_http_checks!(tests { $subject });
+        $crate::http_suite!(
+            #[cfg_attr(any(), ignore)]
+            $subject
+        );
     };
 }

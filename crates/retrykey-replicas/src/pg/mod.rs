@@ -1,52 +1,405 @@
-//! PLACEHOLDER: the PostgreSQL store is being written; see sqlite/ for the shape.
-use crate::Options;
-use retrykey_http::payments::PaymentBook;
+//! The response store in PostgreSQL, shared by every replica that reaches the database.
+//!
+//! The same records, leases, tokens and bounds as `sqlite/`, with one difference in how writes
+//! are kept apart: SQLite lets one writer at a time hold the file, PostgreSQL locks rows. A
+//! claim meets other claims of its key on the key's row (`claim.rs`), a fenced write locks the
+//! row it checks (`fence.rs`), and the entry bound is kept exact without one row that every
+//! claim would lock (`usage.rs`). Tokens come from a sequence, which only grows.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use retrykey_http::{IdempotencyLayer, payments::Payments};
+//! use retrykey_replicas::{Options, PgBook, PgStore};
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), retrykey_http::Error> {
+//! let url = "postgres://retrykey:retrykey@127.0.0.1:5432/retrykey";
+//! let store = PgStore::connect(url, Options::default()).await?;
+//! let payments = Payments::with_book(Duration::ZERO, Arc::new(PgBook::new(&store)));
+//! let layer = IdempotencyLayer::builder().store(store).build();
+//! # let _ = (layer, payments);
+//! # Ok(())
+//! # }
+//! ```
+
+mod book;
+mod claim;
+mod fence;
+mod pool;
+mod schema;
+mod usage;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Reservation, Reserve, ResponseStore, StoreFuture,
-    StoredResponse, Token,
+    EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
 };
-/// PLACEHOLDER
-#[derive(Debug, Clone)]
-pub struct PgStore;
+
+use crate::Options;
+use crate::crash::{Point, at};
+use crate::lease::millis;
+use crate::record::ResponseColumns;
+use crate::wait::Seen;
+
+pub use book::PgBook;
+
+use claim::Claim;
+use pool::{Connection, PgResult, Pool};
+use usage::Credit;
+
+/// Connections per store: enough for a replica's concurrent requests on a small machine,
+/// few enough that many replicas stay under the server's `max_connections`.
+pub const CONNECTIONS: usize = 8;
+
+/// The schema [`PgStore::connect`] keeps its tables in.
+pub const DEFAULT_SCHEMA: &str = "retrykey_http";
+
+/// A [`ResponseStore`] in PostgreSQL: any number of replicas, one authority.
+///
+/// Cloning is cheap and shares the connections.
+#[derive(Clone)]
+pub struct PgStore {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pool: Pool,
+    options: Options,
+    schema: String,
+    /// Where to drop the schema from when the last clone goes (a throwaway store).
+    throwaway: Option<String>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("schema", &self.inner.schema)
+            .field("options", &self.inner.options)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PgStore {
-    /// PLACEHOLDER
-    pub async fn connect(_url: &str, _options: Options) -> Result<Self, Error> {
-        Err(Error::StoreUnavailable("not yet".into()))
+    /// Connects to the database at `url` and creates the tables in [`DEFAULT_SCHEMA`] if
+    /// missing. Fails (rather than later) when the URL is wrong or the server is down.
+    pub async fn connect(url: &str, options: Options) -> Result<Self, Error> {
+        Self::connect_in_schema(url, DEFAULT_SCHEMA, options).await
+    }
+
+    /// The same, with the tables in `schema` (lower-case letters, digits and `_`).
+    pub async fn connect_in_schema(
+        url: &str,
+        schema: &str,
+        options: Options,
+    ) -> Result<Self, Error> {
+        Self::open(url, schema, options, false).await
+    }
+
+    /// A store in a new, empty schema, dropped when the last clone is dropped: for tests and
+    /// demos.
+    pub async fn throwaway(url: &str, options: Options) -> Result<Self, Error> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let schema = format!(
+            "rk_http_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        // Dropped first: left over, perhaps, by an earlier process with the same id.
+        let mut store = Self::open(url, &schema, options, true).await?;
+        if let Some(inner) = Arc::get_mut(&mut store.inner) {
+            inner.throwaway = Some(url.to_owned());
+        }
+        Ok(store)
+    }
+
+    async fn open(url: &str, schema: &str, options: Options, fresh: bool) -> Result<Self, Error> {
+        schema::check_identifier(schema)?;
+        let pool = Pool::new(url, schema, CONNECTIONS)?;
+        let limits = options.limits;
+        let schema_name = schema.to_owned();
+        pool.run(move |conn| {
+            let schema = schema_name.clone();
+            Box::pin(async move { Ok(schema::prepare(conn, &schema, limits, fresh).await) })
+        })
+        .await??;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                options,
+                schema: schema.to_owned(),
+                throwaway: None,
+            }),
+        })
+    }
+
+    /// The schema this store's tables live in.
+    pub fn schema(&self) -> &str {
+        &self.inner.schema
+    }
+
+    /// The options it was opened with.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// How many entries are held (running and finished, expired ones not yet swept included).
+    pub async fn entries(&self) -> Result<u64, Error> {
+        self.inner
+            .pool
+            .run(|conn| {
+                Box::pin(async move {
+                    let row = conn.one("SELECT count(*) FROM http_keys", &[]).await?;
+                    Ok(row.get::<_, i64>(0).cast_unsigned())
+                })
+            })
+            .await
+    }
+
+    /// Deletes every finished entry past its retention; returns how many went. Claims do this
+    /// too, a few at a time, and all of it before refusing a key for lack of room.
+    pub async fn sweep(&self) -> Result<u64, Error> {
+        let now = self.inner.options.clock.now_ms();
+        self.inner
+            .pool
+            .run(move |conn| {
+                Box::pin(async move {
+                    conn.batch("BEGIN").await?;
+                    let swept = usage::sweep(conn, now, i64::MAX).await?;
+                    usage::apply(conn, 0, swept).await?;
+                    conn.batch("COMMIT").await?;
+                    Ok(swept.room.cast_unsigned())
+                })
+            })
+            .await
+    }
+
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
     }
 }
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let Some(url) = self.throwaway.take() else {
+            return;
+        };
+        let schema = self.schema.clone();
+        // A thread of its own with its own runtime: this may run inside another runtime (or in
+        // its shutdown), where blocking on a future is not allowed.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let pool = Pool::new(&url, "public", 1).ok()?;
+                pool.run(move |conn| {
+                    let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+                    Box::pin(async move { conn.batch(&sql).await })
+                })
+                .await
+                .ok()
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Some(()))) {
+            tracing::warn!(schema = %self.schema, "could not drop a throwaway schema");
+        }
+    }
+}
+
+impl Inner {
+    /// What is known about `id` now, read in one statement.
+    async fn seen(self: &Arc<Self>, id: EntryId) -> Result<Seen, Error> {
+        let now = self.options.clock.now_ms();
+        let row = self
+            .pool
+            .run(move |conn| Box::pin(async move { read_row(conn, &id).await }))
+            .await?;
+        Seen::from_row(row, now)
+    }
+
+    /// Keeps the lease of the attempt holding `token` alive while it runs, within the lease's
+    /// `max_hold`. Stops as soon as a renewal changes nothing (the attempt ended or lost the key).
+    fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
+        let inner = Arc::clone(self);
+        let lease = self.options.lease;
+        tokio::spawn(async move {
+            let started = Instant::now();
+            loop {
+                tokio::time::sleep(lease.renew_every()).await;
+                if started.elapsed() + lease.duration > lease.max_hold {
+                    break; // the lease lapses on its own; a stuck handler does not hold the key
+                }
+                let until = inner.options.clock.now_ms() + millis(lease.duration);
+                let renewed = inner
+                    .pool
+                    .run(move |conn| {
+                        Box::pin(async move {
+                            conn.batch("BEGIN").await?;
+                            let renewed = fence::renew(conn, &id, token, until).await?;
+                            conn.batch("COMMIT").await?;
+                            Ok(renewed)
+                        })
+                    })
+                    .await;
+                match renewed {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(error) => tracing::warn!(entry = ?id, %error, "lease renewal failed"),
+                }
+            }
+        });
+    }
+}
+
+/// `id`'s row: fingerprint, lease end, retention end, and the answer once finished.
+async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<crate::wait::Row>> {
+    let row = conn
+        .opt(
+            "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size
+             FROM http_keys WHERE entry_id = $1",
+            &[&id.as_bytes().as_slice()],
+        )
+        .await?;
+    Ok(row.map(|row| {
+        let response = row.get::<_, Option<i32>>(3).map(|status| ResponseColumns {
+            status,
+            headers: row.get::<_, Option<Vec<u8>>>(4).unwrap_or_default(),
+            body: row.get::<_, Option<Vec<u8>>>(5).unwrap_or_default(),
+            whole: row.get::<_, Option<bool>>(6).unwrap_or_default(),
+            size: row.get(7),
+        });
+        (row.get(0), row.get(1), row.get(2), response)
+    }))
+}
+
 impl ResponseStore for PgStore {
-    fn lookup<'a>(&'a self, _: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        unreachable!()
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
+        StoreFuture::new(async move {
+            let seen = self.inner.seen(*id).await?;
+            let inner = Arc::clone(&self.inner);
+            let id = *id;
+            Ok(seen.into_lookup(move || {
+                let inner = Arc::clone(&inner);
+                async move { inner.seen(id).await }
+            }))
+        })
     }
-    fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
-        unreachable!()
-    }
-    fn complete<'a>(&'a self, _: &'a EntryId, _: Token, _: StoredResponse) -> StoreFuture<'a, ()> {
-        unreachable!()
-    }
-    fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> StoreFuture<'a, ()> {
-        unreachable!()
-    }
-}
-/// PLACEHOLDER
-#[derive(Debug, Clone)]
-pub struct PgBook;
-impl PgBook {
-    /// PLACEHOLDER
-    pub fn new(_: &PgStore) -> Self {
-        Self
-    }
-}
-impl PaymentBook for PgBook {
-    fn charge<'a>(
+
+    fn reserve<'a>(
         &'a self,
-        _: u64,
-        _: Option<Reservation>,
-        _: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64> {
-        unreachable!()
+        id: &'a EntryId,
+        fingerprint: &'a Fingerprint,
+    ) -> StoreFuture<'a, Reserve> {
+        StoreFuture::new(async move {
+            let (id, fingerprint) = (*id, *fingerprint);
+            let options = &self.inner.options;
+            let reserve = self
+                .inner
+                .pool
+                .run(|conn| {
+                    let owner = options.owner.clone();
+                    let (clock, lease, limits) = (options.clock, options.lease, options.limits);
+                    Box::pin(async move {
+                        let claim = Claim {
+                            now_ms: clock.now_ms(),
+                            lease_ms: millis(lease.duration),
+                            owner: &owner,
+                            limits,
+                        };
+                        conn.batch("BEGIN").await?;
+                        let reserve = claim::claim(conn, &id, &fingerprint, &claim).await?;
+                        conn.batch("COMMIT").await?;
+                        Ok(reserve)
+                    })
+                })
+                .await?;
+            if let Reserve::Reserved(token) = reserve {
+                self.inner.keep_renewing(id, token);
+                at(Point::Reserved);
+            }
+            Ok(reserve)
+        })
     }
-    fn charges(&self) -> StoreFuture<'_, u64> {
-        unreachable!()
+
+    fn complete<'a>(
+        &'a self,
+        id: &'a EntryId,
+        token: Token,
+        response: StoredResponse,
+    ) -> StoreFuture<'a, ()> {
+        StoreFuture::new(async move {
+            let id = *id;
+            let columns = Arc::new(ResponseColumns::of(&response));
+            let expires_at =
+                self.inner.options.clock.now_ms() + millis(self.inner.options.limits.retention);
+            let done = self
+                .inner
+                .pool
+                .run(move |conn| {
+                    let columns = Arc::clone(&columns);
+                    Box::pin(async move {
+                        conn.batch("BEGIN").await?;
+                        let done = if fence::holds(conn, &id, token).await? {
+                            fence::finish(conn, &id, &columns, expires_at).await?;
+                            let stored = Credit::stored(columns.size);
+                            usage::apply(conn, usage::shard_of(&id), stored).await?;
+                            true
+                        } else {
+                            // A handler that shares this database may have stored the answer
+                            // itself, in the transaction of its effect (see `book.rs`): then it
+                            // is done already.
+                            fence::finished_by(conn, &id, token).await?
+                        };
+                        conn.batch("COMMIT").await?;
+                        Ok(done)
+                    })
+                })
+                .await?;
+            if done { Ok(()) } else { Err(Error::NotOwner) }
+        })
+    }
+
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+        StoreFuture::new(async move {
+            let id = *id;
+            let released = self
+                .inner
+                .pool
+                .run(move |conn| {
+                    Box::pin(async move {
+                        // One statement: the delete, fenced by the token, and the room it
+                        // frees, in the row order every transaction keeps (usage.rs).
+                        let freed = conn
+                            .execute(
+                                "WITH gone AS (
+                                     DELETE FROM http_keys
+                                     WHERE entry_id = $1 AND token = $2::bigint
+                                       AND expires_at IS NULL
+                                     RETURNING 1)
+                                 UPDATE http_keys_usage SET room = room + 1
+                                 WHERE shard = $3 AND EXISTS (SELECT 1 FROM gone)",
+                                &[
+                                    &id.as_bytes().as_slice(),
+                                    &token.0.cast_signed(),
+                                    &usage::shard_of(&id),
+                                ],
+                            )
+                            .await?;
+                        Ok(freed == 1)
+                    })
+                })
+                .await?;
+            if released {
+                Ok(())
+            } else {
+                Err(Error::NotOwner)
+            }
+        })
     }
 }

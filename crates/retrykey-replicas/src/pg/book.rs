@@ -1,0 +1,104 @@
+//! The payments table beside the keys: a charge and its key's answer commit in one transaction.
+//!
+//! As in `sqlite/book.rs`: a crash before the commit leaves neither the charge nor the answer
+//! (the key's lease lapses and a retry runs it again); a crash after leaves both (a retry
+//! replays the answer).
+
+use retrykey_http::payments::PaymentBook;
+use retrykey_http::{Error, Reservation, StoreFuture, StoredResponse};
+
+use crate::crash::{Point, at};
+use crate::lease::millis;
+use crate::pg::PgStore;
+use crate::pg::fence;
+use crate::pg::usage::{self, Credit};
+use crate::record::ResponseColumns;
+
+/// A [`PaymentBook`] in the same PostgreSQL schema as a [`PgStore`].
+#[derive(Debug, Clone)]
+pub struct PgBook {
+    store: PgStore,
+}
+
+impl PgBook {
+    /// The payments table of `store`'s schema.
+    pub fn new(store: &PgStore) -> Self {
+        Self {
+            store: store.clone(),
+        }
+    }
+}
+
+impl PaymentBook for PgBook {
+    fn charge<'a>(
+        &'a self,
+        amount: u64,
+        reservation: Option<Reservation>,
+        reply: fn(u64) -> StoredResponse,
+    ) -> StoreFuture<'a, u64> {
+        StoreFuture::new(async move {
+            let inner = self.store.inner();
+            let retention = millis(inner.options.limits.retention);
+            let clock = inner.options.clock;
+            at(Point::Handler);
+            let charged = inner
+                .pool
+                .run(move |conn| {
+                    Box::pin(async move {
+                        conn.batch("BEGIN").await?;
+                        // The fence first: a paused replica whose key was taken over charges
+                        // nothing. It also locks the key's row until the commit.
+                        if let Some(Reservation { id, token }) = reservation
+                            && !fence::holds(conn, &id, token).await?
+                        {
+                            conn.batch("ROLLBACK").await?;
+                            return Ok(None);
+                        }
+                        let row = conn
+                            .one(
+                                "INSERT INTO payments (amount, entry_id, token)
+                                 VALUES ($1::bigint, $2, $3::bigint) RETURNING number",
+                                &[
+                                    &amount.cast_signed(),
+                                    &reservation.map(|r| r.id.as_bytes().to_vec()),
+                                    &reservation.map(|r| r.token.0.cast_signed()),
+                                ],
+                            )
+                            .await?;
+                        let payment = row.get::<_, i64>(0).cast_unsigned();
+                        at(Point::Charged);
+                        // The key's answer, in the same transaction as the charge.
+                        if let Some(Reservation { id, .. }) = reservation {
+                            let columns = ResponseColumns::of(&reply(payment));
+                            let expires_at = clock.now_ms() + retention;
+                            fence::finish(conn, &id, &columns, expires_at).await?;
+                            usage::apply(conn, usage::shard_of(&id), Credit::stored(columns.size))
+                                .await?;
+                        }
+                        conn.batch("COMMIT").await?;
+                        Ok(Some(payment))
+                    })
+                })
+                .await?;
+            if charged.is_some() {
+                at(Point::Committed);
+            }
+            charged.ok_or(Error::NotOwner)
+        })
+    }
+
+    fn charges(&self) -> StoreFuture<'_, u64> {
+        StoreFuture::new(async move {
+            self.store
+                .inner()
+                .pool
+                .run(|conn| {
+                    Box::pin(async move {
+                        let row = conn.one("SELECT count(*) FROM payments", &[]).await?;
+                        Ok(row.get::<_, i64>(0).cast_unsigned())
+                    })
+                })
+                .await
+        })
+    }
+}

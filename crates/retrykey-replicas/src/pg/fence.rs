@@ -1,0 +1,87 @@
+//! The fenced writes on PostgreSQL: each one goes through only while its token is still the
+//! key's current one.
+//!
+//! As in `sqlite/fence.rs`: a replica paused past its lease wakes up believing it owns the key;
+//! a takeover gave the key a higher token, so its writes change nothing. Here the check also
+//! locks the row (`FOR UPDATE`) until the transaction ends, so no takeover can slip in between
+//! the check and the write that follows it.
+
+use retrykey_http::{EntryId, Token};
+
+use crate::pg::pool::{Connection, PgResult};
+use crate::record::ResponseColumns;
+
+/// Whether the attempt holding `token` still holds `id`: the row is in flight under this very
+/// token. Locks the row for the rest of the transaction, so that it stays true until commit.
+pub(crate) async fn holds(conn: &mut Connection, id: &EntryId, token: Token) -> PgResult<bool> {
+    let held = conn
+        .opt(
+            "SELECT 1 FROM http_keys
+             WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL
+             FOR UPDATE",
+            &[&id.as_bytes().as_slice(), &token.0.cast_signed()],
+        )
+        .await?;
+    Ok(held.is_some())
+}
+
+/// Stores the answer of an attempt, making the entry finished until `expires_at`. Unfenced on
+/// its own: call it in a transaction where [`holds`] said yes.
+pub(crate) async fn finish(
+    conn: &mut Connection,
+    id: &EntryId,
+    response: &ResponseColumns,
+    expires_at: i64,
+) -> PgResult<()> {
+    conn.execute(
+        "UPDATE http_keys
+         SET status = $2::integer, headers = $3, body = $4, whole = $5, size = $6::bigint,
+             expires_at = $7::bigint, lease_until = NULL
+         WHERE entry_id = $1",
+        &[
+            &id.as_bytes().as_slice(),
+            &response.status,
+            &response.headers,
+            &response.body,
+            &response.whole,
+            &response.size,
+            &expires_at,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Extends the lease of the attempt holding `token` to `lease_until`. False when the token is
+/// no longer current: the attempt has ended, or another replica has taken the key over.
+pub(crate) async fn renew(
+    conn: &mut Connection,
+    id: &EntryId,
+    token: Token,
+    lease_until: i64,
+) -> PgResult<bool> {
+    if !holds(conn, id, token).await? {
+        return Ok(false);
+    }
+    conn.execute(
+        "UPDATE http_keys SET lease_until = $2::bigint WHERE entry_id = $1",
+        &[&id.as_bytes().as_slice(), &lease_until],
+    )
+    .await?;
+    Ok(true)
+}
+
+/// Whether `id` is finished under `token` (its answer was stored with that very token).
+pub(crate) async fn finished_by(
+    conn: &mut Connection,
+    id: &EntryId,
+    token: Token,
+) -> PgResult<bool> {
+    let found = conn
+        .opt(
+            "SELECT token FROM http_keys WHERE entry_id = $1 AND expires_at IS NOT NULL",
+            &[&id.as_bytes().as_slice()],
+        )
+        .await?;
+    Ok(found.map(|row| row.get::<_, i64>(0)) == Some(token.0.cast_signed()))
+}

@@ -1,0 +1,145 @@
+//! A store that stops working refuses keyed requests before any work (503
+//! `store-unavailable`), on both databases; PostgreSQL serves again once it is reachable.
+//! The PostgreSQL test is ignored, not passed, when RETRYKEY_PG_URL is not set.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use retrykey_durable_checks::proxy::{Fault, FaultProxy};
+use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_http::payments::{PaymentBook, Payments};
+use retrykey_http::{IdempotencyLayer, PROBLEM_JSON, ResponseStore};
+use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use tower_layer::Layer;
+
+const PAY: &str = r#"{"amount":5}"#;
+
+/// The payments service behind the layer, on 127.0.0.1.
+async fn serve(store: impl ResponseStore, book: Arc<dyn PaymentBook>) -> (Server, Arc<Payments>) {
+    let payments = Payments::with_book(Duration::ZERO, book);
+    let layer = IdempotencyLayer::builder().store(store).build();
+    let server = Server::start(layer.layer(payments.service()))
+        .await
+        .expect("a server on 127.0.0.1");
+    (server, payments)
+}
+
+async fn pay(client: &LoopbackClient, key: &str) -> LoopbackReply {
+    client
+        .post("/payments", &[("idempotency-key", key)], PAY)
+        .await
+        .expect("an answer")
+}
+
+fn assert_store_unavailable(reply: &LoopbackReply) {
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(
+        reply.header("content-type"),
+        Some(PROBLEM_JSON),
+        "{reply:?}"
+    );
+    assert!(
+        reply.body.contains("store-unavailable"),
+        "not the store-unavailable problem: {}",
+        reply.body
+    );
+}
+
+// A SQLite store whose table is gone refuses a keyed POST with 503 and charges nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_store_that_fails_refuses_before_any_work() {
+    let store = SqliteStore::throwaway(Options::default()).expect("a SQLite store");
+    let book = SqliteBook::new(&store);
+    let (server, payments) = serve(store.clone(), Arc::new(book.clone())).await;
+    let client = LoopbackClient::new(server.url());
+    assert_eq!(pay(&client, "k-before").await.status, 201);
+
+    // Another connection to the same file breaks the store for real.
+    let other = rusqlite::Connection::open(store.path()).expect("open the file");
+    other
+        .execute_batch("DROP TABLE http_keys")
+        .expect("drop the keys table");
+
+    let reply = pay(&client, "k-down").await;
+    assert_store_unavailable(&reply);
+    assert_eq!(payments.attempts(), 1, "the handler ran without a store");
+    let charged: i64 = other
+        .query_row("SELECT count(*) FROM payments", [], |row| row.get(0))
+        .expect("count the payments");
+    assert_eq!(charged, 1, "a charge was written without a store");
+    assert_eq!(book.charges().await.expect("charges"), 1);
+    server.stop().await;
+}
+
+// A PostgreSQL connection cut before its claim commits answers 503 and leaves no record and
+// no charge; once the server is reachable again the same request runs, and charges once.
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
+    let url = retrykey_durable_checks::admin::url();
+    let proxy = FaultProxy::start(server_addr(&url)).expect("a proxy");
+    let options = || Options::default().with_lease(Duration::from_secs(2));
+    let store = PgStore::throwaway(&through(&proxy, &url), options())
+        .await
+        .expect("a store behind the proxy");
+    // Looks at the same schema directly, past the proxy.
+    let observer = PgStore::connect_in_schema(&url, store.schema(), options())
+        .await
+        .expect("an observer");
+    let observed = PgBook::new(&observer);
+    let (server, payments) = serve(store.clone(), Arc::new(PgBook::new(&store))).await;
+    let client = LoopbackClient::new(server.url());
+
+    proxy.arm(Fault::BeforeCommit);
+    let reply = pay(&client, "k-1").await;
+    assert_store_unavailable(&reply);
+    assert_eq!(payments.attempts(), 0, "the handler ran without a store");
+    assert_eq!(observed.charges().await.expect("charges"), 0);
+    assert_eq!(observer.entries().await.expect("entries"), 0);
+
+    let retry = pay(&client, "k-1").await;
+    assert_eq!((retry.status, retry.replayed()), (201, false), "{retry:?}");
+    let replay = pay(&client, "k-1").await;
+    assert_eq!(
+        (replay.status, replay.replayed()),
+        (201, true),
+        "{replay:?}"
+    );
+    assert_eq!(replay.body, retry.body);
+    assert_eq!(payments.attempts(), 1);
+    assert_eq!(observed.charges().await.expect("charges"), 1);
+    assert_eq!(observer.entries().await.expect("entries"), 1);
+    server.stop().await;
+}
+
+/// The connection string of the proxy in front of the server at `url`.
+fn through(proxy: &FaultProxy, url: &str) -> String {
+    let config: tokio_postgres::Config = url.parse().expect("URL");
+    let user = config.get_user().unwrap_or("postgres");
+    let password = config
+        .get_password()
+        .map(|password| String::from_utf8_lossy(password).into_owned())
+        .unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or(user);
+    let addr = proxy.addr();
+    format!(
+        "host={} port={} user={user} password='{password}' dbname={dbname}",
+        addr.ip(),
+        addr.port()
+    )
+}
+
+fn server_addr(url: &str) -> SocketAddr {
+    let config: tokio_postgres::Config = url.parse().expect("URL");
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    (host.as_str(), port)
+        .to_socket_addrs()
+        .expect("resolve")
+        .next()
+        .expect("an address")
+}
