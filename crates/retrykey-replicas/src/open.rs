@@ -11,7 +11,7 @@ use std::sync::Arc;
 use retrykey_http::payments::{MemoryBook, PaymentBook};
 use retrykey_http::{Error, MemoryStore, ResponseStore};
 
-use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_replicas::{Options, Parts, PgBook, PgStore, SqliteBook, SqliteStore};
 
 /// Where a replica keeps its keys and its charges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,13 +43,19 @@ impl StoreChoice {
 
     /// Opens the store and the payment book this choice names.
     pub async fn open(&self, options: Options) -> Result<Opened, Error> {
+        self.open_with_parts(options, Parts::standard()).await
+    }
+
+    /// The same, with the SQLite claim and fence a lab under `labs/` replaces.
+    #[doc(hidden)]
+    pub async fn open_with_parts(&self, options: Options, parts: Parts) -> Result<Opened, Error> {
         Ok(match self {
             Self::Memory => Opened {
                 store: Arc::new(MemoryStore::new(options.limits)),
                 book: Arc::new(MemoryBook::default()),
             },
             Self::Sqlite(path) => {
-                let store = SqliteStore::open(path, options)?;
+                let store = SqliteStore::open_with_parts(path, options, parts)?;
                 Opened {
                     book: Arc::new(SqliteBook::new(&store)),
                     store: Arc::new(store),

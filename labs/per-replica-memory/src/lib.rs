@@ -1,0 +1,125 @@
+// Mirrored by labs/per-replica-memory: see labs/README.md before changing this file.
+//! Which store a `payments` replica opens, from its `--store` flag.
+//!
+//! Replicas share an authority only when they open the same database: this is where that
+//! choice is made, once per process.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use retrykey_http::payments::{MemoryBook, PaymentBook};
+use retrykey_http::{Error, MemoryStore, Reservation, ResponseStore, StoreFuture, StoredResponse};
+
+use retrykey_replicas::{Options, Parts, PgBook, PgStore, SqliteBook, SqliteStore};
+
+/// Where a replica keeps its keys and its charges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// Process memory: one replica only.
+    Memory,
+    /// A SQLite file: every process on this machine that opens it.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, reached with this URL.
+    Postgres(String),
+}
+
+impl StoreChoice {
+    /// Parses a `--store` value; `postgres` takes its URL from `url` (`RETRYKEY_PG_URL`).
+    pub fn parse(value: &str, url: Option<String>) -> Result<Self, StoreChoiceError> {
+        match value {
+            "memory" => Ok(Self::Memory),
+            "postgres" => url
+                .filter(|url| !url.is_empty())
+                .map(Self::Postgres)
+                .ok_or(StoreChoiceError::NoUrl),
+            _ => match value.strip_prefix("sqlite:") {
+                Some("") => Err(StoreChoiceError::NoPath),
+                Some(path) => Ok(Self::Sqlite(PathBuf::from(path))),
+                None => Err(StoreChoiceError::Unknown(value.to_owned())),
+            },
+        }
+    }
+
+    /// Opens the store and the payment book this choice names.
+    pub async fn open(&self, options: Options) -> Result<Opened, Error> {
+        self.open_with_parts(options, Parts::standard()).await
+    }
+
+    /// The same, with the SQLite claim and fence a lab under `labs/` replaces.
+    #[doc(hidden)]
+    pub async fn open_with_parts(&self, options: Options, parts: Parts) -> Result<Opened, Error> {
+        Ok(match self {
+            Self::Memory => Opened {
+                store: Arc::new(MemoryStore::new(options.limits)),
+                book: Arc::new(MemoryBook::default()),
+            },
+            Self::Sqlite(path) => {
+                let store = SqliteStore::open_with_parts(path, options.clone(), parts)?;
+                // NEGATIVE: the charges go to the shared file, but the keys stay in this
+                // process's memory. Each replica knows only the keys it has seen itself: a
+                // duplicate that lands on another replica is charged again.
+                Opened {
+                    book: Arc::new(Unkeyed(SqliteBook::new(&store))),
+                    store: Arc::new(MemoryStore::new(options.limits)),
+                }
+            }
+            Self::Postgres(url) => {
+                let store = PgStore::connect(url, options).await?;
+                Opened {
+                    book: Arc::new(PgBook::new(&store)),
+                    store: Arc::new(store),
+                }
+            }
+        })
+    }
+}
+
+/// Why a `--store` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreChoiceError {
+    /// Not one of the three forms.
+    #[error("expected memory, sqlite:PATH or postgres, got {0:?}")]
+    Unknown(String),
+    /// `sqlite:` with nothing after it.
+    #[error("sqlite: needs a file path, as in sqlite:/tmp/keys.sqlite")]
+    NoPath,
+    /// `postgres` without `RETRYKEY_PG_URL`.
+    #[error("postgres needs RETRYKEY_PG_URL, as in postgres://user:password@127.0.0.1:5432/db")]
+    NoUrl,
+}
+
+impl FromStr for StoreChoice {
+    type Err = StoreChoiceError;
+
+    /// Parses a `--store` value, reading `RETRYKEY_PG_URL` for `postgres`.
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Self::parse(value, std::env::var("RETRYKEY_PG_URL").ok())
+    }
+}
+
+/// A replica's store and payment book, opened on the same authority.
+pub struct Opened {
+    /// Where the layer keeps keys.
+    pub store: Arc<dyn ResponseStore>,
+    /// Where the handler keeps charges.
+    pub book: Arc<dyn PaymentBook>,
+}
+
+/// The shared charges table, written without a key: the keys are in another store.
+struct Unkeyed(SqliteBook);
+
+impl PaymentBook for Unkeyed {
+    fn charge<'a>(
+        &'a self,
+        amount: u64,
+        _: Option<Reservation>,
+        reply: fn(u64) -> StoredResponse,
+    ) -> StoreFuture<'a, u64> {
+        self.0.charge(amount, None, reply)
+    }
+
+    fn charges(&self) -> StoreFuture<'_, u64> {
+        self.0.charges()
+    }
+}
