@@ -19,7 +19,7 @@ prepare:
     # Each package is built on its own, as the class commands select it: cargo unifies features
     # across the packages of one invocation, so a --workspace build would not be reused.
     cargo test -q --no-run
-    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-tests; do
+    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-tests; do
         cargo build -q -p "$package" --bins
         cargo test -q -p "$package" --no-run
     done
@@ -127,9 +127,9 @@ bench-client *args:
 five-clients:
     cargo run -q -p retrykey-http --example five-clients
 
-# Stage 3: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`).
+# Stage 3: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`; `--store sqlite:PATH` in Stage 5).
 payments *args:
-    cargo run -q -p retrykey-http --bin payments -- {{args}}
+    cargo run -q -p retrykey-replicas --bin payments -- {{args}}
 
 # Stage 3: the HTTP check suite against the correct layer (seconds).
 test-http:
@@ -164,6 +164,17 @@ pgbench-ratio *args:
 # Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
     bash .ci/postgres
+
+# --- Stage 5: replicas ---
+
+# Stage 5: N payments replicas on free ports over one store (default: a temporary SQLite file; or `postgres`); Ctrl-C stops them.
+replicas n="3" store="" *args:
+    cargo build -q -p retrykey-replicas --bin payments
+    bash .ci/replicas "${CARGO_TARGET_DIR:-target}/debug/payments" {{n}} "{{store}}" {{args}}
+
+# Stage 5: concurrent copies of one payment over replicas (`just spray --replicas URL,URL,URL --copies 9`).
+spray *args:
+    cargo run -q -p retrykey-replicas --bin spray -- {{args}}
 
 # --- The book ---
 

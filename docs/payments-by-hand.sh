@@ -4,10 +4,10 @@
 # answer, and stops the server (Ctrl-C, then a hard stop after ten seconds).
 set -euo pipefail
 
-cargo build -q -p retrykey-http --bin payments
+cargo build -q -p retrykey-replicas --bin payments
 log=$(mktemp)
 # `cargo run` replaces itself with the server, so $! is the server's own pid.
-cargo run -q -p retrykey-http --bin payments -- --listen 127.0.0.1:0 >"$log" &
+cargo run -q -p retrykey-replicas --bin payments -- --listen 127.0.0.1:0 >"$log" &
 server=$!
 trap 'kill -KILL "$server" 2>/dev/null || true; rm -f "$log" "$log.bg"' EXIT
 

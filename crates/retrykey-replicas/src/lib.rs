@@ -45,6 +45,7 @@
 extern crate self as retrykey_replicas;
 
 pub mod crash;
+pub mod flags;
 pub mod lease;
 pub mod open;
 pub mod pg;

@@ -1,0 +1,169 @@
+//! The payments server: the demo handler behind the idempotency layer, on a real socket, with
+//! its keys and charges in memory or in a database that several replicas share.
+//!
+//! Every flag's value is checked before anything is opened: a bad one prints one line to
+//! stderr and exits with status 2, and no database file is created.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use http::Method;
+use retrykey_http::payments::Payments;
+use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits, loopback};
+use retrykey_replicas::crash::Point;
+use retrykey_replicas::flags::{self, Span};
+use retrykey_replicas::{Lease, Options, StoreChoice};
+use tokio::net::TcpListener;
+use tower_layer::Layer;
+
+/// Serve `POST /payments` and `GET /payments/count` behind the Idempotency-Key layer.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Where keys and charges live: memory, sqlite:PATH, or postgres (reads RETRYKEY_PG_URL).
+    /// Replicas share an authority only on the same database.
+    #[arg(long, value_name = "STORE", default_value = "memory")]
+    store: StoreChoice,
+    /// Most keys remembered at once; a fresh key beyond it gets 503 store-full.
+    // Negative numbers are taken as values, so that `-1` is refused as a count, not as a flag.
+    #[arg(long, value_name = "N", value_parser = flags::positive, default_value = "10000", allow_negative_numbers = true)]
+    max_entries: usize,
+    /// Most bytes of stored answers held at once.
+    #[arg(long, value_name = "N", value_parser = flags::positive, default_value = "67108864", allow_negative_numbers = true)]
+    max_bytes: usize,
+    /// How long a finished key's answer is kept (500ms, 30s, 10m, 24h).
+    #[arg(long, value_name = "DUR", default_value = "24h")]
+    retention: Span,
+    /// Database stores: how long a running request holds its key without renewal before
+    /// another replica may take it over.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    lease: Span,
+    /// The name written into the keys this replica claims (default: `pid <n>`).
+    #[arg(long, value_name = "NAME")]
+    owner: Option<String>,
+    /// Milliseconds each charge takes.
+    #[arg(long, default_value_t = 50)]
+    work_ms: u64,
+    /// Answer duplicates of a running request with 409 instead of waiting for it.
+    #[arg(long)]
+    reject_in_flight: bool,
+    /// Refuse `POST /payments` without an Idempotency-Key (400).
+    #[arg(long)]
+    require_key: bool,
+    /// Crash tests: stop every keyed request at this point (database stores), after printing
+    /// `paused at <point>`, so that the process can be killed exactly there.
+    #[arg(long, value_name = "POINT", value_parser = flags::pause_point, hide = true)]
+    pause_at: Option<Point>,
+}
+
+impl Args {
+    fn options(&self) -> Options {
+        let defaults = Options::default();
+        Options {
+            limits: StoreLimits {
+                max_entries: self.max_entries,
+                max_bytes: self.max_bytes,
+                retention: self.retention.0,
+            },
+            lease: Lease {
+                duration: self.lease.0,
+                ..defaults.lease
+            },
+            owner: self.owner.clone().unwrap_or(defaults.owner),
+            clock: defaults.clock,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        // --help and --version are answers, not mistakes: clap prints them as it likes.
+        Err(error) if !error.use_stderr() => {
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("payments: {}", flags::one_line(&error));
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("payments: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("payments: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
+    if let Some(point) = args.pause_at {
+        pause_at(point)?;
+    }
+    let opened = args
+        .store
+        .open(args.options())
+        .await
+        .context("cannot open the store")?;
+    let mut builder = IdempotencyLayer::builder().shared_store(opened.store);
+    if args.reject_in_flight {
+        builder = builder.in_flight(InFlight::Reject);
+    }
+    if args.require_key {
+        builder = builder
+            .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments");
+    }
+    let payments = Payments::with_book(Duration::from_millis(args.work_ms), opened.book);
+    let service = builder.build().layer(payments.service());
+
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    println!("listening on http://{}", listener.local_addr()?);
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    loopback::serve(listener, service, shutdown).await;
+    println!(
+        "stopped: charges={} attempts={}",
+        payments.charges().await?,
+        payments.attempts()
+    );
+    Ok(())
+}
+
+/// Makes every request that reaches `point` announce it and then stop there for good.
+///
+/// The announcement is the test's cue: once it is on stdout, the request is exactly at
+/// `point`, and a SIGKILL then shows what a crash there leaves behind.
+fn pause_at(point: Point) -> anyhow::Result<()> {
+    fail::cfg_callback(point.name(), move || {
+        {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "paused at {point}");
+            let _ = stdout.flush();
+        }
+        // Some points run on an async worker thread: hand its other tasks to another worker,
+        // so that the rest of the server (GET /payments/count, other keys) still answers.
+        tokio::task::block_in_place(|| {
+            loop {
+                std::thread::park(); // a spurious wake-up parks again
+            }
+        })
+    })
+    .map_err(|error| anyhow::anyhow!("cannot pause at {point}: {error}"))
+}
