@@ -103,6 +103,15 @@ fn bad_durations_are_refused_before_the_store_is_created() {
     );
 }
 
+// A PostgreSQL schema name that is not a plain lower-case identifier is refused.
+#[test]
+fn bad_schema_names_are_refused() {
+    assert_refused_on_sqlite(
+        &["--pg-schema", "Class-2"],
+        r#"payments: --pg-schema: expected a schema name of lower-case letters, digits and _ (not a digit first, at most 63 bytes), got "Class-2""#,
+    );
+}
+
 // An unknown pause point is refused; so are an unknown flag and a flag without its value.
 #[test]
 fn bad_pause_points_and_malformed_flags_are_refused() {

@@ -1,5 +1,6 @@
 //! Three `payments` processes over one database: a key is charged once, whichever replicas its
-//! duplicates reach.
+//! duplicates reach. On SQLite always; on PostgreSQL when RETRYKEY_PG_URL is set (ignored, not
+//! passed, without it).
 
 mod support;
 
@@ -122,4 +123,103 @@ async fn sqlite_replicas_charge_each_key() {
     sixty_keys_charge_sixty_times(&replicas).await;
     drop(replicas);
     assert_eq!(charges_in_file(&file), 60);
+}
+
+mod postgres {
+    //! The same over one PostgreSQL database, each test in a schema of its own (the replicas'
+    //! `--pg-schema`), dropped at the end.
+
+    use super::*;
+    use tokio_postgres::NoTls;
+
+    /// A fresh schema; dropped, with everything in it, on drop.
+    struct Schema {
+        url: String,
+        name: String,
+    }
+
+    impl Schema {
+        async fn new(test: &str) -> Self {
+            let url = std::env::var("RETRYKEY_PG_URL")
+                .ok()
+                .filter(|url| !url.trim().is_empty())
+                .expect("RETRYKEY_PG_URL is set: this test was built to run on PostgreSQL");
+            let name = format!("replicas_{test}_{}", std::process::id());
+            let (client, connection) = tokio_postgres::connect(&url, NoTls)
+                .await
+                .expect("PostgreSQL answers");
+            tokio::spawn(connection);
+            client
+                .batch_execute(&format!(
+                    "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+                ))
+                .await
+                .expect("a fresh schema");
+            Self { url, name }
+        }
+
+        async fn charges(&self) -> i64 {
+            let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+                .await
+                .expect("PostgreSQL answers");
+            tokio::spawn(connection);
+            client
+                .query_one(&format!("SELECT count(*) FROM {}.payments", self.name), &[])
+                .await
+                .expect("the payments table is readable")
+                .get(0)
+        }
+    }
+
+    impl Drop for Schema {
+        fn drop(&mut self) {
+            // A plain thread: Drop cannot await, and the test's runtime may be shutting down.
+            let (url, name) = (self.url.clone(), self.name.clone());
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime");
+                runtime.block_on(async {
+                    if let Ok((client, connection)) = tokio_postgres::connect(&url, NoTls).await {
+                        tokio::spawn(connection);
+                        let _ = client
+                            .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                            .await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+
+    fn replicas(schema: &Schema) -> Vec<Replica> {
+        three(
+            "postgres",
+            &["--pg-schema", &schema.name],
+            &[("RETRYKEY_PG_URL", &schema.url)],
+        )
+    }
+
+    // Over one PostgreSQL database, 30 concurrent duplicates on three replicas charge once.
+    #[tokio::test]
+    #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+    async fn postgres_replicas_charge_a_key_once() {
+        let schema = Schema::new("once").await;
+        let replicas = replicas(&schema);
+        thirty_duplicates_charge_once(&replicas).await;
+        drop(replicas);
+        assert_eq!(schema.charges().await, 1);
+    }
+
+    // Over one PostgreSQL database, 60 distinct keys over three replicas make 60 charges.
+    #[tokio::test]
+    #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+    async fn postgres_replicas_charge_each_key() {
+        let schema = Schema::new("many").await;
+        let replicas = replicas(&schema);
+        sixty_keys_charge_sixty_times(&replicas).await;
+        drop(replicas);
+        assert_eq!(schema.charges().await, 60);
+    }
 }

@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -16,7 +17,8 @@ use retrykey_http::payments::Payments;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits, loopback};
 use retrykey_replicas::crash::Point;
 use retrykey_replicas::flags::{self, Span};
-use retrykey_replicas::{Lease, Options, StoreChoice};
+use retrykey_replicas::pg::DEFAULT_SCHEMA;
+use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
 
@@ -30,6 +32,10 @@ struct Args {
     /// Replicas share an authority only on the same database.
     #[arg(long, value_name = "STORE", default_value = "memory")]
     store: StoreChoice,
+    /// With postgres: the schema that holds the tables. Replicas share an authority only in
+    /// the same schema.
+    #[arg(long, value_name = "NAME", value_parser = flags::schema_name, default_value = DEFAULT_SCHEMA)]
+    pg_schema: String,
     /// Most keys remembered at once; a fresh key beyond it gets 503 store-full.
     // Negative numbers are taken as values, so that `-1` is refused as a count, not as a flag.
     #[arg(long, value_name = "N", value_parser = flags::positive, default_value = "10000", allow_negative_numbers = true)]
@@ -114,11 +120,17 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     if let Some(point) = args.pause_at {
         pause_at(point)?;
     }
-    let opened = args
-        .store
-        .open(args.options())
-        .await
-        .context("cannot open the store")?;
+    let opened = match &args.store {
+        StoreChoice::Postgres(url) => {
+            let store = PgStore::connect_in_schema(url, &args.pg_schema, args.options()).await;
+            store.map(|store| Opened {
+                book: Arc::new(PgBook::new(&store)),
+                store: Arc::new(store),
+            })
+        }
+        other => other.open(args.options()).await,
+    }
+    .context("cannot open the store")?;
     let mut builder = IdempotencyLayer::builder().shared_store(opened.store);
     if args.reject_in_flight {
         builder = builder.in_flight(InFlight::Reject);
