@@ -130,70 +130,9 @@ mod postgres {
     //! `--pg-schema`), dropped at the end.
 
     use super::*;
-    use tokio_postgres::NoTls;
+    use support::PgSchema;
 
-    /// A fresh schema; dropped, with everything in it, on drop.
-    struct Schema {
-        url: String,
-        name: String,
-    }
-
-    impl Schema {
-        async fn new(test: &str) -> Self {
-            let url = std::env::var("RETRYKEY_PG_URL")
-                .ok()
-                .filter(|url| !url.trim().is_empty())
-                .expect("RETRYKEY_PG_URL is set: this test was built to run on PostgreSQL");
-            let name = format!("replicas_{test}_{}", std::process::id());
-            let (client, connection) = tokio_postgres::connect(&url, NoTls)
-                .await
-                .expect("PostgreSQL answers");
-            tokio::spawn(connection);
-            client
-                .batch_execute(&format!(
-                    "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-                ))
-                .await
-                .expect("a fresh schema");
-            Self { url, name }
-        }
-
-        async fn charges(&self) -> i64 {
-            let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
-                .await
-                .expect("PostgreSQL answers");
-            tokio::spawn(connection);
-            client
-                .query_one(&format!("SELECT count(*) FROM {}.payments", self.name), &[])
-                .await
-                .expect("the payments table is readable")
-                .get(0)
-        }
-    }
-
-    impl Drop for Schema {
-        fn drop(&mut self) {
-            // A plain thread: Drop cannot await, and the test's runtime may be shutting down.
-            let (url, name) = (self.url.clone(), self.name.clone());
-            let _ = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("a runtime");
-                runtime.block_on(async {
-                    if let Ok((client, connection)) = tokio_postgres::connect(&url, NoTls).await {
-                        tokio::spawn(connection);
-                        let _ = client
-                            .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
-                            .await;
-                    }
-                });
-            })
-            .join();
-        }
-    }
-
-    fn replicas(schema: &Schema) -> Vec<Replica> {
+    fn replicas(schema: &PgSchema) -> Vec<Replica> {
         three(
             "postgres",
             &["--pg-schema", &schema.name],
@@ -205,7 +144,7 @@ mod postgres {
     #[tokio::test]
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
     async fn postgres_replicas_charge_a_key_once() {
-        let schema = Schema::new("once").await;
+        let schema = PgSchema::new("once").await;
         let replicas = replicas(&schema);
         thirty_duplicates_charge_once(&replicas).await;
         drop(replicas);
@@ -216,7 +155,7 @@ mod postgres {
     #[tokio::test]
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
     async fn postgres_replicas_charge_each_key() {
-        let schema = Schema::new("many").await;
+        let schema = PgSchema::new("many").await;
         let replicas = replicas(&schema);
         sixty_keys_charge_sixty_times(&replicas).await;
         drop(replicas);
