@@ -7,15 +7,16 @@
 pub mod book;
 pub mod claim;
 pub mod fence;
+mod schema;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoreLimits,
-    StoredResponse, Token,
+    EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -26,45 +27,15 @@ use crate::wait::Seen;
 use crate::{Options, Parts};
 
 pub use book::SqliteBook;
+pub use usage::{Claim, Usage};
 
-/// How long a connection waits for another one's write lock before the store gives up (503).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+use schema::{SCHEMA, connect, remove_files};
 
 /// Connections per store: reads run in parallel, writes queue for the file's one write lock.
 const CONNECTIONS: usize = 4;
 
 /// Expired records removed by each claim (all of them when the store is full).
 const SWEEP_BATCH: i64 = 2;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS http_keys (
-    entry_id    BLOB PRIMARY KEY,
-    fingerprint BLOB NOT NULL,
-    token       INTEGER NOT NULL,
-    owner       TEXT NOT NULL,
-    lease_until INTEGER,           -- in flight: the lease's end, in ms since the epoch
-    expires_at  INTEGER,           -- finished: the end of retention; NULL while in flight
-    status      INTEGER,
-    headers     BLOB,
-    body        BLOB,
-    whole       INTEGER,
-    size        INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS http_keys_expiry ON http_keys (expires_at) WHERE expires_at IS NOT NULL;
-CREATE TABLE IF NOT EXISTS http_keys_usage (
-    id         INTEGER PRIMARY KEY CHECK (id = 0),
-    last_token INTEGER NOT NULL,   -- fencing tokens only grow, across every key
-    entries    INTEGER NOT NULL,
-    bytes      INTEGER NOT NULL
-);
-INSERT OR IGNORE INTO http_keys_usage VALUES (0, 0, 0, 0);
-CREATE TABLE IF NOT EXISTS payments (
-    number   INTEGER PRIMARY KEY AUTOINCREMENT,
-    amount   INTEGER NOT NULL,
-    entry_id BLOB,                 -- the key it was charged under, if any
-    token    INTEGER
-);
-";
 
 /// A [`ResponseStore`] in a SQLite file: several processes on one machine, one authority.
 ///
@@ -90,117 +61,6 @@ impl std::fmt::Debug for SqliteStore {
             .field("path", &self.inner.path)
             .field("options", &self.inner.options)
             .finish_non_exhaustive()
-    }
-}
-
-/// What a claim needs besides the row: who claims, for how long, and the bounds.
-#[doc(hidden)]
-pub struct Claim<'a> {
-    pub now_ms: i64,
-    pub lease_ms: i64,
-    pub owner: &'a str,
-    pub limits: StoreLimits,
-}
-
-impl Claim<'_> {
-    /// Whether a new entry must be refused: checked after sweeping everything expired, so a
-    /// record is refused only when every record held is live.
-    pub fn is_full(&self, tx: &Transaction<'_>) -> rusqlite::Result<bool> {
-        if !Usage::read(tx)?.is_full(self.limits) {
-            return Ok(false);
-        }
-        Usage::sweep(tx, self.now_ms, i64::MAX)?;
-        Ok(Usage::read(tx)?.is_full(self.limits))
-    }
-}
-
-/// The one-row table that counts entries and bytes and hands out tokens.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct Usage {
-    entries: i64,
-    bytes: i64,
-}
-
-impl Usage {
-    fn read(tx: &Transaction<'_>) -> rusqlite::Result<Self> {
-        tx.prepare_cached("SELECT entries, bytes FROM http_keys_usage WHERE id = 0")?
-            .query_row([], |row| {
-                Ok(Self {
-                    entries: row.get(0)?,
-                    bytes: row.get(1)?,
-                })
-            })
-    }
-
-    fn is_full(self, limits: StoreLimits) -> bool {
-        limits.is_full(
-            usize::try_from(self.entries).unwrap_or(usize::MAX),
-            usize::try_from(self.bytes).unwrap_or(usize::MAX),
-        )
-    }
-
-    /// A token higher than every token handed out before, by any process.
-    pub fn next_token(tx: &Transaction<'_>) -> rusqlite::Result<i64> {
-        tx.prepare_cached(
-            "UPDATE http_keys_usage SET last_token = last_token + 1 WHERE id = 0
-             RETURNING last_token",
-        )?
-        .query_row([], |row| row.get(0))
-    }
-
-    /// Counts one more entry.
-    pub fn add_entry(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        tx.prepare_cached("UPDATE http_keys_usage SET entries = entries + 1 WHERE id = 0")?
-            .execute([])?;
-        Ok(())
-    }
-
-    /// Deletes the entry `id`, whatever its state, and uncounts it.
-    pub fn forget(tx: &Transaction<'_>, id: &EntryId) -> rusqlite::Result<()> {
-        let size: Option<i64> = tx
-            .prepare_cached("DELETE FROM http_keys WHERE entry_id = ?1 RETURNING size")?
-            .query_row(params![id.as_bytes()], |row| row.get(0))
-            .optional()?;
-        if let Some(size) = size {
-            Self::uncount(tx, 1, size)?;
-        }
-        Ok(())
-    }
-
-    /// Deletes up to `limit` finished entries past their retention; returns how many went.
-    pub fn sweep(tx: &Transaction<'_>, now_ms: i64, limit: i64) -> rusqlite::Result<u64> {
-        let (count, bytes): (i64, i64) = tx
-            .prepare_cached(
-                "SELECT count(*), coalesce(sum(size), 0) FROM (
-                     SELECT size FROM http_keys
-                     WHERE expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2)",
-            )?
-            .query_row(params![now_ms, limit], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        if count > 0 {
-            tx.prepare_cached(
-                "DELETE FROM http_keys WHERE entry_id IN (
-                     SELECT entry_id FROM http_keys
-                     WHERE expires_at IS NOT NULL AND expires_at <= ?1 LIMIT ?2)",
-            )?
-            .execute(params![now_ms, limit])?;
-            Self::uncount(tx, count, bytes)?;
-        }
-        Ok(count.cast_unsigned())
-    }
-
-    fn uncount(tx: &Transaction<'_>, entries: i64, bytes: i64) -> rusqlite::Result<()> {
-        tx.prepare_cached(
-            "UPDATE http_keys_usage SET entries = entries - ?1, bytes = bytes - ?2 WHERE id = 0",
-        )?
-        .execute(params![entries, bytes])?;
-        Ok(())
-    }
-
-    fn add_bytes(tx: &Transaction<'_>, bytes: i64) -> rusqlite::Result<()> {
-        tx.prepare_cached("UPDATE http_keys_usage SET bytes = bytes + ?1 WHERE id = 0")?
-            .execute(params![bytes])?;
-        Ok(())
     }
 }
 
@@ -340,24 +200,6 @@ impl Drop for Inner {
             remove_files(&self.path);
         }
     }
-}
-
-/// Deletes a database file with its write-ahead log and shared-memory index, where present.
-fn remove_files(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.as_os_str().to_owned();
-        file.push(suffix);
-        let _ = std::fs::remove_file(file);
-    }
-}
-
-fn connect(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    // WAL: readers never block the writer, and a commit is one append to the log.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    Ok(conn)
 }
 
 fn unavailable(error: rusqlite::Error) -> Error {

@@ -1,0 +1,59 @@
+//! The SQLite file's tables and connection settings.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+/// How long a connection waits for another one's write lock before the store gives up (503).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The keys, with their lease, token and answer; the counters; the demo's payments.
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS http_keys (
+    entry_id    BLOB PRIMARY KEY,
+    fingerprint BLOB NOT NULL,
+    token       INTEGER NOT NULL,
+    owner       TEXT NOT NULL,
+    lease_until INTEGER,           -- in flight: the lease's end, in ms since the epoch
+    expires_at  INTEGER,           -- finished: the end of retention; NULL while in flight
+    status      INTEGER,
+    headers     BLOB,
+    body        BLOB,
+    whole       INTEGER,
+    size        INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS http_keys_expiry ON http_keys (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS http_keys_usage (
+    id         INTEGER PRIMARY KEY CHECK (id = 0),
+    last_token INTEGER NOT NULL,   -- fencing tokens only grow, across every key
+    entries    INTEGER NOT NULL,
+    bytes      INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO http_keys_usage VALUES (0, 0, 0, 0);
+CREATE TABLE IF NOT EXISTS payments (
+    number   INTEGER PRIMARY KEY AUTOINCREMENT,
+    amount   INTEGER NOT NULL,
+    entry_id BLOB,                 -- the key it was charged under, if any
+    token    INTEGER
+);
+";
+
+/// Deletes a database file with its write-ahead log and shared-memory index, where present.
+pub(crate) fn remove_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+/// Opens `path` with the store's settings: WAL, full durability, a busy timeout.
+pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL: readers never block the writer, and a commit is one append to the log.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
