@@ -6,6 +6,10 @@
 //! way the caller gets [`retrykey::Error::Storage`]: the outcome is unknown, and only a retry
 //! with the same key tells which it was.
 //!
+//! It can also play an outage ([`FaultProxy::set_reachable`]): while the server is
+//! "unreachable", every message on an open connection cuts it and every new connection is
+//! closed at once, until the server is reachable again.
+//!
 //! It reads the protocol's message framing (a type byte and a length) in both directions; it
 //! needs a plain (non-TLS) connection, which is what the lab uses on 127.0.0.1.
 
@@ -29,6 +33,7 @@ pub enum Fault {
 pub struct FaultProxy {
     addr: SocketAddr,
     armed: Arc<Mutex<Option<Fault>>>,
+    down: Arc<AtomicBool>,
 }
 
 impl FaultProxy {
@@ -38,14 +43,18 @@ impl FaultProxy {
         let proxy = Self {
             addr: listener.local_addr()?,
             armed: Arc::default(),
+            down: Arc::default(),
         };
-        let armed = Arc::clone(&proxy.armed);
+        let (armed, down) = (Arc::clone(&proxy.armed), Arc::clone(&proxy.down));
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
-                let armed = Arc::clone(&armed);
+                if down.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection is closed before it starts
+                }
+                let (armed, down) = (Arc::clone(&armed), Arc::clone(&down));
                 std::thread::spawn(move || {
                     if let Ok(server) = TcpStream::connect(upstream) {
-                        let _ = relay(client, server, &armed);
+                        let _ = relay(client, server, &armed, &down);
                     }
                 });
             }
@@ -62,6 +71,12 @@ impl FaultProxy {
     pub fn arm(&self, fault: Fault) {
         *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault);
     }
+
+    /// Plays an outage (`false`) or ends it (`true`): while the server is unreachable, each
+    /// connection is cut at its next message and new ones are closed at once.
+    pub fn set_reachable(&self, reachable: bool) {
+        self.down.store(!reachable, Ordering::SeqCst);
+    }
 }
 
 enum Verdict {
@@ -69,7 +84,12 @@ enum Verdict {
     Cut,
 }
 
-fn relay(client: TcpStream, server: TcpStream, armed: &Mutex<Option<Fault>>) -> io::Result<()> {
+fn relay(
+    client: TcpStream,
+    server: TcpStream,
+    armed: &Mutex<Option<Fault>>,
+    down: &AtomicBool,
+) -> io::Result<()> {
     let cut_after_commit = Arc::new(AtomicBool::new(false));
     let downstream = {
         let cut = Arc::clone(&cut_after_commit);
@@ -92,6 +112,9 @@ fn relay(client: TcpStream, server: TcpStream, armed: &Mutex<Option<Fault>>) -> 
         server.try_clone()?,
         true,
         |kind, body| {
+            if down.load(Ordering::SeqCst) {
+                return Verdict::Cut;
+            }
             if kind != b'Q' || !body.starts_with(b"COMMIT") {
                 return Verdict::Forward;
             }

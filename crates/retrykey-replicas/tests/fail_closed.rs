@@ -143,3 +143,45 @@ fn server_addr(url: &str) -> SocketAddr {
         .next()
         .expect("an address")
 }
+
+// While PostgreSQL is unreachable (every connection cut, new ones refused), keyed requests get
+// 503 and the handler never runs; when it is back, the same request charges once.
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() {
+    let url = retrykey_durable_checks::admin::url();
+    let proxy = FaultProxy::start(server_addr(&url)).expect("a proxy");
+    let options = || Options::default().with_lease(Duration::from_secs(2));
+    let store = PgStore::throwaway(&through(&proxy, &url), options())
+        .await
+        .expect("a store behind the proxy");
+    let observer = PgStore::connect_in_schema(&url, store.schema(), options())
+        .await
+        .expect("an observer");
+    let observed = PgBook::new(&observer);
+    let (server, payments) = serve(store.clone(), Arc::new(PgBook::new(&store))).await;
+    let client = LoopbackClient::new(server.url());
+    assert_eq!(pay(&client, "k-before").await.status, 201);
+
+    proxy.set_reachable(false);
+    for key in ["k-1", "k-2", "k-before"] {
+        assert_store_unavailable(&pay(&client, key).await);
+    }
+    assert_eq!(payments.attempts(), 1, "the handler ran without a store");
+    assert_eq!(observed.charges().await.expect("charges"), 1);
+    assert_eq!(observer.entries().await.expect("entries"), 1);
+
+    proxy.set_reachable(true);
+    let paid = pay(&client, "k-1").await;
+    assert_eq!((paid.status, paid.replayed()), (201, false), "{paid:?}");
+    let replay = pay(&client, "k-before").await;
+    assert_eq!(
+        (replay.status, replay.replayed()),
+        (201, true),
+        "{replay:?}"
+    );
+    assert_eq!(payments.attempts(), 2);
+    assert_eq!(observed.charges().await.expect("charges"), 2);
+    assert_eq!(observer.entries().await.expect("entries"), 2);
+    server.stop().await;
+}
