@@ -30,6 +30,7 @@ prepare:
     cargo test -q --release -p retrykey --test stress --no-run
     cargo build -q --release -p retrykey-http --example load
     cargo build -q --release -p retrykey-durable --example pgbench-ratio
+    cargo build -q --release -p retrykey-replicas --example store-load
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
     cargo test -q -p retrykey-tests --test exercise
     echo "prepared: the class commands now run without a compile step"
@@ -160,6 +161,10 @@ bench-durable *args:
 # Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
 pgbench-ratio *args:
     cargo run -q --release -p retrykey-durable --example pgbench-ratio -- {{args}}
+
+# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (~1.5 minutes).
+store-load *args:
+    cargo run -q --release -p retrykey-replicas --example store-load -- {{args}}
 
 # Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
