@@ -51,6 +51,7 @@ pub mod open;
 pub mod pg;
 #[doc(hidden)]
 pub mod record;
+mod running;
 pub mod sqlite;
 mod wait;
 

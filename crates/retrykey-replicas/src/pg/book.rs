@@ -11,7 +11,6 @@ use crate::crash::{Point, at};
 use crate::lease::millis;
 use crate::pg::PgStore;
 use crate::pg::fence;
-use crate::pg::usage::{self, Credit};
 use crate::record::ResponseColumns;
 
 /// A [`PaymentBook`] in the same PostgreSQL schema as a [`PgStore`].
@@ -45,12 +44,18 @@ impl PaymentBook for PgBook {
                 .pool
                 .run(move |conn| {
                     Box::pin(async move {
-                        conn.batch("BEGIN").await?;
                         // The fence first: a paused replica whose key was taken over charges
                         // nothing. It also locks the key's row until the commit.
-                        if let Some(Reservation { id, token }) = reservation
-                            && !fence::holds(conn, &id, token).await?
-                        {
+                        let held = match reservation {
+                            Some(Reservation { id, token }) => {
+                                fence::begin_if_held(conn, &id, token).await?
+                            }
+                            None => {
+                                conn.batch("BEGIN").await?;
+                                true
+                            }
+                        };
+                        if !held {
                             conn.batch("ROLLBACK").await?;
                             return Ok(None);
                         }
@@ -68,19 +73,22 @@ impl PaymentBook for PgBook {
                         let payment = row.get::<_, i64>(0).cast_unsigned();
                         at(Point::Charged);
                         // The key's answer, in the same transaction as the charge.
-                        if let Some(Reservation { id, .. }) = reservation {
-                            let columns = ResponseColumns::of(&reply(payment));
-                            let expires_at = clock.now_ms() + retention;
-                            fence::finish(conn, &id, &columns, expires_at).await?;
-                            usage::apply(conn, usage::shard_of(&id), Credit::stored(columns.size))
-                                .await?;
+                        match reservation {
+                            Some(Reservation { id, .. }) => {
+                                let columns = ResponseColumns::of(&reply(payment));
+                                let expires_at = clock.now_ms() + retention;
+                                fence::finish_and_commit(conn, &id, &columns, expires_at).await?;
+                            }
+                            None => conn.batch("COMMIT").await?,
                         }
-                        conn.batch("COMMIT").await?;
                         Ok(Some(payment))
                     })
                 })
                 .await?;
             if charged.is_some() {
+                if let Some(Reservation { token, .. }) = reservation {
+                    inner.running.answered(token);
+                }
                 at(Point::Committed);
             }
             charged.ok_or(Error::NotOwner)

@@ -10,7 +10,7 @@
 use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
 
 use crate::pg::pool::{Connection, PgResult};
-use crate::pg::usage::{self, Credit, SWEEP_BATCH};
+use crate::pg::usage::{self, Credit};
 
 /// How many times a claim tries again when the row it conflicted with is gone by the time it
 /// looks (released or swept in between). Each round means another transaction committed on
@@ -23,6 +23,8 @@ pub(crate) struct Claim<'a> {
     pub(crate) lease_ms: i64,
     pub(crate) owner: &'a str,
     pub(crate) limits: StoreLimits,
+    /// How many expired records to sweep on the way (0: none).
+    pub(crate) sweep: i64,
 }
 
 enum Outcome {
@@ -32,8 +34,9 @@ enum Outcome {
     Settled(Reserve),
 }
 
-/// Claims `id` for a first attempt of the request fingerprinted `fingerprint`. Runs inside a
-/// transaction; on `Full` nothing of the claim remains.
+/// Claims `id` for a first attempt of the request fingerprinted `fingerprint`, in one
+/// transaction of its own (`BEGIN` travels with the first insert); on `Full` nothing of the
+/// claim remains.
 pub(crate) async fn claim(
     conn: &mut Connection,
     id: &EntryId,
@@ -45,9 +48,11 @@ pub(crate) async fn claim(
     let lease_until = now + claim.lease_ms;
     let mut credit = Credit::default();
     let mut outcome = Outcome::Settled(Reserve::Taken);
-    for _ in 0..ROUNDS {
+    for round in 0..ROUNDS {
+        let prefix = if round == 0 { "BEGIN" } else { "" };
         let inserted = conn
-            .opt(
+            .opt_after(
+                prefix,
                 "INSERT INTO http_keys (entry_id, fingerprint, token, owner, lease_until)
                  VALUES ($1, $2, nextval('http_keys_token'), $3, $4::bigint)
                  ON CONFLICT (entry_id) DO NOTHING
@@ -116,24 +121,28 @@ pub(crate) async fn claim(
     }
     // A few expired records go with every claim, so the store keeps up without any request
     // paying for a long backlog. After the key's own row: see the lock order in usage.rs.
-    let swept = usage::sweep(conn, now, SWEEP_BATCH).await?;
-    credit.room += swept.room;
-    credit.bytes += swept.bytes;
+    if claim.sweep > 0 {
+        let swept = usage::sweep(conn, now, claim.sweep).await?;
+        credit.room += swept.room;
+        credit.bytes += swept.bytes;
+    }
     let shard = usage::shard_of(id);
-    match outcome {
+    let reserve = match outcome {
         Outcome::Settled(reserve) => {
             usage::apply(conn, shard, credit).await?;
-            Ok(reserve)
+            reserve
         }
-        Outcome::Fresh(token) => {
-            if usage::take(conn, shard, credit, claim.limits, now).await? {
-                return Ok(Reserve::Reserved(Token(token.cast_unsigned())));
-            }
+        Outcome::Fresh(token) if usage::take(conn, shard, credit, claim.limits, now).await? => {
+            Reserve::Reserved(Token(token.cast_unsigned()))
+        }
+        Outcome::Fresh(_) => {
             // Every record held is live: refuse rather than forget one someone relies on. The
             // row inserted above took no room; it goes, the sweeps stay.
             conn.execute("DELETE FROM http_keys WHERE entry_id = $1", &[&key])
                 .await?;
-            Ok(Reserve::Full)
+            Reserve::Full
         }
-    }
+    };
+    conn.batch("COMMIT").await?;
+    Ok(reserve)
 }

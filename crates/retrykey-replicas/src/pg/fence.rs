@@ -9,13 +9,20 @@
 use retrykey_http::{EntryId, Token};
 
 use crate::pg::pool::{Connection, PgResult};
+use crate::pg::usage;
 use crate::record::ResponseColumns;
 
-/// Whether the attempt holding `token` still holds `id`: the row is in flight under this very
-/// token. Locks the row for the rest of the transaction, so that it stays true until commit.
-pub(crate) async fn holds(conn: &mut Connection, id: &EntryId, token: Token) -> PgResult<bool> {
+/// Begins a transaction and asks whether the attempt holding `token` still holds `id`: the row
+/// is in flight under this very token. Locks the row for the rest of the transaction, so that it
+/// stays true until the commit. `BEGIN` and the check travel together, in one round trip.
+pub(crate) async fn begin_if_held(
+    conn: &mut Connection,
+    id: &EntryId,
+    token: Token,
+) -> PgResult<bool> {
     let held = conn
-        .opt(
+        .opt_after(
+            "BEGIN",
             "SELECT 1 FROM http_keys
              WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL
              FOR UPDATE",
@@ -25,19 +32,26 @@ pub(crate) async fn holds(conn: &mut Connection, id: &EntryId, token: Token) -> 
     Ok(held.is_some())
 }
 
-/// Stores the answer of an attempt, making the entry finished until `expires_at`. Unfenced on
-/// its own: call it in a transaction where [`holds`] said yes.
-pub(crate) async fn finish(
+/// Stores the answer of an attempt, making the entry finished until `expires_at`, counts its
+/// bytes on the key's usage row, and commits. Unfenced on its own: call it in a transaction
+/// where [`begin_if_held`] said yes.
+pub(crate) async fn finish_and_commit(
     conn: &mut Connection,
     id: &EntryId,
     response: &ResponseColumns,
     expires_at: i64,
 ) -> PgResult<()> {
-    conn.execute(
-        "UPDATE http_keys
-         SET status = $2::integer, headers = $3, body = $4, whole = $5, size = $6::bigint,
-             expires_at = $7::bigint, lease_until = NULL
-         WHERE entry_id = $1",
+    // One statement, key row first and usage row second (the lock order of usage.rs), sent
+    // with the COMMIT.
+    conn.execute_and_commit(
+        "WITH answered AS (
+             UPDATE http_keys
+             SET status = $2::integer, headers = $3, body = $4, whole = $5, size = $6::bigint,
+                 expires_at = $7::bigint, lease_until = NULL
+             WHERE entry_id = $1
+             RETURNING 1)
+         UPDATE http_keys_usage SET bytes = bytes + $6::bigint
+         WHERE shard = $8 AND EXISTS (SELECT 1 FROM answered)",
         &[
             &id.as_bytes().as_slice(),
             &response.status,
@@ -46,29 +60,34 @@ pub(crate) async fn finish(
             &response.whole,
             &response.size,
             &expires_at,
+            &usage::shard_of(id),
         ],
     )
     .await?;
     Ok(())
 }
 
-/// Extends the lease of the attempt holding `token` to `lease_until`. False when the token is
-/// no longer current: the attempt has ended, or another replica has taken the key over.
+/// Extends the lease of the attempt holding `token` to `lease_until`, in one statement that
+/// checks the token itself. False when the token is no longer current: the attempt has ended,
+/// or another replica has taken the key over.
 pub(crate) async fn renew(
     conn: &mut Connection,
     id: &EntryId,
     token: Token,
     lease_until: i64,
 ) -> PgResult<bool> {
-    if !holds(conn, id, token).await? {
-        return Ok(false);
-    }
-    conn.execute(
-        "UPDATE http_keys SET lease_until = $2::bigint WHERE entry_id = $1",
-        &[&id.as_bytes().as_slice(), &lease_until],
-    )
-    .await?;
-    Ok(true)
+    let renewed = conn
+        .execute(
+            "UPDATE http_keys SET lease_until = $3::bigint
+             WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL",
+            &[
+                &id.as_bytes().as_slice(),
+                &token.0.cast_signed(),
+                &lease_until,
+            ],
+        )
+        .await?;
+    Ok(renewed == 1)
 }
 
 /// Whether `id` is finished under `token` (its answer was stored with that very token).

@@ -229,6 +229,37 @@ impl Connection {
         Ok(changed)
     }
 
+    /// `prefix` (a statement without parameters, such as `BEGIN`), then `sql`, sent together;
+    /// at most one row of `sql`.
+    pub(crate) async fn opt_after(
+        &mut self,
+        prefix: &str,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> PgResult<Option<Row>> {
+        let statement = self.prepared(sql).await?;
+        let ((), row) = tokio::try_join!(
+            self.client.batch_execute(prefix),
+            self.client.query_opt(&statement, params)
+        )?;
+        Ok(row)
+    }
+
+    /// `sql`, then `COMMIT`, sent together: the last write of a transaction and its commit in
+    /// one round trip. Should `sql` fail, the server answers the `COMMIT` with a rollback.
+    pub(crate) async fn execute_and_commit(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> PgResult<u64> {
+        let statement = self.prepared(sql).await?;
+        let (changed, ()) = tokio::try_join!(
+            self.client.execute(&statement, params),
+            self.client.batch_execute("COMMIT")
+        )?;
+        Ok(changed)
+    }
+
     /// Statements without parameters or results (`BEGIN`, `COMMIT`, DDL), sent as one
     /// simple-protocol message.
     pub(crate) async fn batch(&self, sql: &str) -> PgResult<()> {

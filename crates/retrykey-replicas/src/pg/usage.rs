@@ -31,7 +31,7 @@ use crate::pg::pool::{Connection, PgResult};
 /// rarely, and the all-rows path cheap.
 pub(crate) const SHARDS: i32 = 16;
 
-/// Expired records removed by each claim (all of them before refusing one).
+/// Expired records swept per claim, on average (all of them before refusing one).
 pub(crate) const SWEEP_BATCH: i64 = 2;
 
 /// The usage row that `id`'s claims, releases and completions write to.
@@ -56,14 +56,6 @@ impl Credit {
     pub(crate) fn forgot(&mut self, size: i64) {
         self.room += 1;
         self.bytes -= size;
-    }
-
-    /// An answer of `size` bytes stored.
-    pub(crate) fn stored(size: i64) -> Self {
-        Self {
-            room: 0,
-            bytes: size,
-        }
     }
 
     fn add(&mut self, other: Credit) {

@@ -76,6 +76,9 @@ impl PaymentBook for SqliteBook {
                 })
                 .await?;
             if charged.is_some() {
+                if let Some(Reservation { token, .. }) = reservation {
+                    inner.running().answered(token);
+                }
                 at(Point::Committed);
             }
             charged.ok_or(Error::NotOwner)

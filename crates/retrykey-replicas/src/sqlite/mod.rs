@@ -23,6 +23,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::crash::{Point, at};
 use crate::lease::millis;
 use crate::record::ResponseColumns;
+use crate::running::Running;
 use crate::wait::Seen;
 use crate::{Options, Parts};
 
@@ -53,6 +54,7 @@ pub(crate) struct Inner {
     parts: Parts,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
+    running: Running,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -118,6 +120,7 @@ impl SqliteStore {
                 parts,
                 connections,
                 next: AtomicUsize::new(0),
+                running: Running::default(),
             }),
         })
     }
@@ -249,6 +252,10 @@ impl Inner {
         &self.options
     }
 
+    pub(crate) fn running(&self) -> &Running {
+        &self.running
+    }
+
     /// What is known about `id` now, read in one statement.
     async fn seen(self: &Arc<Self>, id: EntryId) -> Result<Seen, Error> {
         let now = self.options.clock.now_ms();
@@ -285,7 +292,7 @@ impl Inner {
     fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
         let inner = Arc::clone(self);
         let lease = self.options.lease;
-        tokio::spawn(async move {
+        let renewal = tokio::spawn(async move {
             let started = Instant::now();
             loop {
                 tokio::time::sleep(lease.renew_every()).await;
@@ -301,6 +308,7 @@ impl Inner {
                 }
             }
         });
+        self.running.renewing(token, renewal.abort_handle());
     }
 }
 
@@ -355,6 +363,9 @@ impl ResponseStore for SqliteStore {
         response: StoredResponse,
     ) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
+            if self.inner.running.end(token) {
+                return Ok(()); // the book stored this very answer with its charge
+            }
             let id = *id;
             let columns = ResponseColumns::of(&response);
             let expires_at =
@@ -379,6 +390,7 @@ impl ResponseStore for SqliteStore {
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
+            self.inner.running.end(token);
             let id = *id;
             let released = self
                 .inner

@@ -1,0 +1,51 @@
+//! The attempts this process is running: their lease renewals, and whether the payment book has
+//! already stored their answer.
+//!
+//! Both save database work at the end of an attempt. A renewal task is stopped as soon as the
+//! attempt ends, instead of waking once more to find out. And when the book committed the answer
+//! together with the charge, the layer's `complete` that follows has nothing left to write: the
+//! store answers it from here, without a round trip.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use retrykey_http::Token;
+use tokio::task::AbortHandle;
+
+/// The running attempts of one store, by token (tokens are never reused, so one is enough).
+#[derive(Debug, Default)]
+pub(crate) struct Running(Mutex<HashMap<Token, Attempt>>);
+
+#[derive(Debug, Default)]
+struct Attempt {
+    renewal: Option<AbortHandle>,
+    /// The book stored the answer under this token, in the transaction of the charge.
+    answered: bool,
+}
+
+impl Running {
+    /// The attempt holding `token` renews its lease with this task.
+    pub(crate) fn renewing(&self, token: Token, renewal: AbortHandle) {
+        self.lock().entry(token).or_default().renewal = Some(renewal);
+    }
+
+    /// The book committed the answer of the attempt holding `token`.
+    pub(crate) fn answered(&self, token: Token) {
+        self.lock().entry(token).or_default().answered = true;
+    }
+
+    /// The attempt holding `token` has ended: stops its renewals, and says whether the book had
+    /// already stored its answer.
+    pub(crate) fn end(&self, token: Token) -> bool {
+        let attempt = self.lock().remove(&token).unwrap_or_default();
+        if let Some(renewal) = attempt.renewal {
+            renewal.abort();
+        }
+        attempt.answered
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Token, Attempt>> {
+        // Nothing panics while holding it; a poisoned map is still consistent.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
