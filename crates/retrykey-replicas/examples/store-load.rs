@@ -99,11 +99,6 @@ impl Kind {
             Kind::Memory => "memory",
         }
     }
-
-    /// Whether the store keeps a lease alive for each claim with a background renewal.
-    fn renews(self) -> bool {
-        self != Kind::Memory
-    }
 }
 
 struct Target {
@@ -215,7 +210,6 @@ async fn main() -> anyhow::Result<()> {
         None => false,
     };
     let (mut pgbench_n, mut pgbench_s) = (Vec::new(), Vec::new());
-    let renew_every = options.lease.renew_every();
     let next_key = Arc::new(AtomicU64::new(0));
     let mut capped = false;
     'rounds: for round in 0..=args.rounds {
@@ -246,12 +240,6 @@ async fn main() -> anyhow::Result<()> {
                     measured.with_context(|| format!("{} {path:?}", target.kind.name()))?;
                 if path == Path::Fresh {
                     target.fresh_sent += requests;
-                    // Each claim renews its lease a third of a lease after it was made, and
-                    // that renewal finds the key finished and stops. Wait those out, so that
-                    // no other measurement pays for this one's keys.
-                    if target.kind.renews() {
-                        tokio::time::sleep(renew_every + Duration::from_millis(300)).await;
-                    }
                 }
                 if round > 0 {
                     match path {
