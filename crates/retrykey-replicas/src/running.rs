@@ -7,10 +7,14 @@
 //! store answers it from here, without a round trip.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
 
-use retrykey_http::Token;
+use retrykey_http::{EntryId, Error, Token};
 use tokio::task::AbortHandle;
+
+use crate::lease::{Clock, Lease, millis};
 
 /// The running attempts of one store, by token (tokens are never reused, so one is enough).
 #[derive(Debug, Default)]
@@ -24,9 +28,36 @@ struct Attempt {
 }
 
 impl Running {
-    /// The attempt holding `token` renews its lease with this task.
-    pub(crate) fn renewing(&self, token: Token, renewal: AbortHandle) {
-        self.lock().entry(token).or_default().renewal = Some(renewal);
+    /// Keeps the lease of the attempt holding `token` on `id` alive while it runs, within the
+    /// lease's `max_hold`: `renew(until)` extends it, fenced by the token. Stops when the attempt
+    /// ends ([`Running::end`]), or as soon as a renewal changes nothing (another replica took the
+    /// key over).
+    pub(crate) fn keep_renewing<F, Fut>(
+        &self,
+        id: EntryId,
+        token: Token,
+        lease: Lease,
+        clock: Clock,
+        renew: F,
+    ) where
+        F: Fn(i64) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<bool, Error>> + Send,
+    {
+        let renewal = tokio::spawn(async move {
+            let started = Instant::now();
+            loop {
+                tokio::time::sleep(lease.renew_every()).await;
+                if started.elapsed() + lease.duration > lease.max_hold {
+                    break; // the lease lapses on its own; a stuck handler does not hold the key
+                }
+                match renew(clock.now_ms() + millis(lease.duration)).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(error) => tracing::warn!(entry = ?id, %error, "lease renewal failed"),
+                }
+            }
+        });
+        self.lock().entry(token).or_default().renewal = Some(renewal.abort_handle());
     }
 
     /// The book committed the answer of the attempt holding `token`.

@@ -33,7 +33,6 @@ mod usage;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use retrykey_http::{
     EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
@@ -229,33 +228,22 @@ impl Inner {
         Seen::from_row(row, now)
     }
 
-    /// Keeps the lease of the attempt holding `token` alive while it runs, within the lease's
-    /// `max_hold`. Stops as soon as a renewal changes nothing (the attempt ended or lost the key).
+    /// Renews the lease of the attempt holding `token` while it runs (see `running.rs`).
     fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
         let inner = Arc::clone(self);
-        let lease = self.options.lease;
-        let renewal = tokio::spawn(async move {
-            let started = Instant::now();
-            loop {
-                tokio::time::sleep(lease.renew_every()).await;
-                if started.elapsed() + lease.duration > lease.max_hold {
-                    break; // the lease lapses on its own; a stuck handler does not hold the key
+        let (lease, clock) = (self.options.lease, self.options.clock);
+        self.running
+            .keep_renewing(id, token, lease, clock, move |until| {
+                let inner = Arc::clone(&inner);
+                async move {
+                    inner
+                        .pool
+                        .run(move |conn| {
+                            Box::pin(async move { fence::renew(conn, &id, token, until).await })
+                        })
+                        .await
                 }
-                let until = inner.options.clock.now_ms() + millis(lease.duration);
-                let renewed = inner
-                    .pool
-                    .run(move |conn| {
-                        Box::pin(async move { fence::renew(conn, &id, token, until).await })
-                    })
-                    .await;
-                match renewed {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(error) => tracing::warn!(entry = ?id, %error, "lease renewal failed"),
-                }
-            }
-        });
-        self.running.renewing(token, renewal.abort_handle());
+            });
     }
 }
 

@@ -13,7 +13,6 @@ mod usage;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
 
 use retrykey_http::{
     EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
@@ -287,28 +286,16 @@ impl Inner {
         Seen::from_row(row, now)
     }
 
-    /// Keeps the lease of the attempt holding `token` alive while it runs, within the lease's
-    /// `max_hold`. Stops as soon as a renewal changes nothing (the attempt ended or lost the key).
+    /// Renews the lease of the attempt holding `token` while it runs (see `running.rs`).
     fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
         let inner = Arc::clone(self);
-        let lease = self.options.lease;
-        let renewal = tokio::spawn(async move {
-            let started = Instant::now();
-            loop {
-                tokio::time::sleep(lease.renew_every()).await;
-                if started.elapsed() + lease.duration > lease.max_hold {
-                    break; // the lease lapses on its own; a stuck handler does not hold the key
-                }
-                let until = inner.options.clock.now_ms() + millis(lease.duration);
+        let (lease, clock) = (self.options.lease, self.options.clock);
+        self.running
+            .keep_renewing(id, token, lease, clock, move |until| {
+                let inner = Arc::clone(&inner);
                 let renew = inner.parts.renew;
-                match inner.write(move |tx| renew(tx, &id, token, until)).await {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(error) => tracing::warn!(entry = ?id, %error, "lease renewal failed"),
-                }
-            }
-        });
-        self.running.renewing(token, renewal.abort_handle());
+                async move { inner.write(move |tx| renew(tx, &id, token, until)).await }
+            });
     }
 }
 
