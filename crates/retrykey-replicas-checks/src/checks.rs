@@ -115,9 +115,9 @@ pub fn duplicate_on_another_replica_gets_the_first_answer(subject: &Subject) {
 }
 
 /// Replica A reserves a key and pauses inside its handler; replica B, whose clock says A's lease
-/// has lapsed, takes the key over with a higher token and charges. When A wakes, the shared
-/// file refuses its charge (A's client gets 503 `lease-lost`): one charge, and a retry replays
-/// B's answer.
+/// has lapsed, takes the key over with a higher token, and is still running when A wakes. The
+/// shared file refuses A's charge (A's client gets 503 `lease-lost`) though the key is still in
+/// flight; B then charges: one charge, B's, and a retry on A replays B's answer.
 pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
@@ -127,11 +127,10 @@ pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
         within("A's handler to start", a.signals.held(1)).await;
         let first = cluster.holder("k-paused").await;
 
-        let taken = b.post("k-paused").await;
-        assert_original(
-            &taken,
-            "B, whose clock is past A's lease, takes the key over",
-        );
+        // B takes the key over and is held inside its handler in turn: the key is in flight,
+        // now under B's token, when A wakes.
+        let taking = b.send("k-paused", true);
+        within("B's handler to start", b.signals.held(1)).await;
         let after_takeover = cluster.holder("k-paused").await;
 
         a.signals.open_gate();
@@ -139,8 +138,14 @@ pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
         // The effect first; the records below explain it.
         assert_eq!(
             cluster.charges().await,
-            1,
-            "charges after the paused owner woke up and tried to charge (it answered {woken:?})"
+            0,
+            "charges after the paused owner woke up, while the new owner still runs (A's \
+             client got {woken:?})"
+        );
+        let lease_lost = format!("\"type\":\"{TYPE_BASE}lease-lost\"");
+        assert!(
+            woken.status == 503 && woken.body.contains(&lease_lost),
+            "the woken owner's client is told its attempt lost the key: {woken:?}"
         );
         let first = first.expect("A's reservation is in the shared file");
         assert_eq!(
@@ -150,16 +155,16 @@ pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
         );
         let holder = after_takeover.expect("the key's record is in the shared file");
         assert!(
-            holder.token > first.token && holder.owner == "replica-b" && holder.finished,
-            "after the takeover the key is B's, finished, under a higher token than A's {:?}: \
+            holder.token > first.token && holder.owner == "replica-b" && !holder.finished,
+            "after the takeover the key is B's, in flight, under a higher token than A's {:?}: \
              {holder:?}",
             first.token
         );
-        let lease_lost = format!("\"type\":\"{TYPE_BASE}lease-lost\"");
-        assert!(
-            woken.status == 503 && woken.body.contains(&lease_lost),
-            "the woken owner's client is told its attempt lost the key: {woken:?}"
-        );
+
+        b.signals.open_gate();
+        let taken = Replica::reply(taking).await;
+        assert_original(&taken, "B, the new owner, charges once it runs on");
+        assert_eq!(cluster.charges().await, 1, "charges once B has finished");
         let retry = a.post("k-paused").await;
         assert_replay_of(&retry, &taken, "a retry after the takeover gets B's answer");
         assert_eq!(
