@@ -29,7 +29,7 @@ use crate::{Options, Parts};
 pub use book::SqliteBook;
 pub use usage::{Claim, Usage};
 
-use schema::{SCHEMA, connect, remove_files};
+use schema::{SCHEMA, connect, remove_files, while_busy};
 
 /// Connections per store: reads run in parallel, writes queue for the file's one write lock.
 const CONNECTIONS: usize = 4;
@@ -106,11 +106,11 @@ impl SqliteStore {
             .map(|_| connect(&path).map(Mutex::new))
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(unavailable)?;
-        connections[0]
+        let first = connections[0]
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .execute_batch(SCHEMA)
-            .map_err(unavailable)?;
+            .unwrap_or_else(PoisonError::into_inner);
+        while_busy(|| first.execute_batch(SCHEMA)).map_err(unavailable)?;
+        drop(first);
         Ok(Self {
             inner: Arc::new(Inner {
                 path,

@@ -1,7 +1,7 @@
 //! The SQLite file's tables and connection settings.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -53,7 +53,31 @@ pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // WAL: readers never block the writer, and a commit is one append to the log.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    while_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     Ok(conn)
+}
+
+/// Runs `step` again while another process holds the file, for up to [`BUSY_TIMEOUT`].
+///
+/// Several replicas started at once open one new file together. Switching it to WAL needs the
+/// file to itself, and SQLite answers "database is locked" at once there instead of waiting
+/// in its busy handler, so the waiting happens here.
+pub(crate) fn while_busy<T>(mut step: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match step() {
+            Err(error) if is_busy(&error) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            result => return result,
+        }
+    }
+}
+
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
