@@ -37,9 +37,10 @@
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
 //! 4. `sqlite/book.rs`: the charge and the key's answer in one transaction.
 //! 5. `sqlite/mod.rs`: the store around them; `wait.rs`: how a duplicate in another process
-//!    waits.
+//!    waits; `running.rs`: the renewals and finished answers of this process's attempts.
 //! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
-//! 7. `bin/payments.rs`, `bin/spray.rs`: the server and the client that sprays replicas.
+//! 7. `bin/payments.rs` (its flags in `flags.rs`, its crash points in `crash.rs`) and
+//!    `bin/spray.rs`: the server, and the client that sprays replicas.
 
 // Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_replicas;
