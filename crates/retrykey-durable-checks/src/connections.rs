@@ -6,7 +6,6 @@
 //! options, so the same checks run on the correct
 //! [`PgLedger`](retrykey_durable::PgLedger) and on a variant. Each uses a fresh schema.
 
-use std::net::ToSocketAddrs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -220,42 +219,11 @@ fn terminate(url: &str, schema: &str, name: &str) {
     }
 }
 
-/// The URL of a proxy in front of the server at `url`.
-fn through(proxy: &FaultProxy, url: &str) -> String {
-    let config: tokio_postgres::Config = url.parse().expect("URL");
-    let user = config.get_user().unwrap_or("postgres");
-    let password = config
-        .get_password()
-        .map(|password| String::from_utf8_lossy(password).into_owned())
-        .unwrap_or_default();
-    let dbname = config.get_dbname().unwrap_or(user);
-    let addr = proxy.addr();
-    format!(
-        "host={} port={} user={user} password='{password}' dbname={dbname}",
-        addr.ip(),
-        addr.port()
-    )
-}
-
-fn server_addr(url: &str) -> std::net::SocketAddr {
-    let config: tokio_postgres::Config = url.parse().expect("URL");
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        _ => "127.0.0.1".to_owned(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    (host.as_str(), port)
-        .to_socket_addrs()
-        .expect("resolve")
-        .next()
-        .expect("an address")
-}
-
 fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
     let place = FreshSchema::new(url);
     let schema = place.name();
-    let proxy = FaultProxy::start(server_addr(url)).expect("proxy");
-    let ledger = open(&through(&proxy, url), options(schema, "a", Hooks::none())).expect("open");
+    let proxy = FaultProxy::in_front_of(url).expect("proxy");
+    let ledger = open(&proxy.url(url), options(schema, "a", Hooks::none())).expect("open");
     let observer = open(url, options(schema, "observer", Hooks::none())).expect("open");
     proxy.arm(fault);
     let reply = ledger.apply(&key(), &request(UNITS));

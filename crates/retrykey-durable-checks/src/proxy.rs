@@ -14,7 +14,7 @@
 //! needs a plain (non-TLS) connection, which is what the lab uses on 127.0.0.1.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -62,9 +62,41 @@ impl FaultProxy {
         Ok(proxy)
     }
 
+    /// Starts a proxy to the PostgreSQL server that the connection `url` names.
+    pub fn in_front_of(url: &str) -> io::Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(io::Error::other)?;
+        let host = match config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+            _ => "127.0.0.1".to_owned(),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let upstream = (host.as_str(), port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::other(format!("{host} has no address")))?;
+        Self::start(upstream)
+    }
+
     /// The proxy's address, to put in the connection URL instead of the server's.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The connection string of `url` with the proxy in place of the server: the same user,
+    /// password and database.
+    pub fn url(&self, url: &str) -> String {
+        let config: tokio_postgres::Config = url.parse().expect("a PostgreSQL URL");
+        let user = config.get_user().unwrap_or("postgres");
+        let password = config
+            .get_password()
+            .map(|password| String::from_utf8_lossy(password).into_owned())
+            .unwrap_or_default();
+        let dbname = config.get_dbname().unwrap_or(user);
+        format!(
+            "host={} port={} user={user} password='{password}' dbname={dbname}",
+            self.addr.ip(),
+            self.addr.port()
+        )
     }
 
     /// The next COMMIT on any connection through the proxy gets `fault` (once).

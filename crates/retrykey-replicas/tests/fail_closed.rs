@@ -2,7 +2,6 @@
 //! `store-unavailable`), on both databases; PostgreSQL serves again once it is reachable.
 //! The PostgreSQL test is ignored, not passed, when RETRYKEY_PG_URL is not set.
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,9 +77,9 @@ async fn sqlite_store_that_fails_refuses_before_any_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let url = retrykey_durable_checks::admin::url();
-    let proxy = FaultProxy::start(server_addr(&url)).expect("a proxy");
+    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
     let options = || Options::default().with_lease(Duration::from_secs(2));
-    let store = PgStore::throwaway(&through(&proxy, &url), options())
+    let store = PgStore::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");
     // Looks at the same schema directly, past the proxy.
@@ -113,46 +112,15 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     server.stop().await;
 }
 
-/// The connection string of the proxy in front of the server at `url`.
-fn through(proxy: &FaultProxy, url: &str) -> String {
-    let config: tokio_postgres::Config = url.parse().expect("URL");
-    let user = config.get_user().unwrap_or("postgres");
-    let password = config
-        .get_password()
-        .map(|password| String::from_utf8_lossy(password).into_owned())
-        .unwrap_or_default();
-    let dbname = config.get_dbname().unwrap_or(user);
-    let addr = proxy.addr();
-    format!(
-        "host={} port={} user={user} password='{password}' dbname={dbname}",
-        addr.ip(),
-        addr.port()
-    )
-}
-
-fn server_addr(url: &str) -> SocketAddr {
-    let config: tokio_postgres::Config = url.parse().expect("URL");
-    let host = match config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
-        _ => "127.0.0.1".to_owned(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    (host.as_str(), port)
-        .to_socket_addrs()
-        .expect("resolve")
-        .next()
-        .expect("an address")
-}
-
 // While PostgreSQL is unreachable (every connection cut, new ones refused), keyed requests get
 // 503 and the handler never runs; when it is back, the same request charges once.
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() {
     let url = retrykey_durable_checks::admin::url();
-    let proxy = FaultProxy::start(server_addr(&url)).expect("a proxy");
+    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
     let options = || Options::default().with_lease(Duration::from_secs(2));
-    let store = PgStore::throwaway(&through(&proxy, &url), options())
+    let store = PgStore::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");
     let observer = PgStore::connect_in_schema(&url, store.schema(), options())
