@@ -59,37 +59,66 @@ impl fmt::Display for Point {
     }
 }
 
-type Hook = dyn Fn(Point) + Send + Sync;
-
-/// What runs at each crash point: the process-wide failpoints and an optional in-process hook.
-#[derive(Clone, Default)]
-pub struct Hooks {
-    hook: Option<Arc<Hook>>,
+/// A named place where a process can be stopped: this crate's [`Point`]s, and the points of the
+/// later stages' services, which share [`PointHooks`].
+pub trait CrashPoint: Copy + fmt::Display + Send + Sync + 'static {
+    /// The failpoint name.
+    fn name(self) -> &'static str;
 }
 
-impl Hooks {
+impl CrashPoint for Point {
+    fn name(self) -> &'static str {
+        Point::name(self)
+    }
+}
+
+type Hook<P> = dyn Fn(P) + Send + Sync;
+
+/// What runs at each crash point of the apply transaction.
+pub type Hooks = PointHooks<Point>;
+
+/// What runs at each crash point: the process-wide failpoints and an optional in-process hook.
+pub struct PointHooks<P> {
+    hook: Option<Arc<Hook<P>>>,
+}
+
+impl<P: CrashPoint> PointHooks<P> {
     /// Only the failpoints (which do nothing unless the process configured them).
     pub fn none() -> Self {
-        Self::default()
+        Self { hook: None }
     }
 
-    /// Also calls `hook` at every point, on the thread running the transaction.
-    pub fn with(hook: impl Fn(Point) + Send + Sync + 'static) -> Self {
+    /// Also calls `hook` at every point, on the thread that passes it.
+    pub fn with(hook: impl Fn(P) + Send + Sync + 'static) -> Self {
         Self {
             hook: Some(Arc::new(hook)),
         }
     }
 
-    /// Called by the transactions at `point`.
-    pub fn at(&self, point: Point) {
-        failpoint(point);
+    /// Called by the code at `point`.
+    pub fn at(&self, point: P) {
+        failpoint(point.name());
         if let Some(hook) = &self.hook {
             hook(point);
         }
     }
 }
 
-impl fmt::Debug for Hooks {
+impl<P> Clone for PointHooks<P> {
+    fn clone(&self) -> Self {
+        Self {
+            hook: self.hook.clone(),
+        }
+    }
+}
+
+impl<P: CrashPoint> Default for PointHooks<P> {
+    fn default() -> Self {
+        Self::none()
+    }
+}
+
+impl<P> fmt::Debug for PointHooks<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Hooks")
             .field("hook", &self.hook.is_some())
@@ -97,10 +126,11 @@ impl fmt::Debug for Hooks {
     }
 }
 
-/// Aborts the process at `point` if its failpoint is configured (with any action that returns).
-fn failpoint(point: Point) {
+/// Runs the failpoint `name` if the process configured it: a `return` action aborts the process
+/// there; a callback (`fail::cfg_callback`, how a server pauses at a point) runs and comes back.
+fn failpoint(name: &str) {
     #[cfg(feature = "failpoints")]
-    fail::fail_point!(point.name(), |_| std::process::abort());
+    fail::fail_point!(name, |_| std::process::abort());
     #[cfg(not(feature = "failpoints"))]
-    let _ = point;
+    let _ = name;
 }

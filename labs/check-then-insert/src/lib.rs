@@ -2,6 +2,8 @@
 //! The PostgreSQL ledger: its table layout, and the one transaction that writes the effect and
 //! the record together.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -41,6 +43,22 @@ CREATE TABLE IF NOT EXISTS operations (
 CREATE INDEX IF NOT EXISTS operations_by_key ON operations (scope, key);
 CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
 ";
+
+/// More rows to write in an apply's transaction: see [`PgLedger::apply_with`].
+pub trait Also: Sync {
+    /// Writes them on `client`, inside the transaction that records `receipt`.
+    fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c>;
+}
+
+/// What [`Also::write`] returns.
+pub type BoxFuture<'c> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'c>>;
+
+/// Nothing more: the plain [`Ledger::apply`].
+impl Also for () {
+    fn write<'c>(&'c self, _client: &'c Client, _receipt: Receipt) -> BoxFuture<'c> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
 
 /// A [`Ledger`] in PostgreSQL, shared by every process that opens the same schema and scope.
 #[derive(Debug)]
@@ -96,6 +114,19 @@ impl PgLedger {
         Ok(ledger)
     }
 
+    /// Applies as [`Ledger::apply`] does, and runs `also` inside the same transaction, after
+    /// the record and before the commit, for a new operation only (a replay writes nothing).
+    /// Rows `also` writes commit with the effect and the record, or not at all.
+    pub fn apply_with(
+        &self,
+        key: &Key,
+        request: &Request,
+        also: &dyn Also,
+    ) -> Result<Receipt, Error> {
+        self.pool
+            .run(async |client| self.apply_once(client, key, request, also).await)
+    }
+
     /// The options it was opened with.
     pub fn options(&self) -> &Options {
         &self.options
@@ -114,6 +145,7 @@ impl PgLedger {
         client: &mut Client,
         key: &Key,
         request: &Request,
+        also: &dyn Also,
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
@@ -150,6 +182,10 @@ impl PgLedger {
             let created_at = unix_seconds(SystemTime::now());
             let inserted =
                 insert_record(tx.client(), scope, key, request, receipt, created_at).await?;
+            if inserted {
+                // Whatever else must commit with the record (Stage 5: the job's outgoing event).
+                also.write(tx.client(), receipt).await?;
+            }
             Ok::<_, Error>(inserted.then_some(receipt))
         }
         .await;
@@ -205,8 +241,7 @@ fn lost_race() -> Error {
 
 impl Ledger for PgLedger {
     fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
-        self.pool
-            .run(async |client| self.apply_once(client, key, request).await)
+        self.apply_with(key, request, &())
     }
 
     fn total(&self) -> Result<u64, Error> {

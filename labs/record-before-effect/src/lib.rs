@@ -10,7 +10,10 @@ use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
 use retrykey_durable::sqlite::{self, add_effect, insert_record, lookup, read_state, storage};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+/// More rows to write in an apply's transaction: see [`SqliteLedger::apply_with`].
+pub type Also<'a> = dyn Fn(&Transaction<'_>, Receipt) -> rusqlite::Result<()> + 'a;
 
 /// A [`Ledger`] in one SQLite file. Several handles, in one process or several, may open the
 /// same file: SQLite's write lock orders their transactions.
@@ -59,6 +62,19 @@ impl SqliteLedger {
         sqlite::delete_expired(&mut self.lock(), &self.options.scope, cutoff).map_err(storage)
     }
 
+    /// Applies as [`Ledger::apply`] does, and runs `also` inside the same transaction, after
+    /// the record and before the commit, for a new operation only (a replay writes nothing).
+    /// Rows `also` writes commit with the effect and the record, or not at all.
+    pub fn apply_with(
+        &self,
+        key: &Key,
+        request: &Request,
+        also: &Also<'_>,
+    ) -> Result<Receipt, Error> {
+        let mut conn = self.lock();
+        sqlite::with_retry(|| self.apply_once(&mut conn, key, request, also))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction rolled it back when it unwound: the connection is usable.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
@@ -70,6 +86,7 @@ impl SqliteLedger {
         conn: &mut Connection,
         key: &Key,
         request: &Request,
+        also: &Also<'_>,
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
@@ -99,6 +116,8 @@ impl SqliteLedger {
         // for work that never happened.
         let created_at = unix_seconds(SystemTime::now());
         insert_record(&tx, scope, key, request, receipt, created_at).map_err(storage)?;
+        // Whatever else must commit with the record (Stage 5: the job's outgoing event).
+        also(&tx, receipt).map_err(storage)?;
         tx.commit().map_err(storage)?;
         let tx = conn.transaction().map_err(storage)?;
         hooks.at(Point::BeforeEffect);
@@ -114,8 +133,7 @@ impl SqliteLedger {
 
 impl Ledger for SqliteLedger {
     fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
-        let mut conn = self.lock();
-        sqlite::with_retry(|| self.apply_once(&mut conn, key, request))
+        self.apply_with(key, request, &|_, _| Ok(()))
     }
 
     fn total(&self) -> Result<u64, Error> {

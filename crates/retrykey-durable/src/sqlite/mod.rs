@@ -54,8 +54,20 @@ pub const MAX_ATTEMPTS: u32 = 3;
 pub fn connect(path: &Path, durability: Durability) -> Result<Connection, crate::Error> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // WAL: readers never block the writer, and a commit is one append to the log.
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // WAL: readers never block the writer, and a commit is one append to the log. Switching a
+    // new file to WAL needs the file to itself, and SQLite answers "locked" at once there
+    // instead of waiting in its busy handler: several processes opening one new file wait here.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    while let Err(error) = conn.pragma_update(None, "journal_mode", "WAL") {
+        let busy = matches!(
+            error.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        );
+        if !busy || std::time::Instant::now() >= deadline {
+            return Err(error.into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let synchronous = match durability {
         Durability::Full => "FULL",
         Durability::Normal => "NORMAL",
