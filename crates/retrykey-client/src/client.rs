@@ -75,36 +75,47 @@ impl<P: Parts> Client<P> {
     ///
     /// `attempt` is called once per attempt with the same [`Attempt::key`]. Dropping the
     /// returned future stops the operation at once: nothing is spawned, no wait survives it.
-    pub async fn run<T, F, Fut>(&self, attempt: F) -> Outcome<T>
+    /// The future is `Send` whenever the attempts are, so an operation can run in a spawned
+    /// task.
+    pub fn run<'a, T, F, Fut>(&'a self, attempt: F) -> impl Future<Output = Outcome<T>> + Send + 'a
     where
-        T: Send,
-        F: FnMut(Attempt) -> Fut + Send,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+        T: Send + 'a,
+        F: FnMut(Attempt) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
     {
-        P::execute(self, None, None, attempt).await
+        P::execute(self, None, None, attempt)
     }
 
     /// Runs one logical operation under a key the caller already holds: for example a key it
     /// stored before a restart, to find out what became of an operation reported unknown.
-    pub async fn run_with_key<T, F, Fut>(&self, key: Key, attempt: F) -> Outcome<T>
+    pub fn run_with_key<'a, T, F, Fut>(
+        &'a self,
+        key: Key,
+        attempt: F,
+    ) -> impl Future<Output = Outcome<T>> + Send + 'a
     where
-        T: Send,
-        F: FnMut(Attempt) -> Fut + Send,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+        T: Send + 'a,
+        F: FnMut(Attempt) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
     {
-        P::execute(self, Some(key), None, attempt).await
+        P::execute(self, Some(key), None, attempt)
     }
 
     /// Runs one operation as a nested layer inside an attempt of an enclosing operation: the
     /// layer works within `parent` (its remaining deadline and its pool of retries) and keeps
     /// the enclosing operation's `key`.
-    pub async fn run_nested<T, F, Fut>(&self, parent: &Budget, key: Key, attempt: F) -> Outcome<T>
+    pub fn run_nested<'a, T, F, Fut>(
+        &'a self,
+        parent: &Budget,
+        key: Key,
+        attempt: F,
+    ) -> impl Future<Output = Outcome<T>> + Send + 'a
     where
-        T: Send,
-        F: FnMut(Attempt) -> Fut + Send,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send,
+        T: Send + 'a,
+        F: FnMut(Attempt) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
     {
-        P::execute(self, Some(key), Some(parent.clone()), attempt).await
+        P::execute(self, Some(key), Some(parent.clone()), attempt)
     }
 
     fn rng(&self) -> std::sync::MutexGuard<'_, JitterRng> {
