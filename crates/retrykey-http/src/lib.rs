@@ -78,7 +78,7 @@ pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
 pub use layer::{BoxFuture, Engine, Next};
 pub use layer::{Builder, Config, Idempotency, IdempotencyLayer, InFlight, ResponseFuture};
 pub use memory::MemoryStore;
-pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE};
+pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE, problem_response};
 pub use store::{
     AttemptEnd, Lookup, Reservation, Reserve, ResponseStore, StoreFuture, StoreLimits, Token,
     Waiter,

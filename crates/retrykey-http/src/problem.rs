@@ -146,8 +146,9 @@ impl Problem {
     }
 }
 
-/// A problem document as a complete response: the layer's own answers and the demo handler's.
-pub(crate) fn problem_response(
+/// A problem document as a complete response: the layer's own answers, the demo handler's, and
+/// those of other services in the lab (the outbox's consumer), so that every problem reads alike.
+pub fn problem_response(
     status: StatusCode,
     type_uri: &str,
     title: &str,

@@ -56,3 +56,28 @@ impl fmt::Display for Point {
 pub(crate) fn at(point: Point) {
     fail::fail_point!(point.name());
 }
+
+/// Makes every request that reaches the failpoint `name` announce it on stdout
+/// (`paused at <name>`) and then stop there for good: how `--pause-at` is built, in `payments`
+/// and in the outbox's `dispatcher` and `converter`.
+///
+/// The announcement is the test's cue: once it is on stdout, the request is exactly at the
+/// point, and a SIGKILL then shows what a crash there leaves behind.
+pub fn pause_at(name: &'static str) -> Result<(), String> {
+    fail::cfg_callback(name, move || {
+        {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "paused at {name}");
+            let _ = stdout.flush();
+        }
+        // Some points run on an async worker thread: hand its other tasks to another worker,
+        // so that the rest of the server (a count, other keys) still answers.
+        tokio::task::block_in_place(|| {
+            loop {
+                std::thread::park(); // a spurious wake-up parks again
+            }
+        })
+    })
+    .map_err(|error| format!("cannot pause at {name}: {error}"))
+}

@@ -1,5 +1,6 @@
-//! The values the `payments` server's flags take, parsed into types before anything is opened,
-//! and the one line a binary prints when it refuses one.
+//! The values the lab's servers' flags take (`payments` here, and the outbox's `documents`,
+//! `dispatcher` and `converter`), parsed into types before anything is opened, and the one line
+//! a binary prints when it refuses one.
 //!
 //! A server that starts with a mistyped retention would keep keys for a time nobody chose, and
 //! one that created its database before noticing a bad flag would leave a file behind. So every
@@ -19,6 +20,7 @@
 //! ```
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -82,6 +84,42 @@ pub fn schema_name(text: &str) -> Result<String, FlagError> {
     }
 }
 
+/// A database named by a `--db` flag: `sqlite:PATH`, or `postgres` with its URL in
+/// `RETRYKEY_PG_URL` (a password does not belong on a command line, where `ps` shows it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file: every process on this machine that opens it.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, reached with this URL.
+    Postgres(String),
+}
+
+impl Database {
+    /// Parses a `--db` value; `postgres` takes its URL from `url` (`RETRYKEY_PG_URL`).
+    pub fn parse(value: &str, url: Option<String>) -> Result<Self, FlagError> {
+        match value {
+            "postgres" => url
+                .filter(|url| !url.trim().is_empty())
+                .map(Self::Postgres)
+                .ok_or(FlagError::NoPgUrl),
+            _ => match value.strip_prefix("sqlite:") {
+                Some("") => Err(FlagError::NoSqlitePath),
+                Some(path) => Ok(Self::Sqlite(PathBuf::from(path))),
+                None => Err(FlagError::Database(value.to_owned())),
+            },
+        }
+    }
+}
+
+impl FromStr for Database {
+    type Err = FlagError;
+
+    /// Parses a `--db` value, reading `RETRYKEY_PG_URL` for `postgres`.
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        Self::parse(value, std::env::var("RETRYKEY_PG_URL").ok())
+    }
+}
+
 /// A crash point named by `--pause-at`.
 pub fn pause_point(text: &str) -> Result<Point, FlagError> {
     Point::from_name(text).ok_or_else(|| FlagError::Point(text.to_owned()))
@@ -107,6 +145,23 @@ pub enum FlagError {
     /// Not one of the crash points.
     #[error("expected {names}, got {0:?}", names = point_names())]
     Point(String),
+    /// Not one of a fixed set of names (another binary's crash points, say).
+    #[error("expected {expected}, got {got:?}")]
+    OneOf {
+        /// The accepted names, as a phrase: "sent" or "a, b or c".
+        expected: &'static str,
+        /// What was given.
+        got: String,
+    },
+    /// Not a database form.
+    #[error("expected sqlite:PATH or postgres, got {0:?}")]
+    Database(String),
+    /// `sqlite:` with nothing after it.
+    #[error("sqlite: needs a file path, as in sqlite:/tmp/documents.sqlite")]
+    NoSqlitePath,
+    /// `postgres` without `RETRYKEY_PG_URL`.
+    #[error("postgres needs RETRYKEY_PG_URL, as in postgres://user:password@127.0.0.1:5432/db")]
+    NoPgUrl,
 }
 
 /// "reserved, handler, charged or committed", from [`Point::ALL`].
@@ -247,6 +302,33 @@ mod tests {
                 schema_name(name),
                 Err(FlagError::Schema(name.to_owned())),
                 "{name:?}"
+            );
+        }
+    }
+
+    // A database is a SQLite path or postgres with a URL; anything else is refused by name.
+    #[test]
+    fn databases_by_form() {
+        let url = || Some("postgres://u:p@127.0.0.1/db".to_owned());
+        assert_eq!(
+            Database::parse("sqlite:/tmp/d.sqlite", None),
+            Ok(Database::Sqlite(PathBuf::from("/tmp/d.sqlite")))
+        );
+        assert_eq!(
+            Database::parse("postgres", url()),
+            Ok(Database::Postgres(url().unwrap()))
+        );
+        assert_eq!(Database::parse("postgres", None), Err(FlagError::NoPgUrl));
+        assert_eq!(
+            Database::parse("postgres", Some(" ".into())),
+            Err(FlagError::NoPgUrl)
+        );
+        assert_eq!(Database::parse("sqlite:", url()), Err(FlagError::NoSqlitePath));
+        for value in ["", "memory", "sqlite", "postgres://u@h/db", "SQLITE:/x"] {
+            assert_eq!(
+                Database::parse(value, url()),
+                Err(FlagError::Database(value.to_owned())),
+                "{value:?}"
             );
         }
     }

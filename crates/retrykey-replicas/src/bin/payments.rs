@@ -4,7 +4,6 @@
 //! Every flag's value is checked before anything is opened: a bad one prints one line to
 //! stderr and exits with status 2, and no database file is created.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use clap::Parser;
 use http::Method;
 use retrykey_http::payments::Payments;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits, loopback};
-use retrykey_replicas::crash::Point;
+use retrykey_replicas::crash::{self, Point};
 use retrykey_replicas::flags::{self, Span};
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
 use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
@@ -118,7 +117,7 @@ fn main() -> ExitCode {
 
 async fn serve(args: Args) -> anyhow::Result<()> {
     if let Some(point) = args.pause_at {
-        pause_at(point)?;
+        crash::pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
     let opened = match &args.store {
         StoreChoice::Postgres(url) => {
@@ -156,26 +155,4 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         payments.attempts()
     );
     Ok(())
-}
-
-/// Makes every request that reaches `point` announce it and then stop there for good.
-///
-/// The announcement is the test's cue: once it is on stdout, the request is exactly at
-/// `point`, and a SIGKILL then shows what a crash there leaves behind.
-fn pause_at(point: Point) -> anyhow::Result<()> {
-    fail::cfg_callback(point.name(), move || {
-        {
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "paused at {point}");
-            let _ = stdout.flush();
-        }
-        // Some points run on an async worker thread: hand its other tasks to another worker,
-        // so that the rest of the server (GET /payments/count, other keys) still answers.
-        tokio::task::block_in_place(|| {
-            loop {
-                std::thread::park(); // a spurious wake-up parks again
-            }
-        })
-    })
-    .map_err(|error| anyhow::anyhow!("cannot pause at {point}: {error}"))
 }
