@@ -1,0 +1,126 @@
+//! The consumer's database, whichever backend holds it, and the rows it can be asked for.
+//!
+//! Every call blocks the calling thread (SQLite works in place; PostgreSQL drives its
+//! connection on a small runtime of its own): from async code, call it in
+//! `tokio::task::spawn_blocking`, as [`service`](crate::service) does.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::pg::PgConverter;
+use crate::sqlite::{Parts, SqliteConverter};
+use crate::{ConversionRequest, Error};
+
+/// What one delivery came to: the conversion's number, and whether an earlier delivery had
+/// already made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Converted {
+    /// The conversion's number (`conversions.number`).
+    pub conversion: u64,
+    /// True when the event was already processed: nothing was written this time.
+    pub replayed: bool,
+}
+
+/// One stored conversion: the effect, as an operator reconciling it reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversionRow {
+    /// Its number, in the order conversions were stored.
+    pub number: u64,
+    /// The event that asked for it.
+    pub event: String,
+    /// The document converted.
+    pub job: String,
+    /// The units converted.
+    pub units: u64,
+    /// When it was stored, in milliseconds since the Unix epoch.
+    pub converted_at_ms: i64,
+}
+
+/// One `processed` record: this event has been converted, as this conversion, at this time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessedRow {
+    /// The event id.
+    pub event: String,
+    /// The number of its conversion.
+    pub conversion: u64,
+    /// When the conversion was stored, in milliseconds since the Unix epoch.
+    pub converted_at_ms: i64,
+}
+
+/// The consumer's two tables, in SQLite or PostgreSQL.
+#[derive(Debug)]
+pub struct ConverterDb {
+    backend: Backend,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite(SqliteConverter),
+    Postgres(PgConverter),
+}
+
+impl ConverterDb {
+    /// Opens (or creates) the SQLite file at `path`.
+    pub fn open_sqlite(path: &Path) -> Result<Self, Error> {
+        Self::open_sqlite_with_parts(path, Parts::standard())
+    }
+
+    /// The same, with the dedup transaction a lab under `labs/` replaces.
+    #[doc(hidden)]
+    pub fn open_sqlite_with_parts(path: &Path, parts: Parts) -> Result<Self, Error> {
+        Ok(Self {
+            backend: Backend::Sqlite(SqliteConverter::open_with_parts(path, parts)?),
+        })
+    }
+
+    /// Connects to PostgreSQL at `url`, with the tables in `schema` (both created if missing).
+    /// Blocks; do not call it on an async worker thread.
+    pub fn connect_postgres(url: &str, schema: &str) -> Result<Self, Error> {
+        Ok(Self {
+            backend: Backend::Postgres(PgConverter::connect(url, schema)?),
+        })
+    }
+
+    /// Converts `request` at most once: the first delivery of its event writes the conversion
+    /// and its record in one transaction; every later one reads the record and writes nothing.
+    pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.convert(request),
+            Backend::Postgres(db) => db.convert(request),
+        }
+    }
+
+    /// How many conversions are stored.
+    pub fn count(&self) -> Result<u64, Error> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.count(),
+            Backend::Postgres(db) => db.count(),
+        }
+    }
+
+    /// Every stored conversion, by number.
+    pub fn list(&self) -> Result<Vec<ConversionRow>, Error> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.list(),
+            Backend::Postgres(db) => db.list(),
+        }
+    }
+
+    /// The `processed` records of those of `events` that were converted, by event id: how an
+    /// operator finds conversions whose acknowledgement the outbox never recorded.
+    pub fn processed(&self, events: &[String]) -> Result<Vec<ProcessedRow>, Error> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.processed(events),
+            Backend::Postgres(db) => db.processed(events),
+        }
+    }
+}
+
+/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
+pub(crate) fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
+}

@@ -1,0 +1,189 @@
+//! The dedup transaction on PostgreSQL, for consumers on several machines.
+//!
+//! Here the `processed` row is written *first*: `INSERT ... ON CONFLICT DO NOTHING` on its
+//! primary key. The first delivery of an event inserts it and goes on to convert; a concurrent
+//! duplicate's insert waits on that key until the first commits (or rolls back), then finds the
+//! row and answers from it. The unique index, not a lookup, decides who converts, as in the
+//! Stage 4 ledger. Whatever fails before the commit leaves neither row.
+
+use std::sync::Arc;
+
+use retrykey_durable::pg::{Pool, storage};
+use tokio_postgres::Client;
+use tokio_postgres::types::Type;
+
+use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
+use crate::{ConversionRequest, Error};
+
+/// The schema a consumer's tables live in unless told otherwise.
+pub const DEFAULT_SCHEMA: &str = "retrykey_converter";
+
+/// How many connections one consumer process keeps open.
+pub const CONNECTIONS: usize = 4;
+
+/// The two tables, as on SQLite. `processed.conversion` is empty only inside the transaction
+/// that writes it.
+const LAYOUT: &str = "
+CREATE TABLE IF NOT EXISTS conversions (
+    number BIGSERIAL PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    job TEXT NOT NULL,
+    units BIGINT NOT NULL,
+    converted_at BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS processed (
+    event_id TEXT PRIMARY KEY,
+    conversion BIGINT
+);
+";
+
+/// The consumer's tables in one PostgreSQL schema.
+#[derive(Debug)]
+pub struct PgConverter {
+    pool: Arc<Pool>,
+}
+
+impl PgConverter {
+    /// Connects to `url` and creates the tables in `schema` if they are missing. Blocks.
+    pub fn connect(url: &str, schema: &str) -> Result<Self, Error> {
+        let pool = Pool::connect(url, schema, CONNECTIONS, "retrykey-converter")?;
+        pool.run(async |client| {
+            // Two consumers starting at once would race in the catalog: take turns.
+            let tx = client.transaction().await.map_err(storage)?;
+            tx.batch_execute("SELECT pg_advisory_xact_lock(7304)")
+                .await
+                .map_err(storage)?;
+            tx.batch_execute(LAYOUT).await.map_err(storage)?;
+            tx.commit().await.map_err(storage)
+        })?;
+        Ok(Self {
+            pool: Arc::new(pool),
+        })
+    }
+
+    /// Runs the dedup transaction for `request` and commits it.
+    pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
+        Ok(self
+            .pool
+            .run(async |client| convert(client, request, unix_ms()).await)?)
+    }
+
+    /// How many conversions are stored.
+    pub fn count(&self) -> Result<u64, Error> {
+        Ok(self.pool.run(async |client| {
+            let row = client
+                .query_one("SELECT count(*) FROM conversions", &[])
+                .await
+                .map_err(storage)?;
+            Ok(row.get::<_, i64>(0).cast_unsigned())
+        })?)
+    }
+
+    /// Every conversion, by number.
+    pub fn list(&self) -> Result<Vec<ConversionRow>, Error> {
+        Ok(self.pool.run(async |client| {
+            let rows = client
+                .query(
+                    "SELECT number, event_id, job, units, converted_at FROM conversions
+                     ORDER BY number",
+                    &[],
+                )
+                .await
+                .map_err(storage)?;
+            Ok(rows
+                .iter()
+                .map(|row| ConversionRow {
+                    number: row.get::<_, i64>(0).cast_unsigned(),
+                    event: row.get(1),
+                    job: row.get(2),
+                    units: row.get::<_, i64>(3).cast_unsigned(),
+                    converted_at_ms: row.get(4),
+                })
+                .collect())
+        })?)
+    }
+
+    /// The `processed` records of `events` that exist, with when each was converted.
+    pub fn processed(&self, events: &[String]) -> Result<Vec<ProcessedRow>, Error> {
+        Ok(self.pool.run(async |client| {
+            let rows = client
+                .query_typed(
+                    "SELECT p.event_id, p.conversion, c.converted_at
+                     FROM processed p JOIN conversions c ON c.number = p.conversion
+                     WHERE p.event_id = ANY($1) ORDER BY p.event_id",
+                    &[(&events, Type::TEXT_ARRAY)],
+                )
+                .await
+                .map_err(storage)?;
+            Ok(rows
+                .iter()
+                .map(|row| ProcessedRow {
+                    event: row.get(0),
+                    conversion: row.get::<_, i64>(1).cast_unsigned(),
+                    converted_at_ms: row.get(2),
+                })
+                .collect())
+        })?)
+    }
+}
+
+/// The transaction itself: the record first, so that the unique index picks the one delivery
+/// that converts.
+async fn convert(
+    client: &mut Client,
+    request: &ConversionRequest,
+    now_ms: i64,
+) -> Result<Converted, retrykey::Error> {
+    let tx = client.transaction().await.map_err(storage)?;
+    let first = tx
+        .execute_typed(
+            "INSERT INTO processed (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING",
+            &[(&request.event, Type::TEXT)],
+        )
+        .await
+        .map_err(storage)?
+        == 1;
+    if !first {
+        // A redelivery (or a duplicate that waited for the first to commit): answer what the
+        // first delivery answered, and write nothing.
+        let row = tx
+            .query_typed_one(
+                "SELECT conversion FROM processed WHERE event_id = $1",
+                &[(&request.event, Type::TEXT)],
+            )
+            .await
+            .map_err(storage)?;
+        tx.rollback().await.map_err(storage)?;
+        return Ok(Converted {
+            conversion: row.get::<_, i64>(0).cast_unsigned(),
+            replayed: true,
+        });
+    }
+    // The effect, and its number written into the record, in the same transaction.
+    let units = request.units.cast_signed();
+    let row = tx
+        .query_typed_one(
+            "INSERT INTO conversions (event_id, job, units, converted_at) VALUES ($1, $2, $3, $4)
+             RETURNING number",
+            &[
+                (&request.event, Type::TEXT),
+                (&request.job, Type::TEXT),
+                (&units, Type::INT8),
+                (&now_ms, Type::INT8),
+            ],
+        )
+        .await
+        .map_err(storage)?;
+    let number: i64 = row.get(0);
+    tx.execute_typed(
+        "UPDATE processed SET conversion = $2 WHERE event_id = $1",
+        &[(&request.event, Type::TEXT), (&number, Type::INT8)],
+    )
+    .await
+    .map_err(storage)?;
+    tx.commit().await.map_err(storage)?;
+    Ok(Converted {
+        conversion: number.cast_unsigned(),
+        replayed: false,
+    })
+}
