@@ -1,0 +1,284 @@
+//! The document service's database, whichever backend holds it: what the accepting side, the
+//! dispatcher and the operator ask of it.
+//!
+//! Every call blocks the calling thread (SQLite works in place; PostgreSQL drives its
+//! connection on a small runtime of its own): from async code, call it in
+//! `tokio::task::spawn_blocking`, as the dispatcher does.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use retrykey::{Key, Request};
+use retrykey_replicas::flags::Database;
+
+use crate::pg::{PgDocuments, events as pg_events};
+use crate::sqlite::{SqliteDocuments, events as sqlite_events};
+use crate::{Accepted, Acted, ActionError, Claimed, DocumentsOptions, Error, EventRow, action};
+
+/// What every part of the document service does with its database.
+pub trait Documents: Debug + Send + Sync {
+    /// Accepts `job` under `key`: the job and its outgoing event commit together; a retry with
+    /// the same key answers from the ledger's record and writes nothing.
+    fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error>;
+
+    /// The jobs the ledger has accepted (and not yet swept), by number.
+    fn jobs(&self) -> Result<Vec<u64>, Error>;
+
+    /// The database's clock, in ms since the Unix epoch.
+    fn now_ms(&self) -> i64;
+
+    /// Claims up to `limit` due events for `owner`, each for `lease`, with a new token.
+    fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error>;
+
+    /// Marks a claimed event delivered, if the claim is still current; false if it was not.
+    fn mark_delivered(&self, claimed: &Claimed, conversion: Option<u64>) -> Result<bool, Error>;
+
+    /// Lets a claim go, the event due again after `wait`; false if the claim was not current.
+    fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error>;
+
+    /// Settles a claimed event as rejected by the consumer; false if the claim was not current.
+    fn mark_rejected(&self, claimed: &Claimed, error: &str) -> Result<bool, Error>;
+
+    /// The event `id`, as stored.
+    fn find(&self, id: &str) -> Result<Option<EventRow>, Error>;
+
+    /// Events not settled for good (pending or rejected), oldest first, at most `limit`.
+    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error>;
+
+    /// Every event, by job.
+    fn events(&self) -> Result<Vec<EventRow>, Error>;
+
+    /// The operator's re-drive of event `id`: due now. The inner result is the answer; the
+    /// outer one says whether the database could be asked.
+    fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error>;
+
+    /// The operator's decision that event `id` failed, for `reason`.
+    fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error>;
+
+    /// Deletes delivered and failed events settled more than `kept` ago; returns how many.
+    fn sweep(&self, kept: Duration) -> Result<usize, Error>;
+}
+
+/// Opens the document service's database `db` names.
+pub fn open(db: &Database, options: DocumentsOptions) -> Result<Box<dyn Documents>, Error> {
+    Ok(match db {
+        Database::Sqlite(path) => Box::new(SqliteDocuments::open(path, options)?),
+        Database::Postgres(url) => Box::new(PgDocuments::connect(url, options)?),
+    })
+}
+
+/// A duration in milliseconds, as the tables store times.
+pub(crate) fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+impl Documents for SqliteDocuments {
+    fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error> {
+        SqliteDocuments::accept(self, key, job)
+    }
+
+    fn jobs(&self) -> Result<Vec<u64>, Error> {
+        let scope = self.scope().to_owned();
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT operation FROM operations WHERE scope = ?1 ORDER BY operation",
+            )?
+            .query_map([scope], |row| Ok(row.get::<_, i64>(0)?.cast_unsigned()))?
+            .collect()
+        })
+    }
+
+    fn now_ms(&self) -> i64 {
+        SqliteDocuments::now_ms(self)
+    }
+
+    fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error> {
+        let now = self.now_ms();
+        self.write(|tx| sqlite_events::claim(tx, owner, now, now + millis(lease), limit))
+    }
+
+    fn mark_delivered(&self, claimed: &Claimed, conversion: Option<u64>) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.write(|tx| sqlite_events::mark_delivered(tx, claimed, conversion, now))
+    }
+
+    fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error> {
+        let due = self.now_ms() + millis(wait);
+        self.write(|tx| sqlite_events::postpone(tx, claimed, error, due))
+    }
+
+    fn mark_rejected(&self, claimed: &Claimed, error: &str) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.write(|tx| sqlite_events::mark_rejected(tx, claimed, error, now))
+    }
+
+    fn find(&self, id: &str) -> Result<Option<EventRow>, Error> {
+        self.read(|conn| sqlite_events::find(conn, id))
+    }
+
+    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
+        self.read(|conn| sqlite_events::unsettled(conn, limit))
+    }
+
+    fn events(&self) -> Result<Vec<EventRow>, Error> {
+        self.read(sqlite_events::all)
+    }
+
+    fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error> {
+        let now = self.now_ms();
+        self.write(|tx| {
+            let Some(row) = sqlite_events::find(tx, id)? else {
+                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+            };
+            let changed = match action::redrive(&row, now) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            if changed {
+                sqlite_events::redrive(tx, id, now)?;
+            }
+            acted(changed, sqlite_events::find(tx, id)?)
+        })
+    }
+
+    fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error> {
+        let now = self.now_ms();
+        self.write(|tx| {
+            let Some(row) = sqlite_events::find(tx, id)? else {
+                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+            };
+            let changed = match action::mark_failed(&row, reason, now) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            if changed {
+                sqlite_events::mark_failed(tx, id, reason, now)?;
+            }
+            acted(changed, sqlite_events::find(tx, id)?)
+        })
+    }
+
+    fn sweep(&self, kept: Duration) -> Result<usize, Error> {
+        let before = self.now_ms() - millis(kept);
+        self.write(|tx| sqlite_events::sweep(tx, before))
+    }
+}
+
+/// The answer of an action that went through: the row as it is now.
+fn acted<E>(changed: bool, row: Option<EventRow>) -> Result<Result<Acted, ActionError>, E> {
+    Ok(Ok(Acted {
+        changed,
+        event: row.expect("the row read in this transaction is still there"),
+    }))
+}
+
+impl Documents for PgDocuments {
+    fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error> {
+        PgDocuments::accept(self, key, job)
+    }
+
+    fn jobs(&self) -> Result<Vec<u64>, Error> {
+        let scope = self.scope();
+        self.run(async |client| {
+            let rows = client
+                .query(
+                    "SELECT operation FROM operations WHERE scope = $1 ORDER BY operation",
+                    &[&scope],
+                )
+                .await
+                .map_err(retrykey_durable::pg::storage)?;
+            Ok(rows
+                .iter()
+                .map(|row| row.get::<_, i64>(0).cast_unsigned())
+                .collect())
+        })
+    }
+
+    fn now_ms(&self) -> i64 {
+        PgDocuments::now_ms(self)
+    }
+
+    fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error> {
+        let now = self.now_ms();
+        let until = now + millis(lease);
+        self.run(async |client| pg_events::claim(client, owner, now, until, limit).await)
+    }
+
+    fn mark_delivered(&self, claimed: &Claimed, conversion: Option<u64>) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.run(async |client| pg_events::mark_delivered(client, claimed, conversion, now).await)
+    }
+
+    fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error> {
+        let due = self.now_ms() + millis(wait);
+        self.run(async |client| pg_events::postpone(client, claimed, error, due).await)
+    }
+
+    fn mark_rejected(&self, claimed: &Claimed, error: &str) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.run(async |client| pg_events::mark_rejected(client, claimed, error, now).await)
+    }
+
+    fn find(&self, id: &str) -> Result<Option<EventRow>, Error> {
+        self.run(async |client| pg_events::find(client, id, false).await)
+    }
+
+    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
+        self.run(async |client| pg_events::unsettled(client, limit).await)
+    }
+
+    fn events(&self) -> Result<Vec<EventRow>, Error> {
+        self.run(async |client| pg_events::all(client).await)
+    }
+
+    fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error> {
+        let now = self.now_ms();
+        self.run(async |client| {
+            let tx = client
+                .transaction()
+                .await
+                .map_err(retrykey_durable::pg::storage)?;
+            let Some(row) = pg_events::find(&tx, id, true).await? else {
+                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+            };
+            let changed = match action::redrive(&row, now) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            if changed {
+                pg_events::redrive(&tx, id, now).await?;
+            }
+            let after = pg_events::find(&tx, id, false).await?;
+            tx.commit().await.map_err(retrykey_durable::pg::storage)?;
+            acted(changed, after)
+        })
+    }
+
+    fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error> {
+        let now = self.now_ms();
+        self.run(async |client| {
+            let tx = client
+                .transaction()
+                .await
+                .map_err(retrykey_durable::pg::storage)?;
+            let Some(row) = pg_events::find(&tx, id, true).await? else {
+                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+            };
+            let changed = match action::mark_failed(&row, reason, now) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            if changed {
+                pg_events::mark_failed(&tx, id, reason, now).await?;
+            }
+            let after = pg_events::find(&tx, id, false).await?;
+            tx.commit().await.map_err(retrykey_durable::pg::storage)?;
+            acted(changed, after)
+        })
+    }
+
+    fn sweep(&self, kept: Duration) -> Result<usize, Error> {
+        let before = self.now_ms() - millis(kept);
+        self.run(async |client| pg_events::sweep(client, before).await)
+    }
+}

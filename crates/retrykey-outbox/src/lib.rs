@@ -1,0 +1,79 @@
+//! Stage 5: work that leaves the process. A document service accepts conversion jobs and hands
+//! each one to a second service, the consumer, through a transactional outbox.
+//!
+//! Until now every effect lived in the same database as its record. A conversion does not: it
+//! happens in another process, with its own database, on the far side of a network. No
+//! transaction spans the two, so this crate splits the work into steps that each keep the
+//! lab's invariant on their own side:
+//!
+//! 1. **Accepting a job** commits the job (the Stage 4 ledger's effect and record) and its
+//!    outgoing event in one transaction ([`sqlite::accept`]): the event exists exactly when the
+//!    job does.
+//! 2. **The dispatcher** ([`dispatcher`]) claims due events and delivers each to the consumer
+//!    with the Stage 2 retry client, the event id as the operation key, and marks it delivered
+//!    only once the consumer has acknowledged it ([`deliver`]): *at least once*.
+//! 3. **The consumer** (`retrykey-converter`) converts at most once per event id, its record
+//!    committing with its effect: at least once plus dedup is *exactly one effect*.
+//! 4. **Reconciliation** ([`reconcile`]) shows an operator what is still uncertain and offers
+//!    two idempotent actions: re-drive an event, or mark it failed with a reason.
+//!
+//! # Reading order
+//!
+//! 1. [`event`] and [`accepted`]: what an event is, and what accepting a job answers.
+//! 2. [`sqlite::accept`]: the job and its event in one transaction; [`sqlite::events`]: the
+//!    outbox's statements (claim, the fenced settling writes); [`sqlite`]: the file.
+//! 3. [`deliver`]: send first, mark second; then [`dispatcher`], the loop around it.
+//! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
+//! 5. [`action`] and [`reconcile`]: the operator's view and actions.
+//! 6. `bin/documents.rs`, `bin/dispatcher.rs` and `bin/reconcile.rs`: the programs.
+//!
+//! # Example
+//!
+//! ```
+//! use retrykey::{Key, Request};
+//! use retrykey_outbox::{Documents, DocumentsOptions, EventState, SqliteDocuments};
+//!
+//! let path = std::env::temp_dir().join(format!("retrykey-outbox-doc-{}.sqlite", std::process::id()));
+//! # retrykey_durable::sqlite::remove_files(&path);
+//! let documents = SqliteDocuments::open(&path, DocumentsOptions::default())?;
+//! let key = Key::new("job-1")?;
+//! let job = Request::new("report.docx", 7)?;
+//!
+//! let first = documents.accept(&key, &job)?;   // the job and its event commit together
+//! let retry = documents.accept(&key, &job)?;   // the retry finds the job's record
+//! assert_eq!(first.event, retry.event);
+//! assert!(retry.receipt.replayed);
+//! let events = Documents::events(&documents)?;
+//! assert_eq!(events.len(), 1);                 // one job, one event
+//! assert_eq!(events[0].state, EventState::Pending);
+//! # drop(documents);
+//! # retrykey_durable::sqlite::remove_files(&path);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// Mirrored files name this crate `retrykey_outbox`, as their copies under labs/ do: see labs/README.md.
+extern crate self as retrykey_outbox;
+
+pub mod accepted;
+pub mod action;
+pub mod crash;
+pub mod deliver;
+pub mod dispatcher;
+pub mod documents;
+mod error;
+pub mod event;
+mod options;
+pub mod pg;
+pub mod reconcile;
+pub mod sqlite;
+
+pub use accepted::{Accepted, NewEvent};
+pub use action::Acted;
+pub use documents::Documents;
+pub use error::{ActionError, Error};
+pub use event::{Claimed, Event, EventId, EventRow, EventState, check_reason};
+pub use options::{
+    DEFAULT_MAX_JOBS, DEFAULT_MAX_UNITS, DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions,
+};
+pub use pg::PgDocuments;
+pub use sqlite::SqliteDocuments;

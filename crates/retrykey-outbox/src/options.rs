@@ -1,0 +1,67 @@
+//! How the document service's database is opened: its ledger scope and limits, and its clock.
+
+use retrykey::Limits;
+use retrykey_durable::Durability;
+use retrykey_durable::crash::Hooks;
+use retrykey_replicas::Clock;
+
+/// The schema the document service's tables live in on PostgreSQL unless told otherwise.
+pub const DEFAULT_SCHEMA: &str = "retrykey_documents";
+
+/// The ledger scope jobs are accepted in unless told otherwise.
+pub const DEFAULT_SCOPE: &str = "documents";
+
+/// Jobs the ledger remembers by default: far more than a class makes, and still a bound.
+pub const DEFAULT_MAX_JOBS: usize = 1_000_000;
+
+/// Units the ledger commits in all by default.
+pub const DEFAULT_MAX_UNITS: u64 = 1_000_000_000_000;
+
+/// Settings of the document service's database, on either backend.
+#[derive(Debug, Clone)]
+pub struct DocumentsOptions {
+    /// The ledger scope (tenant) jobs are accepted in; job numbers count per scope.
+    pub scope: String,
+    /// The ledger's bounds on jobs remembered and units committed.
+    pub limits: Limits,
+    /// SQLite only: the commit setting.
+    pub durability: Durability,
+    /// PostgreSQL only: the schema that holds the ledger and the outbox.
+    pub pg_schema: String,
+    /// The clock events' times, due times and leases are read from.
+    pub clock: Clock,
+    /// Where the ledger's crash points call out: a seam for the checks.
+    #[doc(hidden)]
+    pub hooks: Hooks,
+}
+
+impl Default for DocumentsOptions {
+    fn default() -> Self {
+        Self {
+            scope: DEFAULT_SCOPE.to_owned(),
+            limits: Limits {
+                max_records: DEFAULT_MAX_JOBS,
+                max_units: DEFAULT_MAX_UNITS,
+            },
+            durability: Durability::Full,
+            pg_schema: DEFAULT_SCHEMA.to_owned(),
+            clock: Clock::system(),
+            hooks: Hooks::none(),
+        }
+    }
+}
+
+impl DocumentsOptions {
+    /// The ledger's options: the same scope, limits, durability, schema and hooks.
+    pub(crate) fn ledger(&self) -> retrykey_durable::Options {
+        retrykey_durable::Options {
+            scope: self.scope.clone(),
+            limits: self.limits,
+            durability: self.durability,
+            pg_schema: self.pg_schema.clone(),
+            pg_application_name: "retrykey-documents".to_owned(),
+            hooks: self.hooks.clone(),
+            ..retrykey_durable::Options::default()
+        }
+    }
+}

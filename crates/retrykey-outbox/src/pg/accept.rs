@@ -1,0 +1,35 @@
+//! Accepting a job on PostgreSQL: the job and its outgoing event in the ledger's one
+//! transaction, as on SQLite (`sqlite/accept.rs`).
+
+use retrykey::{Key, Receipt, Request};
+use retrykey_durable::pg::ledger::{Also, BoxFuture};
+use tokio_postgres::Client;
+
+use crate::pg::{PgDocuments, events};
+use crate::{Accepted, Error, NewEvent};
+
+/// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
+/// the first answer.
+pub fn accept(documents: &PgDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
+    let event = WithEvent {
+        scope: documents.scope(),
+        job,
+        now: documents.now_ms(),
+    };
+    let receipt = documents.ledger().apply_with(key, job, &event)?;
+    documents.accepted(receipt)
+}
+
+/// The rows a job's transaction writes besides the ledger's: its event.
+struct WithEvent<'a> {
+    scope: &'a str,
+    job: &'a Request,
+    now: i64,
+}
+
+impl Also for WithEvent<'_> {
+    fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c> {
+        let new = NewEvent::for_job(self.scope, receipt, self.job, self.now);
+        Box::pin(async move { events::insert(client, &new).await })
+    }
+}

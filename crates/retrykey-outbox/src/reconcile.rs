@@ -1,0 +1,301 @@
+//! The operator's view: every operation whose outcome is still uncertain, with its age and owner.
+//!
+//! The dispatcher and the consumer settle almost everything on their own. What they cannot
+//! settle waits here, in three lists:
+//!
+//! - **keys in flight past their lease**: events a dispatcher claimed (their key in flight at
+//!   that dispatcher) and stopped holding without settling them: it died, or it is stuck. The
+//!   next claim takes them over; listed, an operator sees which dispatcher to look at.
+//! - **undelivered after a threshold**: events of jobs accepted longer ago than the threshold
+//!   and still not acknowledged (pending, or rejected by the consumer).
+//! - **converted, not acknowledged**: events the consumer's records say it converted, which
+//!   the outbox does not show as delivered: the effect happened, the acknowledgement was lost.
+//!   Only with the consumer's database at hand.
+//!
+//! The actions ([`crate::action`]) are "re-drive" (deliver again now; a converted event then
+//! gets its acknowledgement recorded) and "mark failed" with a reason.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use retrykey_converter::ConverterDb;
+use serde::Serialize;
+
+use crate::documents::millis;
+use crate::{Acted, ActionError, Documents, Error, EventId, EventRow, EventState};
+
+/// How old an undelivered job must be to be listed, unless told otherwise.
+pub const DEFAULT_UNDELIVERED_AFTER: Duration = Duration::from_secs(60);
+
+/// The most events the report reads: a long outage can leave many, and a person reads the first.
+pub const MAX_LISTED: usize = 1_000;
+
+/// One uncertain operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Uncertain {
+    /// The event, whose id is the delivery's operation key.
+    pub event: EventId,
+    /// The job's number.
+    pub operation: u64,
+    /// The job name.
+    pub job: String,
+    /// Where the event stands in the outbox.
+    pub state: EventState,
+    /// Since the job was accepted (the first two lists) or converted (the third), in ms.
+    pub age_ms: i64,
+    /// The dispatcher that claimed it last, if any did.
+    pub owner: Option<String>,
+    /// How many times it was claimed.
+    pub deliveries: u32,
+    /// For a claim past its lease: how long ago the lease lapsed, in ms.
+    pub lease_lapsed_ms: Option<i64>,
+    /// Why its last delivery did not end in an acknowledgement.
+    pub last_error: Option<String>,
+    /// The consumer's conversion number, where its records show one.
+    pub conversion: Option<u64>,
+}
+
+/// Everything uncertain at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// The moment, in ms since the Unix epoch.
+    pub now_ms: i64,
+    /// The threshold of the second list, in ms.
+    pub undelivered_after_ms: i64,
+    /// Claims whose lease lapsed without the event being settled.
+    pub keys_in_flight_past_lease: Vec<Uncertain>,
+    /// Jobs older than the threshold whose events are not delivered (claims past their lease
+    /// aside: they are in the first list).
+    pub undelivered: Vec<Uncertain>,
+    /// Conversions without an acknowledgement; `None` when the consumer's database was not
+    /// given.
+    pub converted_not_acknowledged: Option<Vec<Uncertain>>,
+}
+
+impl Report {
+    /// Whether nothing at all is uncertain.
+    pub fn is_clear(&self) -> bool {
+        self.keys_in_flight_past_lease.is_empty()
+            && self.undelivered.is_empty()
+            && self
+                .converted_not_acknowledged
+                .as_ref()
+                .is_none_or(Vec::is_empty)
+    }
+}
+
+/// Reads the report from the outbox and, if given, the consumer's database.
+pub fn report(
+    documents: &dyn Documents,
+    consumer: Option<&ConverterDb>,
+    undelivered_after: Duration,
+) -> Result<Report, Error> {
+    let now = documents.now_ms();
+    let unsettled = documents.unsettled(MAX_LISTED)?;
+    let threshold = millis(undelivered_after);
+    let mut report = Report {
+        now_ms: now,
+        undelivered_after_ms: threshold,
+        keys_in_flight_past_lease: Vec::new(),
+        undelivered: Vec::new(),
+        converted_not_acknowledged: None,
+    };
+    for row in &unsettled {
+        let lapsed = row
+            .lease_until_ms
+            .filter(|&end| end <= now)
+            .map(|end| now - end);
+        if row.state == EventState::Pending && lapsed.is_some() {
+            let mut item = uncertain(row, now - row.accepted_at_ms);
+            item.lease_lapsed_ms = lapsed;
+            report.keys_in_flight_past_lease.push(item);
+        } else if now - row.accepted_at_ms >= threshold {
+            report
+                .undelivered
+                .push(uncertain(row, now - row.accepted_at_ms));
+        }
+    }
+    if let Some(consumer) = consumer {
+        let ids: Vec<String> = unsettled
+            .iter()
+            .map(|row| row.event.id.to_string())
+            .collect();
+        let processed = consumer.processed(&ids)?;
+        let mut converted = Vec::new();
+        for done in processed {
+            if let Some(row) = unsettled
+                .iter()
+                .find(|row| row.event.id.as_str() == done.event)
+            {
+                let mut item = uncertain(row, now - done.converted_at_ms);
+                item.conversion = Some(done.conversion);
+                converted.push(item);
+            }
+        }
+        report.converted_not_acknowledged = Some(converted);
+    }
+    Ok(report)
+}
+
+fn uncertain(row: &EventRow, age_ms: i64) -> Uncertain {
+    Uncertain {
+        event: row.event.id.clone(),
+        operation: row.event.operation,
+        job: row.event.job.clone(),
+        state: row.state,
+        age_ms,
+        owner: row.owner.clone(),
+        deliveries: row.deliveries,
+        lease_lapsed_ms: None,
+        last_error: row.last_error.clone(),
+        conversion: row.conversion,
+    }
+}
+
+/// Marks event `id` failed for `reason`, unless the consumer's records (when given) show that it
+/// was converted: then the right action is a re-drive, which records the acknowledgement.
+pub fn mark_failed(
+    documents: &dyn Documents,
+    consumer: Option<&ConverterDb>,
+    id: &str,
+    reason: &str,
+) -> Result<Result<Acted, ActionError>, Error> {
+    if let Some(consumer) = consumer {
+        let processed = consumer.processed(&[id.to_owned()])?;
+        if let Some(done) = processed.first() {
+            return Ok(Err(ActionError::Converted {
+                event: EventId::from_stored(id),
+                conversion: done.conversion,
+            }));
+        }
+    }
+    documents.mark_failed(id, reason)
+}
+
+/// The report as text for a person: one section per list, a line per operation.
+pub fn text(report: &Report) -> String {
+    let mut out = String::new();
+    let lease = &report.keys_in_flight_past_lease;
+    let _ = writeln!(
+        out,
+        "keys in flight past their lease: {}",
+        count(lease.len())
+    );
+    for item in lease {
+        let lapsed = item.lease_lapsed_ms.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}  job {}  {}  claimed by {}, lease lapsed {} ago, age {}, deliveries {}",
+            item.event,
+            item.operation,
+            item.job,
+            item.owner.as_deref().unwrap_or("-"),
+            age(lapsed),
+            age(item.age_ms),
+            item.deliveries
+        );
+    }
+    let _ = writeln!(
+        out,
+        "undelivered after {}: {}",
+        age(report.undelivered_after_ms),
+        count(report.undelivered.len())
+    );
+    for item in &report.undelivered {
+        let _ = writeln!(
+            out,
+            "  {}  job {}  {}  {}, age {}, deliveries {}, last claimed by {}{}",
+            item.event,
+            item.operation,
+            item.job,
+            item.state,
+            age(item.age_ms),
+            item.deliveries,
+            item.owner.as_deref().unwrap_or("-"),
+            item.last_error
+                .as_deref()
+                .map(|error| format!(", last error: {error}"))
+                .unwrap_or_default()
+        );
+    }
+    match &report.converted_not_acknowledged {
+        None => {
+            let _ = writeln!(
+                out,
+                "converted, not acknowledged: not checked (give --consumer-db)"
+            );
+        }
+        Some(converted) => {
+            let _ = writeln!(
+                out,
+                "converted, not acknowledged: {}",
+                count(converted.len())
+            );
+            for item in converted {
+                let _ = writeln!(
+                    out,
+                    "  {}  job {}  {}  conversion {} made {} ago, not acknowledged; last claimed by {}",
+                    item.event,
+                    item.operation,
+                    item.job,
+                    item.conversion.unwrap_or_default(),
+                    age(item.age_ms),
+                    item.owner.as_deref().unwrap_or("-")
+                );
+            }
+        }
+    }
+    if !report.is_clear() {
+        let _ = writeln!(
+            out,
+            "actions: reconcile redrive EVENT (deliver again now), reconcile fail EVENT --reason TEXT"
+        );
+    }
+    out
+}
+
+/// What an action did, as text for a person.
+pub fn acted_text(action: &str, acted: &Acted) -> String {
+    let row = &acted.event;
+    let what = if acted.changed {
+        format!("{action}: event {} is now {}", row.event.id, describe(row))
+    } else {
+        format!(
+            "{action}: event {} was already {}; nothing changed",
+            row.event.id,
+            describe(row)
+        )
+    };
+    format!("{what}\n")
+}
+
+fn describe(row: &EventRow) -> String {
+    match row.state {
+        EventState::Pending => "pending, due now".to_owned(),
+        EventState::Failed => format!(
+            "failed ({})",
+            row.reason.as_deref().unwrap_or("no reason given")
+        ),
+        state => state.to_string(),
+    }
+}
+
+fn count(n: usize) -> String {
+    if n == 0 {
+        "none".to_owned()
+    } else {
+        n.to_string()
+    }
+}
+
+/// A duration for people: `850ms`, `42s`, `3m05s`, `2h07m`.
+pub fn age(ms: i64) -> String {
+    let ms = ms.max(0);
+    let seconds = ms / 1_000;
+    match seconds {
+        0 => format!("{ms}ms"),
+        1..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3_600, seconds % 3_600 / 60),
+    }
+}

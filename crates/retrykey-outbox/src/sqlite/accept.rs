@@ -1,0 +1,26 @@
+// Mirrored by labs/publish-outside-transaction: see labs/README.md before changing this file.
+//! Accepting a job on SQLite: the job (its units and its record in the ledger) and its outgoing
+//! event commit in one transaction, or neither does.
+//!
+//! The event is what makes the job's work happen elsewhere. Written in the job's transaction,
+//! it exists exactly when the job does: a crash before the commit leaves neither, a crash after
+//! it leaves both, and the dispatcher, which reads only committed rows, never sends an event for
+//! a job that did not commit.
+
+use retrykey::{Key, Request};
+
+use retrykey_outbox::sqlite::{SqliteDocuments, events};
+use retrykey_outbox::{Accepted, Error, NewEvent};
+
+// ANCHOR: accept
+/// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
+/// the first answer.
+pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
+    let (scope, now) = (documents.scope(), documents.now_ms());
+    let receipt = documents.ledger().apply_with(key, job, &|tx, receipt| {
+        // One more row of the job's own transaction, after its record, before its commit.
+        events::insert(tx, &NewEvent::for_job(scope, receipt, job, now))
+    })?;
+    documents.accepted(receipt)
+}
+// ANCHOR_END: accept
