@@ -1,7 +1,8 @@
 //! Plain `cargo test` confirms, in-process, that each Stage 5 variant still fails exactly its
-//! declared replica checks: a variant fixed by accident, or broken in a new way, turns this red.
-//! Each check starts its replicas on a fresh SQLite file and forces its interleavings with gates
-//! and clocks set ahead, so the failing set is the same on every run.
+//! declared checks (replica checks, outbox checks): a variant fixed by accident, or broken in a
+//! new way, turns this red. Each check starts on fresh SQLite files and forces its
+//! interleavings with gates, crash hooks and clocks set ahead, so the failing set is the same on
+//! every run.
 
 use std::collections::BTreeSet;
 
@@ -15,6 +16,15 @@ fn assert_fails_as_declared(variant: &str, subject: Subject) {
         5,
         &["replicas::"],
         &failing_checks(&subject),
+    );
+}
+
+fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_checks::Subject) {
+    retrykey_tests::assert_fails_as_declared(
+        variant,
+        5,
+        &["outbox::"],
+        &retrykey_outbox_checks::failing_checks(&subject),
     );
 }
 
@@ -68,4 +78,42 @@ fn no_lease_fails_as_declared() {
         ..Parts::standard()
     });
     assert_fails_as_declared("no-lease", subject);
+}
+
+// The correct outbox, consumer and dispatcher fail no outbox check.
+#[test]
+fn correct_outbox_fails_nothing() {
+    let subject = retrykey_outbox_checks::Subject::correct();
+    assert_eq!(
+        retrykey_outbox_checks::failing_checks(&subject),
+        BTreeSet::new()
+    );
+}
+
+#[test]
+fn publish_outside_transaction_fails_as_declared() {
+    let subject =
+        retrykey_outbox_checks::Subject::correct().with_documents(retrykey_outbox::sqlite::Parts {
+            accept: publish_outside_transaction::accept,
+        });
+    assert_outbox_fails_as_declared("publish-outside-transaction", subject);
+}
+
+#[test]
+fn consumer_without_dedup_fails_as_declared() {
+    let subject =
+        retrykey_outbox_checks::Subject::correct().with_consumer(retrykey_converter::Parts {
+            convert: consumer_without_dedup::convert,
+        });
+    assert_outbox_fails_as_declared("consumer-without-dedup", subject);
+}
+
+#[test]
+fn mark_before_send_fails_as_declared() {
+    let subject = retrykey_outbox_checks::Subject::correct().with_dispatcher(
+        retrykey_outbox::dispatcher::Parts {
+            deliver: mark_before_send::deliver,
+        },
+    );
+    assert_outbox_fails_as_declared("mark-before-send", subject);
 }

@@ -10,6 +10,7 @@
 use retrykey_converter::{ConversionRequest, Converted};
 use rusqlite::{OptionalExtension, Transaction, params};
 
+// ANCHOR: convert
 /// Converts `request` once: answers from the `processed` record if there is one, and otherwise
 /// writes the conversion and its record in `tx`.
 pub fn convert(
@@ -51,3 +52,4 @@ pub fn convert(
         replayed: false,
     })
 }
+// ANCHOR_END: convert

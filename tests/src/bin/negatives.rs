@@ -200,7 +200,7 @@ fn check(
 /// Prints the table and one summary line; the exit code says whether every variant held.
 fn report(rows: &[Row], require_all: bool) -> ExitCode {
     println!(
-        "{:<26} {:>5} {:>9} {:>8}  verdict",
+        "{:<28} {:>5} {:>9} {:>8}  verdict",
         "variant", "stage", "must fail", "did fail"
     );
     let (mut broken, mut skipped) = (0, 0);
@@ -212,7 +212,7 @@ fn report(rows: &[Row], require_all: bool) -> ExitCode {
             Verdict::Skipped(reason) => format!("skipped ({reason})"),
         };
         println!(
-            "{:<26} {:>5} {:>9} {did:>8}  {verdict}",
+            "{:<28} {:>5} {:>9} {did:>8}  {verdict}",
             row.name, row.stage, row.must
         );
         if let Verdict::Broken(problems) = &row.verdict {

@@ -1,0 +1,32 @@
+// Mirrored by labs/publish-outside-transaction: see labs/README.md before changing this file.
+//! Accepting a job on SQLite: the job (its units and its record in the ledger) and its outgoing
+//! event commit in one transaction, or neither does.
+//!
+//! The event is what makes the job's work happen elsewhere. Written in the job's transaction,
+//! it exists exactly when the job does: a crash before the commit leaves neither, a crash after
+//! it leaves both, and the dispatcher, which reads only committed rows, never sends an event for
+//! a job that did not commit.
+
+use retrykey::{Key, Ledger, Request};
+
+use retrykey_outbox::sqlite::{SqliteDocuments, events};
+use retrykey_outbox::{Accepted, Error, NewEvent};
+
+// ANCHOR: accept
+/// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
+/// the first answer.
+pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
+    let (scope, now) = (documents.scope(), documents.now_ms());
+    // NEGATIVE: the job commits on its own, and its event is written afterwards, in a
+    // transaction of its own. A crash between the two commits leaves an accepted job whose
+    // event is never written, so its work never happens; and the client's retry finds the job's
+    // record and writes no event either. (Writing the event first, before the job's
+    // transaction, is the mirror image: a crash in between sends an event for a job that never
+    // committed.)
+    let receipt = documents.ledger().apply(key, job)?;
+    if !receipt.replayed {
+        documents.write(|tx| events::insert(tx, &NewEvent::for_job(scope, receipt, job, now)))?;
+    }
+    documents.accepted(receipt)
+}
+// ANCHOR_END: accept
