@@ -17,7 +17,9 @@
 //! 4. [`db`]: [`ConverterDb`], the database a consumer opens, on either backend.
 //! 5. [`service`] and [`problem`]: the HTTP endpoint and its refusals; [`crash`]: the point
 //!    the fault tests stop it at.
-//! 6. `bin/converter.rs`: the server.
+//!
+//! The server, `converter`, is built in `retrykey-outbox` beside the outbox's other programs, so
+//! that their fault tests can start it.
 //!
 //! # Example
 //!

@@ -21,8 +21,10 @@
 //! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
 //! 2. `rig.rs`: what a check starts and reads back.
 //! 3. This file: the one list of check names and what it expands to.
+//! 4. [`faults`]: the same rule held with real processes, killed, stopped and restarted.
 
 pub mod checks;
+pub mod faults;
 mod rig;
 
 use std::collections::BTreeSet;

@@ -323,7 +323,10 @@ mod tests {
             Database::parse("postgres", Some(" ".into())),
             Err(FlagError::NoPgUrl)
         );
-        assert_eq!(Database::parse("sqlite:", url()), Err(FlagError::NoSqlitePath));
+        assert_eq!(
+            Database::parse("sqlite:", url()),
+            Err(FlagError::NoSqlitePath)
+        );
         for value in ["", "memory", "sqlite", "postgres://u@h/db", "SQLITE:/x"] {
             assert_eq!(
                 Database::parse(value, url()),

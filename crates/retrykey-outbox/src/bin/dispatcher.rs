@@ -49,6 +49,12 @@ struct Args {
     /// The most one attempt may take.
     #[arg(long, value_name = "DUR", default_value = "3s")]
     attempt_timeout: Span,
+    /// The first wait before an unsettled event is claimed again; it doubles per delivery.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    redelivery_base: Span,
+    /// The longest wait before an unsettled event is claimed again.
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    redelivery_cap: Span,
     /// How long delivered and failed events are kept.
     #[arg(long, value_name = "DUR", default_value = "24h")]
     keep_settled: Span,
@@ -88,12 +94,18 @@ impl Args {
             .attempt_timeout(self.attempt_timeout.0)
             .build()
             .context("the delivery policy")?;
+        let redelivery = Policy::builder()
+            .base(self.redelivery_base.0)
+            .cap(self.redelivery_cap.0)
+            .build()
+            .context("the redelivery schedule")?;
         Ok(DispatcherOptions {
             owner: self.owner.clone().unwrap_or(defaults.owner.clone()),
             lease: self.lease.0,
             concurrency: self.concurrency,
             poll: self.poll.0,
             policy,
+            redelivery,
             keep_settled: self.keep_settled.0,
             log: self.log,
             ..defaults

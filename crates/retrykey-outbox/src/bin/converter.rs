@@ -1,5 +1,5 @@
-//! The conversion service: the outbox's consumer, on a real socket, with its conversions in a
-//! SQLite file or a PostgreSQL schema.
+//! The conversion service: the outbox's consumer (`retrykey-converter`), on a real socket, with
+//! its conversions in a SQLite file or a PostgreSQL schema.
 //!
 //! Every flag's value is checked before anything is opened: a bad one prints one line to
 //! stderr and exits with status 2, and no database is created.
