@@ -1,0 +1,91 @@
+//! The dedup transaction on PostgreSQL: redeliveries, from one process or several at once,
+//! convert once. Ignored, not passed, without a server.
+
+use std::sync::Arc;
+
+use retrykey_converter::{ConversionRequest, ConverterDb};
+use retrykey_durable_checks::admin::{Admin, url};
+
+fn fresh_schema(name: &str) -> String {
+    let schema = format!("rk_converter_{name}_{}", std::process::id());
+    Admin::connect(&url(), "public")
+        .expect("PostgreSQL answers")
+        .batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .expect("a fresh schema");
+    schema
+}
+
+fn drop_schema(schema: &str) {
+    let _ = Admin::connect(&url(), "public")
+        .and_then(|admin| admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")));
+}
+
+fn request(event: &str) -> ConversionRequest {
+    ConversionRequest {
+        event: event.to_owned(),
+        job: "report.docx".to_owned(),
+        units: 3,
+    }
+}
+
+// A redelivery answers the first conversion and writes nothing.
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn pg_redelivery_converts_once() {
+    let schema = fresh_schema("redelivery");
+    let db = ConverterDb::connect_postgres(&url(), &schema).expect("connects");
+    let first = db.convert(&request("e1")).expect("converts");
+    let again = db.convert(&request("e1")).expect("answers");
+    assert_eq!(
+        (first.conversion, first.replayed),
+        (again.conversion, false)
+    );
+    assert!(again.replayed);
+    assert_eq!(db.count().expect("count"), 1);
+    let recorded = db
+        .processed(&["e1".to_owned(), "e9".to_owned()])
+        .expect("records");
+    assert_eq!(recorded.len(), 1);
+    assert_eq!(
+        (recorded[0].event.as_str(), recorded[0].conversion),
+        ("e1", first.conversion)
+    );
+    drop(db);
+    drop_schema(&schema);
+}
+
+// Sixteen deliveries of one event at once, through two consumer processes' worth of
+// connections: the record's primary key lets one convert; every other waits and replays it.
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn pg_simultaneous_deliveries_convert_once() {
+    let schema = fresh_schema("simultaneous");
+    let consumers = [
+        Arc::new(ConverterDb::connect_postgres(&url(), &schema).expect("connects")),
+        Arc::new(ConverterDb::connect_postgres(&url(), &schema).expect("connects")),
+    ];
+    let barrier = Arc::new(std::sync::Barrier::new(16));
+    let answers: Vec<_> = (0..16)
+        .map(|n| {
+            let db = Arc::clone(&consumers[n % 2]);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                db.convert(&request("e-at-once")).expect("answers")
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|thread| thread.join().expect("a delivery thread"))
+        .collect();
+    assert_eq!(consumers[0].count().expect("count"), 1);
+    let firsts = answers.iter().filter(|answer| !answer.replayed).count();
+    assert_eq!(firsts, 1, "first conversions among 16: {answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|a| a.conversion == answers[0].conversion)
+    );
+    drop(consumers);
+    drop_schema(&schema);
+}

@@ -1,0 +1,299 @@
+//! The outbox's programs as an operator runs them: a bad flag or value is one line on stderr
+//! and exit status 2, with no database created; a refusal is one line and status 1, with
+//! nothing changed; the answers a person reads, and the JSON a script reads.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use retrykey_durable::sqlite::remove_files;
+
+struct File(PathBuf);
+
+impl File {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "retrykey-programs-{name}-{}.sqlite",
+            std::process::id()
+        ));
+        remove_files(&path);
+        Self(path)
+    }
+
+    fn db(&self) -> String {
+        format!("sqlite:{}", self.0.display())
+    }
+
+    fn exists(&self) -> bool {
+        self.0.exists()
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        remove_files(&self.0);
+    }
+}
+
+fn run(program: &str, args: &[&str]) -> Output {
+    let path = match program {
+        "documents" => env!("CARGO_BIN_EXE_documents"),
+        "dispatcher" => env!("CARGO_BIN_EXE_dispatcher"),
+        "converter" => env!("CARGO_BIN_EXE_converter"),
+        "reconcile" => env!("CARGO_BIN_EXE_reconcile"),
+        other => panic!("no program {other}"),
+    };
+    Command::new(Path::new(path))
+        .args(args)
+        .env_remove("RETRYKEY_PG_URL")
+        .output()
+        .expect("the program runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Exit status `code`, and stderr one line that starts with `program: ` and contains `says`.
+#[track_caller]
+fn assert_refused(output: &Output, code: i32, program: &str, says: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.starts_with(&format!("{program}: ")), "{stderr:?}");
+    assert!(stderr.contains(says), "{stderr:?} should say {says:?}");
+}
+
+// A bad value for any program is one line and status 2, and creates no database.
+#[test]
+fn bad_values_are_one_line_and_create_nothing() {
+    let file = File::new("bad-values");
+    let db = file.db();
+    let cases: Vec<(&str, Vec<&str>, &str)> = vec![
+        (
+            "documents",
+            vec!["accept", "--key", "k", "--job", "r", "--units", "3"],
+            "--db is required",
+        ),
+        (
+            "documents",
+            vec!["--db", "memory", "events"],
+            "expected sqlite:PATH or postgres",
+        ),
+        (
+            "documents",
+            vec!["--db", "postgres", "events"],
+            "RETRYKEY_PG_URL",
+        ),
+        (
+            "documents",
+            vec![
+                "--db", &db, "accept", "--key", "", "--job", "r", "--units", "3",
+            ],
+            "--key",
+        ),
+        (
+            "documents",
+            vec![
+                "--db", &db, "accept", "--key", "k", "--job", "", "--units", "3",
+            ],
+            "job name is empty",
+        ),
+        (
+            "documents",
+            vec![
+                "--db", &db, "accept", "--key", "k", "--job", "r", "--units", "-3",
+            ],
+            "not negative",
+        ),
+        (
+            "documents",
+            vec![
+                "--db", &db, "accept", "--key", "k", "--job", "r", "--units", "three",
+            ],
+            "positive whole number",
+        ),
+        (
+            "documents",
+            vec!["--db", &db, "--pg-schema", "Bad-Name", "events"],
+            "schema name",
+        ),
+        (
+            "dispatcher",
+            vec!["--db", &db, "--consumer", "127.0.0.1:8090"],
+            "http:// URL",
+        ),
+        (
+            "dispatcher",
+            vec![
+                "--db",
+                &db,
+                "--consumer",
+                "http://127.0.0.1:8090",
+                "--lease",
+                "5s",
+            ],
+            "must be longer than a delivery's budget",
+        ),
+        (
+            "dispatcher",
+            vec![
+                "--db",
+                &db,
+                "--consumer",
+                "http://127.0.0.1:8090",
+                "--concurrency",
+                "0",
+            ],
+            "--concurrency",
+        ),
+        (
+            "dispatcher",
+            vec![
+                "--db",
+                &db,
+                "--consumer",
+                "http://127.0.0.1:8090",
+                "--poll",
+                "10",
+            ],
+            "--poll",
+        ),
+        (
+            "dispatcher",
+            vec![
+                "--db",
+                &db,
+                "--consumer",
+                "http://127.0.0.1:8090",
+                "--pause-at",
+                "later",
+            ],
+            "expected sent",
+        ),
+        (
+            "converter",
+            vec!["--db", &db, "--listen", "localhost"],
+            "--listen",
+        ),
+        (
+            "converter",
+            vec!["--db", "sqlite:", "--listen", "127.0.0.1:0"],
+            "sqlite: needs a file path",
+        ),
+        (
+            "converter",
+            vec!["--db", &db, "--pause-at", "before"],
+            "expected converted",
+        ),
+        ("reconcile", vec!["list"], "--db is required"),
+        (
+            "reconcile",
+            vec!["--db", &db, "fail", "some-event", "--reason", " "],
+            "--reason",
+        ),
+        (
+            "reconcile",
+            vec!["--db", &db, "list", "--after", "1 minute"],
+            "--after",
+        ),
+        (
+            "reconcile",
+            vec!["--db", &db, "undo", "some-event"],
+            "unrecognized subcommand",
+        ),
+    ];
+    for (program, args, says) in cases {
+        let output = run(program, &args);
+        assert_refused(&output, 2, program, says);
+        assert!(!file.exists(), "{program} {args:?} created the database");
+    }
+}
+
+// A job accepted, the same key again (a replay, nothing written), the key with another job
+// (refused, status 1); the events listed; the operator's view and an action on them.
+#[test]
+fn a_job_from_accept_to_reconcile() {
+    let file = File::new("accept");
+    let db = file.db();
+    let accept = |job: &str| {
+        run(
+            "documents",
+            &[
+                "--db", &db, "accept", "--key", "job-1", "--job", job, "--units", "7",
+            ],
+        )
+    };
+    let first = accept("report.docx");
+    assert!(first.status.success(), "{first:?}");
+    let first = stdout(&first);
+    assert!(
+        first.starts_with("accepted: job 1 (report.docx, 7 units) under key job-1, event "),
+        "{first}"
+    );
+    let event = first.trim().rsplit(' ').next().unwrap().to_owned();
+    let again = stdout(&accept("report.docx"));
+    assert!(
+        again.starts_with("replayed (the key's first answer; nothing written): job 1"),
+        "{again}"
+    );
+    assert!(again.trim().ends_with(&event), "the same event: {again}");
+    assert_refused(&accept("other.docx"), 1, "documents", "conflict");
+
+    let events = stdout(&run("documents", &["--db", &db, "events"]));
+    assert!(
+        events.contains(&format!(
+            "job 1 (report.docx, 7 units): event {event} pending, deliveries 0"
+        )),
+        "{events}"
+    );
+    assert!(events.ends_with("1 events\n"), "{events}");
+
+    let list = run(
+        "reconcile",
+        &["--db", &db, "--json", "list", "--after", "1ms"],
+    );
+    assert!(list.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&list.stdout).expect("JSON");
+    assert_eq!(report["undelivered"][0]["event"], event.as_str());
+    assert_eq!(report["undelivered"][0]["deliveries"], 0);
+    assert_eq!(
+        report["converted_not_acknowledged"],
+        serde_json::Value::Null
+    );
+
+    let unknown = run("reconcile", &["--db", &db, "redrive", "no-such-event"]);
+    assert_refused(
+        &unknown,
+        1,
+        "reconcile",
+        "no event no-such-event; nothing changed",
+    );
+    let failed = run(
+        "reconcile",
+        &["--db", &db, "fail", &event, "--reason", "withdrawn"],
+    );
+    assert_eq!(
+        stdout(&failed),
+        format!("fail: event {event} is now failed (withdrawn)\n")
+    );
+    let again = run(
+        "reconcile",
+        &["--db", &db, "fail", &event, "--reason", "withdrawn"],
+    );
+    assert_eq!(
+        stdout(&again),
+        format!("fail: event {event} was already failed (withdrawn); nothing changed\n")
+    );
+    let redrive = run("reconcile", &["--db", &db, "redrive", &event]);
+    assert_refused(
+        &redrive,
+        1,
+        "reconcile",
+        "was marked failed: withdrawn; nothing changed",
+    );
+    let events = stdout(&run("documents", &["--db", &db, "events"]));
+    assert!(
+        events.contains(&format!("event {event} failed")),
+        "{events}"
+    );
+}
