@@ -84,6 +84,9 @@ fn assert_problem(reply: &LoopbackReply, status: u16, slug: &str, what: &str) {
     );
 }
 
+/// One bad delivery: what it is, its headers and body, and the status and problem it gets.
+type Refused<'a> = (&'a str, Vec<(&'a str, &'a str)>, String, u16, &'a str);
+
 // A delivery without the event id as its key, with a body that is not a conversion request, or
 // with a job the consumer cannot convert, gets a 4xx problem and writes nothing.
 #[tokio::test]
@@ -92,7 +95,7 @@ async fn bad_deliveries_are_refused_and_change_nothing() {
     let good = body("e1", "report.docx", "3");
     let key = [("idempotency-key", "e1")];
     let long_job = "j".repeat(65);
-    let cases: Vec<(&str, Vec<(&str, &str)>, String, u16, &str)> = vec![
+    let cases: Vec<Refused> = vec![
         ("no key", vec![], good.clone(), 400, "key-missing"),
         (
             "an empty key",
