@@ -31,6 +31,7 @@
 pub mod admin;
 pub mod connections;
 pub mod crash;
+pub mod pgbench;
 pub mod proxy;
 mod suites;
 

@@ -8,14 +8,14 @@
 //! operations queue on that scope's ledger row. The bench rows stay in schema `retrykey_bench`
 //! (drop it when done); pgbench's tables are created in the database's default schema.
 
-use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Parser;
 use retrykey::{Key, Ledger, Limits, Request};
 use retrykey_durable::{Options, PgLedger, pg};
+use retrykey_durable_checks::pgbench;
 
 /// Compare the ledger's new operations per second with `pgbench -N`.
 #[derive(Parser)]
@@ -35,7 +35,7 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let url = pg::url_from_env().with_context(|| format!("set {}", pg::URL_VAR))?;
-    pgbench(&["-i", "-q", "-s", "1", &url]).context("pgbench -i")?;
+    pgbench::prepare(&url)?;
     println!(
         "{:>7} {:>14} {:>16} {:>8} {:>18}",
         "clients", "pgbench -N tps", "ledger new op/s", "ratio", "one scope op/s"
@@ -43,7 +43,7 @@ fn main() -> anyhow::Result<()> {
     for &clients in &args.clients {
         let (mut reference, mut ledger, mut one_scope) = (0.0_f64, 0.0_f64, 0.0_f64);
         for _ in 0..args.rounds.max(1) {
-            reference = reference.max(pgbench_tps(&url, clients, args.seconds)?);
+            reference = reference.max(pgbench::tps(&url, "-N", clients, args.seconds)?);
             ledger = ledger.max(ledger_rate(&url, clients, args.seconds, false)?);
             one_scope = one_scope.max(ledger_rate(&url, clients, args.seconds, true)?);
         }
@@ -54,34 +54,6 @@ fn main() -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn pgbench(args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new("pgbench")
-        .args(args)
-        .output()
-        .context("cannot run pgbench (install postgresql-contrib or the server package)")?;
-    if !output.status.success() {
-        bail!(
-            "pgbench failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-/// `pgbench -N` transactions per second (excluding connection set-up).
-fn pgbench_tps(url: &str, clients: usize, seconds: u64) -> anyhow::Result<f64> {
-    let clients = clients.to_string();
-    let seconds = seconds.to_string();
-    let out = pgbench(&[
-        "-N", "-n", "-c", &clients, "-j", &clients, "-T", &seconds, url,
-    ])?;
-    out.lines()
-        .find_map(|line| line.strip_prefix("tps = "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|number| number.parse().ok())
-        .context("no tps line in pgbench's output")
 }
 
 /// New operations per second from `clients` threads, each with its own connection.

@@ -14,7 +14,6 @@
 //!
 //! `cargo run --release -p retrykey-replicas --example store-load -- [--rounds R] [--concurrency C] [--stores postgres,sqlite,memory]`
 
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -22,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
+use retrykey_durable_checks::pgbench;
 use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
@@ -554,68 +554,15 @@ fn sqlite_footprint(path: &std::path::Path) -> anyhow::Result<()> {
 
 /// Initialises pgbench's tables (scale 1) unless they are there; returns the scale found.
 async fn prepare_pgbench(url: &str) -> anyhow::Result<i64> {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
-    tokio::spawn(connection);
-    let scale = async {
-        let row = client
-            .query_one("SELECT to_regclass('pgbench_branches') IS NOT NULL", &[])
-            .await?;
-        if !row.get::<_, bool>(0) {
-            return Ok::<_, tokio_postgres::Error>(None);
-        }
-        let row = client
-            .query_one("SELECT count(*) FROM pgbench_branches", &[])
-            .await?;
-        Ok(Some(row.get::<_, i64>(0)))
-    };
-    if let Some(scale) = scale.await?.filter(|&scale| scale > 0) {
-        return Ok(scale);
-    }
-    pgbench(vec![
-        "-i".into(),
-        "-q".into(),
-        "-s".into(),
-        "1".into(),
-        url.into(),
-    ])
-    .await
-    .context("pgbench -i")?;
-    Ok(1)
-}
-
-async fn pgbench(args: Vec<String>) -> anyhow::Result<String> {
-    let output = tokio::task::spawn_blocking(move || Command::new("pgbench").args(&args).output())
-        .await?
-        .context("cannot run pgbench (install postgresql-contrib or the server package)")?;
-    if !output.status.success() {
-        bail!(
-            "pgbench failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || pgbench::prepare(&url)).await?
 }
 
 /// `pgbench <mode>` transactions per second (excluding connection set-up).
 async fn pgbench_tps(url: &str, mode: &str, clients: u64, seconds: u64) -> anyhow::Result<f64> {
-    let clients = clients.to_string();
-    let out = pgbench(vec![
-        mode.into(),
-        "-n".into(),
-        "-c".into(),
-        clients.clone(),
-        "-j".into(),
-        clients,
-        "-T".into(),
-        seconds.to_string(),
-        url.into(),
-    ])
-    .await?;
-    out.lines()
-        .find_map(|line| line.strip_prefix("tps = "))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|number| number.parse().ok())
-        .context("no tps line in pgbench's output")
+    let (url, mode) = (url.to_owned(), mode.to_owned());
+    tokio::task::spawn_blocking(move || pgbench::tps(&url, &mode, clients as usize, seconds))
+        .await?
 }
 
 fn median(values: &[f64]) -> f64 {
