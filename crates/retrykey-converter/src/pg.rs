@@ -18,8 +18,9 @@ use crate::{ConversionRequest, Error};
 /// The schema a consumer's tables live in unless told otherwise.
 pub const DEFAULT_SCHEMA: &str = "retrykey_converter";
 
-/// How many connections one consumer process keeps open.
-pub const CONNECTIONS: usize = 4;
+/// How many connections one consumer process keeps open: one per delivery a dispatcher makes
+/// at once, by default.
+pub const CONNECTIONS: usize = 16;
 
 /// The two tables, as on SQLite. `processed.conversion` is empty only inside the transaction
 /// that writes it.
@@ -159,12 +160,17 @@ async fn convert(
             replayed: true,
         });
     }
-    // The effect, and its number written into the record, in the same transaction.
+    // The effect, and its number written into the record, in the same transaction (and in one
+    // statement: one round trip).
     let units = request.units.cast_signed();
     let row = tx
         .query_typed_one(
-            "INSERT INTO conversions (event_id, job, units, converted_at) VALUES ($1, $2, $3, $4)
-             RETURNING number",
+            "WITH effect AS (
+                 INSERT INTO conversions (event_id, job, units, converted_at)
+                 VALUES ($1, $2, $3, $4) RETURNING number
+             )
+             UPDATE processed SET conversion = effect.number FROM effect
+             WHERE event_id = $1 RETURNING processed.conversion",
             &[
                 (&request.event, Type::TEXT),
                 (&request.job, Type::TEXT),
@@ -175,12 +181,6 @@ async fn convert(
         .await
         .map_err(storage)?;
     let number: i64 = row.get(0);
-    tx.execute_typed(
-        "UPDATE processed SET conversion = $2 WHERE event_id = $1",
-        &[(&request.event, Type::TEXT), (&number, Type::INT8)],
-    )
-    .await
-    .map_err(storage)?;
     tx.commit().await.map_err(storage)?;
     Ok(Converted {
         conversion: number.cast_unsigned(),

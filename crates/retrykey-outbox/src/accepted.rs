@@ -18,7 +18,7 @@ pub struct Accepted {
 /// The event row a job's transaction writes beside the job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewEvent {
-    /// The event, with a new random id.
+    /// The event.
     pub event: Event,
     /// The ledger scope of the job.
     pub scope: String,
@@ -27,11 +27,17 @@ pub struct NewEvent {
 }
 
 impl NewEvent {
-    /// The outgoing event of the job `job`, accepted as `receipt` in `scope` at `now_ms`.
-    pub fn for_job(scope: &str, receipt: Receipt, job: &Request, now_ms: i64) -> Self {
+    /// The outgoing event `id` of the job `job`, accepted as `receipt` in `scope` at `now_ms`.
+    pub fn for_job(
+        id: &EventId,
+        scope: &str,
+        receipt: Receipt,
+        job: &Request,
+        now_ms: i64,
+    ) -> Self {
         Self {
             event: Event {
-                id: EventId::random(),
+                id: id.clone(),
                 operation: receipt.operation,
                 job: job.job().to_owned(),
                 units: job.units(),

@@ -28,6 +28,9 @@ pub struct DocumentsOptions {
     pub durability: Durability,
     /// PostgreSQL only: the schema that holds the ledger and the outbox.
     pub pg_schema: String,
+    /// PostgreSQL only: connections for the ledger, and as many for the outbox's own
+    /// statements; one per job accepted (or event settled) at once.
+    pub pg_connections: usize,
     /// The clock events' times, due times and leases are read from.
     pub clock: Clock,
     /// Where the ledger's crash points call out: a seam for the checks.
@@ -45,6 +48,7 @@ impl Default for DocumentsOptions {
             },
             durability: Durability::Full,
             pg_schema: DEFAULT_SCHEMA.to_owned(),
+            pg_connections: 8,
             clock: Clock::system(),
             hooks: Hooks::none(),
         }
@@ -59,6 +63,7 @@ impl DocumentsOptions {
             limits: self.limits,
             durability: self.durability,
             pg_schema: self.pg_schema.clone(),
+            pg_connections: self.pg_connections,
             pg_application_name: "retrykey-documents".to_owned(),
             hooks: self.hooks.clone(),
             ..retrykey_durable::Options::default()

@@ -10,13 +10,13 @@
 use retrykey::{Key, Ledger, Request};
 
 use retrykey_outbox::sqlite::{SqliteDocuments, events};
-use retrykey_outbox::{Accepted, Error, NewEvent};
+use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
 
 // ANCHOR: accept
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
 /// the first answer.
 pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
-    let (scope, now) = (documents.scope(), documents.now_ms());
+    let (id, scope, now) = (EventId::random(), documents.scope(), documents.now_ms());
     // NEGATIVE: the job commits on its own, and its event is written afterwards, in a
     // transaction of its own. A crash between the two commits leaves an accepted job whose
     // event is never written, so its work never happens; and the client's retry finds the job's
@@ -25,8 +25,9 @@ pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<A
     // committed.)
     let receipt = documents.ledger().apply(key, job)?;
     if !receipt.replayed {
-        documents.write(|tx| events::insert(tx, &NewEvent::for_job(scope, receipt, job, now)))?;
+        let new = NewEvent::for_job(&id, scope, receipt, job, now);
+        documents.write(|tx| events::insert(tx, &new))?;
     }
-    documents.accepted(receipt)
+    documents.accepted(receipt, id)
 }
 // ANCHOR_END: accept

@@ -6,22 +6,24 @@ use retrykey_durable::pg::ledger::{Also, BoxFuture};
 use tokio_postgres::Client;
 
 use crate::pg::{PgDocuments, events};
-use crate::{Accepted, Error, NewEvent};
+use crate::{Accepted, Error, EventId, NewEvent};
 
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
 /// the first answer.
 pub fn accept(documents: &PgDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
     let event = WithEvent {
+        id: EventId::random(),
         scope: documents.scope(),
         job,
         now: documents.now_ms(),
     };
     let receipt = documents.ledger().apply_with(key, job, &event)?;
-    documents.accepted(receipt)
+    documents.accepted(receipt, event.id)
 }
 
 /// The rows a job's transaction writes besides the ledger's: its event.
 struct WithEvent<'a> {
+    id: EventId,
     scope: &'a str,
     job: &'a Request,
     now: i64,
@@ -29,7 +31,7 @@ struct WithEvent<'a> {
 
 impl Also for WithEvent<'_> {
     fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c> {
-        let new = NewEvent::for_job(self.scope, receipt, self.job, self.now);
+        let new = NewEvent::for_job(&self.id, self.scope, receipt, self.job, self.now);
         Box::pin(async move { events::insert(client, &new).await })
     }
 }

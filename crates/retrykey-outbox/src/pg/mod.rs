@@ -15,7 +15,7 @@ use retrykey_durable::PgLedger;
 use retrykey_durable::pg::{Pool, storage};
 use retrykey_replicas::Clock;
 
-use crate::{Accepted, DocumentsOptions, Error};
+use crate::{Accepted, DocumentsOptions, Error, EventId};
 
 /// The outbox's table, sequence and index, as on SQLite (see [`crate::sqlite::SCHEMA`]).
 pub const LAYOUT: &str = "
@@ -42,9 +42,6 @@ CREATE INDEX IF NOT EXISTS outbox_due ON outbox (due_at) WHERE state = 'pending'
 CREATE SEQUENCE IF NOT EXISTS outbox_token;
 ";
 
-/// How many connections the outbox's own statements use (the ledger keeps its own).
-pub const CONNECTIONS: usize = 4;
-
 /// The document service's database in one PostgreSQL schema.
 #[derive(Debug)]
 pub struct PgDocuments {
@@ -56,7 +53,12 @@ pub struct PgDocuments {
 impl PgDocuments {
     /// Connects to `url` and creates what is missing in `options.pg_schema`. Blocks.
     pub fn connect(url: &str, options: DocumentsOptions) -> Result<Self, Error> {
-        let pool = Pool::connect(url, &options.pg_schema, CONNECTIONS, "retrykey-outbox")?;
+        let pool = Pool::connect(
+            url,
+            &options.pg_schema,
+            options.pg_connections,
+            "retrykey-outbox",
+        )?;
         pool.run(async |client| {
             // Two processes creating the tables at once would race in the catalog.
             let tx = client.transaction().await.map_err(storage)?;
@@ -100,8 +102,15 @@ impl PgDocuments {
         self.options.clock.now_ms()
     }
 
-    /// The answer for the job `receipt` names: the receipt and the job's event.
-    pub fn accepted(&self, receipt: Receipt) -> Result<Accepted, Error> {
+    /// The answer for the job `receipt` names: the receipt and the job's event, `written` when
+    /// this very call wrote it (a replay reads the event the first call wrote).
+    pub fn accepted(&self, receipt: Receipt, written: EventId) -> Result<Accepted, Error> {
+        if !receipt.replayed {
+            return Ok(Accepted {
+                receipt,
+                event: written,
+            });
+        }
         let scope = self.scope();
         let event =
             self.run(async |client| events::event_of_job(client, scope, receipt.operation).await)?;

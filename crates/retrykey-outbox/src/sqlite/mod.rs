@@ -16,7 +16,7 @@ use retrykey_durable::SqliteLedger;
 use retrykey_replicas::Clock;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::{Accepted, DocumentsOptions, Error};
+use crate::{Accepted, DocumentsOptions, Error, EventId};
 
 /// The outbox: one row per accepted job, the job's outgoing event and its delivery history.
 ///
@@ -127,8 +127,15 @@ impl SqliteDocuments {
         self.options.clock
     }
 
-    /// The answer for the job `receipt` names: the receipt and the job's event.
-    pub fn accepted(&self, receipt: Receipt) -> Result<Accepted, Error> {
+    /// The answer for the job `receipt` names: the receipt and the job's event, `written` when
+    /// this very call wrote it (a replay reads the event the first call wrote).
+    pub fn accepted(&self, receipt: Receipt, written: EventId) -> Result<Accepted, Error> {
+        if !receipt.replayed {
+            return Ok(Accepted {
+                receipt,
+                event: written,
+            });
+        }
         let event = events::event_of_job(&self.lock(), self.scope(), receipt.operation)?;
         let event = event.ok_or(Error::EventMissing {
             operation: receipt.operation,

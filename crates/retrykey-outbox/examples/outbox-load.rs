@@ -1,0 +1,374 @@
+//! The outbox under loopback load, against PostgreSQL's own speed measured in the same run.
+//!
+//! Per backend (PostgreSQL, SQLite), on fresh databases, with a consumer behind a real loopback
+//! server and a dispatcher in this process:
+//!
+//! 1. **Accepting**: `--jobs` jobs accepted by `--concurrency` threads, each job with its event
+//!    in one transaction: jobs per second.
+//! 2. **Dispatching**: the dispatcher delivers that backlog with `--concurrency` deliveries at
+//!    once: events per second, from the first claim to the last conversion.
+//! 3. **End to end**: jobs offered at a fixed `--rate` for `--seconds` while the dispatcher runs;
+//!    for each job, the time from its acceptance to its conversion (both databases note the
+//!    millisecond): p50 and p99.
+//!
+//! Between them it runs `pgbench -N` with as many clients on the same server, for its
+//! transactions per second and the p50 and p99 of its transactions, and prints each figure's
+//! ratio to it. Bounded: fixed job counts, a fixed offered load, and a hard time cap. Without
+//! `RETRYKEY_PG_URL` the PostgreSQL parts are skipped and named.
+//!
+//! `cargo run --release -p retrykey-outbox --example outbox-load -- [--jobs N] [--concurrency C] [--rate R] [--seconds S] [--backends postgres,sqlite]`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use retrykey::{Key, Request};
+use retrykey_converter::{ConverterDb, service};
+use retrykey_durable::pg::url_from_env;
+use retrykey_durable::sqlite::remove_files;
+use retrykey_durable_checks::admin::Admin;
+use retrykey_durable_checks::pgbench::{self, quantile};
+use retrykey_http::loopback::Server;
+use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
+use retrykey_outbox::{Documents, DocumentsOptions, PgDocuments, SqliteDocuments};
+
+#[derive(Debug, Parser)]
+struct Args {
+    /// Jobs in the backlog the dispatcher delivers.
+    #[arg(long, default_value_t = 3000)]
+    jobs: usize,
+    /// Accepting threads, deliveries at once, and pgbench's clients.
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// Jobs offered per second in the end-to-end run.
+    #[arg(long, default_value_t = 200)]
+    rate: u64,
+    /// Seconds of the end-to-end run.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Seconds of each pgbench run.
+    #[arg(long, default_value_t = 5)]
+    pgbench_seconds: u64,
+    /// Only these backends (comma-separated: postgres, sqlite); default both.
+    #[arg(long, value_delimiter = ',')]
+    backends: Vec<String>,
+    /// Give up (and report what was measured) after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    max_seconds: u64,
+}
+
+/// The figures of one backend.
+struct Measured {
+    accepted_per_s: f64,
+    delivered_per_s: f64,
+    latency_ms: Vec<f64>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
+    let url = url_from_env();
+    let backends: Vec<&str> = if args.backends.is_empty() {
+        vec!["postgres", "sqlite"]
+    } else {
+        args.backends.iter().map(String::as_str).collect()
+    };
+    for backend in &backends {
+        if !matches!(*backend, "postgres" | "sqlite") {
+            bail!("--backends takes postgres and sqlite, not {backend:?}");
+        }
+    }
+    println!(
+        "outbox-load: {} jobs backlog, {} at once (accepting threads, deliveries, pgbench clients); \
+         end to end {} jobs/s for {} s; dispatcher poll 25 ms; {} cores",
+        args.jobs,
+        args.concurrency,
+        args.rate,
+        args.seconds,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let reference = match &url {
+        Some(url) => {
+            pgbench::prepare(url)?;
+            let run = pgbench::logged(url, "-N", args.concurrency, args.pgbench_seconds)?;
+            println!(
+                "pgbench -N, {} clients: {:.0} tps, p50 {:.1} ms, p99 {:.1} ms",
+                args.concurrency,
+                run.tps,
+                quantile(&run.latencies_ms, 0.5),
+                quantile(&run.latencies_ms, 0.99)
+            );
+            Some(run)
+        }
+        None => {
+            println!("PostgreSQL and pgbench: skipped (RETRYKEY_PG_URL is not set)");
+            None
+        }
+    };
+    for backend in backends {
+        if Instant::now() >= deadline {
+            println!("{backend}: skipped (past --max-seconds)");
+            continue;
+        }
+        let measured = match (backend, &url) {
+            ("postgres", None) => continue,
+            ("postgres", Some(url)) => measure(&args, &Place::postgres(url)?)?,
+            _ => measure(&args, &Place::sqlite())?,
+        };
+        let ratio = |figure: f64| {
+            reference.as_ref().map_or(String::new(), |run| {
+                format!(" ({:.0}% of pgbench -N)", 100.0 * figure / run.tps)
+            })
+        };
+        println!("{backend}:");
+        println!(
+            "  accept (job and event, one transaction): {:.0} jobs/s{}",
+            measured.accepted_per_s,
+            ratio(measured.accepted_per_s)
+        );
+        println!(
+            "  dispatch (claim, deliver, consumer converts, mark): {:.0} events/s{}",
+            measured.delivered_per_s,
+            ratio(measured.delivered_per_s)
+        );
+        let (p50, p99) = (
+            quantile(&measured.latency_ms, 0.5),
+            quantile(&measured.latency_ms, 0.99),
+        );
+        let against = reference.as_ref().map_or(String::new(), |run| {
+            format!(
+                " ({:.1}x and {:.1}x pgbench -N's p50 and p99)",
+                p50 / quantile(&run.latencies_ms, 0.5),
+                p99 / quantile(&run.latencies_ms, 0.99)
+            )
+        });
+        println!(
+            "  accepted to converted at {} jobs/s: p50 {p50:.0} ms, p99 {p99:.0} ms over {} jobs{against}",
+            args.rate,
+            measured.latency_ms.len()
+        );
+    }
+    Ok(())
+}
+
+/// Where one backend's two databases live.
+enum Place {
+    Postgres {
+        url: String,
+        documents: String,
+        consumer: String,
+    },
+    Sqlite {
+        documents: std::path::PathBuf,
+        consumer: std::path::PathBuf,
+    },
+}
+
+impl Place {
+    fn postgres(url: &str) -> anyhow::Result<Self> {
+        let id = std::process::id();
+        let place = Self::Postgres {
+            url: url.to_owned(),
+            documents: format!("rk_load_documents_{id}"),
+            consumer: format!("rk_load_consumer_{id}"),
+        };
+        place.clean()?;
+        Ok(place)
+    }
+
+    fn sqlite() -> Self {
+        let file = |what: &str| {
+            std::env::temp_dir().join(format!(
+                "retrykey-load-{what}-{}.sqlite",
+                std::process::id()
+            ))
+        };
+        let place = Self::Sqlite {
+            documents: file("documents"),
+            consumer: file("consumer"),
+        };
+        let _ = place.clean();
+        place
+    }
+
+    fn open(&self) -> anyhow::Result<(Arc<dyn Documents>, Arc<ConverterDb>)> {
+        self.clean()?;
+        Ok(match self {
+            Place::Postgres {
+                url,
+                documents,
+                consumer,
+            } => {
+                let options = DocumentsOptions {
+                    pg_schema: documents.clone(),
+                    ..DocumentsOptions::default()
+                };
+                (
+                    Arc::new(PgDocuments::connect(url, options)?),
+                    Arc::new(ConverterDb::connect_postgres(url, consumer)?),
+                )
+            }
+            Place::Sqlite {
+                documents,
+                consumer,
+            } => (
+                Arc::new(SqliteDocuments::open(
+                    documents,
+                    DocumentsOptions::default(),
+                )?),
+                Arc::new(ConverterDb::open_sqlite(consumer)?),
+            ),
+        })
+    }
+
+    fn clean(&self) -> anyhow::Result<()> {
+        match self {
+            Place::Postgres {
+                url,
+                documents,
+                consumer,
+            } => Admin::connect(url, "public")?.batch(&format!(
+                "DROP SCHEMA IF EXISTS {documents} CASCADE; DROP SCHEMA IF EXISTS {consumer} CASCADE"
+            ))?,
+            Place::Sqlite {
+                documents,
+                consumer,
+            } => {
+                remove_files(documents);
+                remove_files(consumer);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let _ = self.clean();
+    }
+}
+
+fn measure(args: &Args, place: &Place) -> anyhow::Result<Measured> {
+    // 1 and 2: a backlog accepted, then delivered.
+    let (documents, consumer) = place.open()?;
+    let started = Instant::now();
+    accept_backlog(&documents, args.jobs, args.concurrency)?;
+    let accepted_per_s = args.jobs as f64 / started.elapsed().as_secs_f64();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let delivered_per_s =
+        runtime.block_on(dispatch(&documents, &consumer, args, args.jobs, None))?;
+    drop((documents, consumer));
+
+    // 3: jobs offered at a fixed rate while the dispatcher runs.
+    let (documents, consumer) = place.open()?;
+    let offered = (args.rate * args.seconds) as usize;
+    let feeding = Arc::clone(&documents);
+    let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
+    let feeder = std::thread::spawn(move || -> anyhow::Result<()> {
+        let start = Instant::now();
+        for n in 0..offered {
+            // Open loop: the n-th job is due at n intervals, however long the others took.
+            if let Some(wait) = (start + interval * n as u32).checked_duration_since(Instant::now())
+            {
+                std::thread::sleep(wait);
+            }
+            accept(&feeding, &format!("offered-{n}"))?;
+        }
+        Ok(())
+    });
+    runtime.block_on(dispatch(&documents, &consumer, args, offered, Some(feeder)))?;
+    let accepted: std::collections::HashMap<String, i64> = documents
+        .events()?
+        .into_iter()
+        .map(|row| (row.event.id.to_string(), row.accepted_at_ms))
+        .collect();
+    let mut latency_ms: Vec<f64> = consumer
+        .list()?
+        .into_iter()
+        .filter_map(|c| Some((c.converted_at_ms - accepted.get(&c.event)?) as f64))
+        .collect();
+    latency_ms.sort_by(f64::total_cmp);
+    Ok(Measured {
+        accepted_per_s,
+        delivered_per_s,
+        latency_ms,
+    })
+}
+
+fn accept(documents: &Arc<dyn Documents>, key: &str) -> anyhow::Result<()> {
+    let request = Request::new("report.docx", 1)?;
+    documents
+        .accept(&Key::new(key)?, &request)
+        .with_context(|| format!("accepting {key}"))?;
+    Ok(())
+}
+
+fn accept_backlog(
+    documents: &Arc<dyn Documents>,
+    jobs: usize,
+    threads: usize,
+) -> anyhow::Result<()> {
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || -> anyhow::Result<()> {
+                    for n in (t..jobs).step_by(threads) {
+                        accept(documents, &format!("backlog-{n}"))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .try_for_each(|worker| worker.join().expect("an accepting thread"))
+    })
+}
+
+/// Runs a dispatcher until the consumer holds `expected` conversions; events per second from
+/// its start. With a `feeder`, also waits for it.
+async fn dispatch(
+    documents: &Arc<dyn Documents>,
+    consumer: &Arc<ConverterDb>,
+    args: &Args,
+    expected: usize,
+    feeder: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+) -> anyhow::Result<f64> {
+    let server = Server::start(service::router(Arc::clone(consumer))).await?;
+    let options = DispatcherOptions {
+        concurrency: args.concurrency,
+        seed: Some(1),
+        ..DispatcherOptions::new(server.url())
+    };
+    let dispatcher = Dispatcher::new(Arc::clone(documents), options)?;
+    let watching = {
+        let consumer = Arc::clone(consumer);
+        let limit = Duration::from_secs(args.max_seconds);
+        async move {
+            let start = Instant::now();
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let db = Arc::clone(&consumer);
+                let count = tokio::task::spawn_blocking(move || db.count()).await;
+                if matches!(count, Ok(Ok(n)) if n as usize >= expected) || start.elapsed() > limit {
+                    return;
+                }
+            }
+        }
+    };
+    let started = Instant::now();
+    let tally = dispatcher.run(watching).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    server.stop().await;
+    if let Some(feeder) = feeder {
+        feeder.join().expect("the feeding thread")?;
+    }
+    if tally.delivered < expected {
+        bail!(
+            "delivered {} of {expected} events before the time cap",
+            tally.delivered
+        );
+    }
+    Ok(tally.delivered as f64 / elapsed)
+}
