@@ -19,7 +19,7 @@ prepare:
     # Each package is built on its own, as the class commands select it: cargo unifies features
     # across the packages of one invocation, so a --workspace build would not be reused.
     cargo test -q --no-run
-    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-tests; do
+    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-outbox-checks retrykey-tests; do
         cargo build -q -p "$package" --bins
         cargo test -q -p "$package" --no-run
     done
@@ -31,6 +31,7 @@ prepare:
     cargo build -q --release -p retrykey-http --example load
     cargo build -q --release -p retrykey-durable --example pgbench-ratio
     cargo build -q --release -p retrykey-replicas --example store-load
+    cargo build -q --release -p retrykey-outbox --example outbox-load
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
     cargo test -q -p retrykey-tests --test exercise
     echo "prepared: the class commands now run without a compile step"
@@ -180,6 +181,36 @@ replicas n="3" store="" *args:
 # Stage 5: concurrent copies of one payment over replicas (`just spray --replicas URL,URL,URL --copies 9`).
 spray *args:
     cargo run -q -p retrykey-replicas --bin spray -- {{args}}
+
+# --- Stage 5: the outbox ---
+
+# Stage 5: accept a job into the outbox, or list the events (`just documents --db sqlite:PATH accept --key K --job J --units N`).
+[no-exit-message]
+documents *args:
+    @cargo run -q -p retrykey-outbox --bin documents -- {{args}}
+
+# Stage 5: the dispatcher, delivering the outbox's events at least once until Ctrl-C (`--db`, `--consumer URL`; `--help` lists the rest).
+dispatcher *args:
+    cargo run -q -p retrykey-outbox --bin dispatcher -- {{args}}
+
+# Stage 5: the consumer, converting at most once per event id until Ctrl-C (`--db`, `--listen`).
+converter *args:
+    cargo run -q -p retrykey-outbox --bin converter -- {{args}}
+
+# Stage 5: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
+[no-exit-message]
+reconcile *args:
+    @cargo run -q -p retrykey-outbox --bin reconcile -- {{args}}
+
+# Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL about 40 s).
+[no-exit-message]
+outbox-faults backend="all":
+    @cargo build -q -p retrykey-outbox --bins
+    @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
+
+# Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).
+outbox-load *args:
+    cargo run -q --release -p retrykey-outbox --example outbox-load -- {{args}}
 
 # --- The book ---
 
