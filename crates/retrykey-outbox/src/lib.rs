@@ -25,7 +25,8 @@
 //! 3. [`deliver`]: send first, mark second; then [`dispatcher`], the loop around it.
 //! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
 //! 5. [`action`] and [`reconcile`]: the operator's view and actions.
-//! 6. `bin/documents.rs`, `bin/dispatcher.rs` and `bin/reconcile.rs`: the programs.
+//! 6. `bin/documents.rs`, `bin/dispatcher.rs`, `bin/converter.rs` (the consumer's server) and
+//!    `bin/reconcile.rs`: the programs; [`shutdown`]: when they stop.
 //!
 //! # Example
 //!
@@ -65,6 +66,7 @@ pub mod event;
 mod options;
 pub mod pg;
 pub mod reconcile;
+pub mod shutdown;
 pub mod sqlite;
 
 pub use accepted::{Accepted, NewEvent};

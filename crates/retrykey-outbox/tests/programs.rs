@@ -246,7 +246,7 @@ fn a_job_from_accept_to_reconcile() {
         )),
         "{events}"
     );
-    assert!(events.ends_with("1 events\n"), "{events}");
+    assert!(events.ends_with("\n1 event\n"), "{events}");
 
     let list = run(
         "reconcile",

@@ -14,6 +14,7 @@ use retrykey_converter::crash::Point;
 use retrykey_converter::pg::DEFAULT_SCHEMA;
 use retrykey_converter::{ConverterDb, service};
 use retrykey_http::loopback;
+use retrykey_outbox::shutdown;
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError};
 use tokio::net::TcpListener;
@@ -88,10 +89,12 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    loopback::serve(listener, service::router(Arc::clone(&db)), shutdown).await;
+    loopback::serve(
+        listener,
+        service::router(Arc::clone(&db)),
+        shutdown::signalled(),
+    )
+    .await;
     let conversions = tokio::task::spawn_blocking(move || db.count()).await??;
     println!("stopped: conversions={conversions}");
     Ok(())

@@ -12,7 +12,7 @@ use clap::Parser;
 use retrykey_client::Policy;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
+use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents, shutdown};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
 
@@ -61,6 +61,9 @@ struct Args {
     /// Print one line per settled delivery.
     #[arg(long)]
     log: bool,
+    /// Seed the jitter of retries and redeliveries, so that a run repeats exactly.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
     /// Fault tests: stop every delivery at this point, after printing `paused at <point>`.
     #[arg(long, value_name = "POINT", value_parser = pause_point, hide = true)]
     pause_at: Option<Point>,
@@ -108,6 +111,7 @@ impl Args {
             redelivery,
             keep_settled: self.keep_settled.0,
             log: self.log,
+            seed: self.seed,
             ..defaults
         })
     }
@@ -167,7 +171,7 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
     let consumer = options.consumer.clone();
     let dispatcher = Dispatcher::new(Arc::from(documents), options)?;
     println!("dispatching to {consumer} as {owner}");
-    let tally = dispatcher.run(stop_signal()).await;
+    let tally = dispatcher.run(shutdown::signalled()).await;
     println!(
         "stopped: claimed={} delivered={} replayed={} postponed={} rejected={} superseded={}",
         tally.claimed,
@@ -178,22 +182,4 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
         tally.superseded
     );
     Ok(())
-}
-
-/// Resolves at SIGTERM or Ctrl-C.
-async fn stop_signal() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let terminated = async {
-        match terminate.as_mut() {
-            Some(signal) => {
-                signal.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
-    }
 }

@@ -143,7 +143,10 @@ fn run_events(documents: &dyn Documents) -> ExitCode {
             age(now - row.accepted_at_ms)
         );
     }
-    println!("{} events", events.len());
+    match events.len() {
+        1 => println!("1 event"),
+        n => println!("{n} events"),
+    }
     ExitCode::SUCCESS
 }
 
