@@ -436,7 +436,10 @@ impl Dispatcher {
         loop {
             let room = self.options.concurrency - in_flight.len();
             let mut claimed_any = false;
-            if !stopping && room > 0 {
+            // A claim is a write that commits: take events in batches (once half the room is
+            // free), not one claim per finished delivery.
+            let batch = self.options.concurrency.div_ceil(2);
+            if !stopping && (room >= batch || in_flight.is_empty()) {
                 match self.claim(room).await {
                     Ok(claimed) => {
                         claimed_any = !claimed.is_empty();
@@ -455,8 +458,8 @@ impl Dispatcher {
                 since_sweep = tokio::time::Instant::now();
                 self.sweep().await;
             }
-            if claimed_any && in_flight.len() < self.options.concurrency {
-                continue; // more may be due: look again at once
+            if claimed_any && self.options.concurrency - in_flight.len() >= batch {
+                continue; // more may be due, and there is room for a batch: look again at once
             }
             tokio::select! {
                 Some(result) = in_flight.join_next(), if !in_flight.is_empty() => {

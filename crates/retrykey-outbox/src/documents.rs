@@ -125,37 +125,11 @@ impl Documents for SqliteDocuments {
     }
 
     fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error> {
-        let now = self.now_ms();
-        self.write(|tx| {
-            let Some(row) = sqlite_events::find(tx, id)? else {
-                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
-            };
-            let changed = match action::redrive(&row, now) {
-                Ok(changed) => changed,
-                Err(refused) => return Ok(Err(refused)),
-            };
-            if changed {
-                sqlite_events::redrive(tx, id, now)?;
-            }
-            acted(changed, sqlite_events::find(tx, id)?)
-        })
+        act_sqlite(self, id, Action::Redrive)
     }
 
     fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error> {
-        let now = self.now_ms();
-        self.write(|tx| {
-            let Some(row) = sqlite_events::find(tx, id)? else {
-                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
-            };
-            let changed = match action::mark_failed(&row, reason, now) {
-                Ok(changed) => changed,
-                Err(refused) => return Ok(Err(refused)),
-            };
-            if changed {
-                sqlite_events::mark_failed(tx, id, reason, now)?;
-            }
-            acted(changed, sqlite_events::find(tx, id)?)
-        })
+        act_sqlite(self, id, Action::Fail(reason))
     }
 
     fn sweep(&self, kept: Duration) -> Result<usize, Error> {
@@ -164,12 +138,81 @@ impl Documents for SqliteDocuments {
     }
 }
 
-/// The answer of an action that went through: the row as it is now.
-fn acted<E>(changed: bool, row: Option<EventRow>) -> Result<Result<Acted, ActionError>, E> {
-    Ok(Ok(Acted {
-        changed,
-        event: row.expect("the row read in this transaction is still there"),
-    }))
+/// One of the operator's actions.
+#[derive(Clone, Copy)]
+enum Action<'a> {
+    Redrive,
+    Fail(&'a str),
+}
+
+impl Action<'_> {
+    /// Whether the action changes `row` at `now`, or why it is refused.
+    fn decide(self, row: &EventRow, now: i64) -> Result<bool, ActionError> {
+        match self {
+            Action::Redrive => action::redrive(row, now),
+            Action::Fail(reason) => action::mark_failed(row, reason, now),
+        }
+    }
+}
+
+/// Reads event `id`, decides, and writes the change, all in one `BEGIN IMMEDIATE` transaction.
+fn act_sqlite(
+    documents: &SqliteDocuments,
+    id: &str,
+    action: Action<'_>,
+) -> Result<Result<Acted, ActionError>, Error> {
+    let now = documents.now_ms();
+    documents.write(|tx| {
+        let Some(row) = sqlite_events::find(tx, id)? else {
+            return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+        };
+        let changed = match action.decide(&row, now) {
+            Ok(changed) => changed,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        if changed {
+            match action {
+                Action::Redrive => sqlite_events::redrive(tx, id, now)?,
+                Action::Fail(reason) => sqlite_events::mark_failed(tx, id, reason, now)?,
+            }
+        }
+        let event = sqlite_events::find(tx, id)?.unwrap_or(row);
+        Ok(Ok(Acted { changed, event }))
+    })
+}
+
+/// The same on PostgreSQL: the row is locked (`FOR UPDATE`) from the read to the commit, and a
+/// refusal rolls the transaction back before it answers.
+fn act_pg(
+    documents: &PgDocuments,
+    id: &str,
+    action: Action<'_>,
+) -> Result<Result<Acted, ActionError>, Error> {
+    use retrykey_durable::pg::storage;
+    let now = documents.now_ms();
+    documents.run(async |client| {
+        let tx = client.transaction().await.map_err(storage)?;
+        let decided = match pg_events::find(&tx, id, true).await? {
+            None => Err(ActionError::UnknownEvent(id.to_owned())),
+            Some(row) => action.decide(&row, now).map(|changed| (changed, row)),
+        };
+        let (changed, row) = match decided {
+            Ok(decided) => decided,
+            Err(refused) => {
+                tx.rollback().await.map_err(storage)?;
+                return Ok(Err(refused));
+            }
+        };
+        if changed {
+            match action {
+                Action::Redrive => pg_events::redrive(&tx, id, now).await?,
+                Action::Fail(reason) => pg_events::mark_failed(&tx, id, reason, now).await?,
+            }
+        }
+        let event = pg_events::find(&tx, id, false).await?.unwrap_or(row);
+        tx.commit().await.map_err(storage)?;
+        Ok(Ok(Acted { changed, event }))
+    })
 }
 
 impl Documents for PgDocuments {
@@ -232,49 +275,11 @@ impl Documents for PgDocuments {
     }
 
     fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error> {
-        let now = self.now_ms();
-        self.run(async |client| {
-            let tx = client
-                .transaction()
-                .await
-                .map_err(retrykey_durable::pg::storage)?;
-            let Some(row) = pg_events::find(&tx, id, true).await? else {
-                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
-            };
-            let changed = match action::redrive(&row, now) {
-                Ok(changed) => changed,
-                Err(refused) => return Ok(Err(refused)),
-            };
-            if changed {
-                pg_events::redrive(&tx, id, now).await?;
-            }
-            let after = pg_events::find(&tx, id, false).await?;
-            tx.commit().await.map_err(retrykey_durable::pg::storage)?;
-            acted(changed, after)
-        })
+        act_pg(self, id, Action::Redrive)
     }
 
     fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error> {
-        let now = self.now_ms();
-        self.run(async |client| {
-            let tx = client
-                .transaction()
-                .await
-                .map_err(retrykey_durable::pg::storage)?;
-            let Some(row) = pg_events::find(&tx, id, true).await? else {
-                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
-            };
-            let changed = match action::mark_failed(&row, reason, now) {
-                Ok(changed) => changed,
-                Err(refused) => return Ok(Err(refused)),
-            };
-            if changed {
-                pg_events::mark_failed(&tx, id, reason, now).await?;
-            }
-            let after = pg_events::find(&tx, id, false).await?;
-            tx.commit().await.map_err(retrykey_durable::pg::storage)?;
-            acted(changed, after)
-        })
+        act_pg(self, id, Action::Fail(reason))
     }
 
     fn sweep(&self, kept: Duration) -> Result<usize, Error> {
