@@ -94,9 +94,9 @@ for _ in $(seq 300); do
 done
 sleep 1
 show() {
-    echo "\$ $1"
+    echo "> $1"
     shift
-    "$@" 2>&1 || echo "[exit: $?]"
+    "$@" 2>&1 || echo "(status $?)"
 }
 show "reconcile list --after 1s" "$bin/reconcile" "${documents[@]}" list --after 1s
 show "reconcile fail <job 1's event> --reason \"customer withdrew the job\"" \
