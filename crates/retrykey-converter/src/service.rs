@@ -145,6 +145,9 @@ fn read_delivery(
     })?;
     let request: ConversionRequest =
         serde_json::from_slice(&body).map_err(|error| (Refusal::BodyInvalid, error.to_string()))?;
+    // No fingerprint of the body, unlike the Idempotency-Key layer's: an event never changes
+    // (its id is new for every job and its row is written once), so every delivery of it
+    // carries the same body. What must hold is that the key names the body's event.
     if request.event != key.as_str() {
         let detail = "the Idempotency-Key and the body's event differ".to_owned();
         return Err((Refusal::KeyMismatch, detail));

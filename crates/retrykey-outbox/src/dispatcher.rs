@@ -30,22 +30,15 @@
 //! ```
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rand::SeedableRng;
-use retrykey::Key;
-use retrykey_client::adapters::{HttpAdapter, HttpResponse};
-use retrykey_client::{Answer, Client, JitterRng, Outcome, Policy, backoff};
-use retrykey_converter::{CONVERSIONS_PATH, Conversion, ConversionRequest};
+use retrykey_client::Policy;
 use tokio::task::JoinSet;
 
-use crate::crash::{Hooks, Point};
-use crate::{Claimed, Documents, Error, Event};
-
-/// A boxed future, as the delivery function returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::courier::{BoxFuture, Courier, Delivery};
+use crate::crash::Hooks;
+use crate::{Claimed, Documents, Error};
 
 /// How a dispatcher works.
 #[derive(Debug, Clone)]
@@ -54,8 +47,10 @@ pub struct DispatcherOptions {
     pub consumer: String,
     /// The name written into the claims it makes (for an operator reading them).
     pub owner: String,
-    /// How long a claim is held. It must outlast one delivery's whole budget, so that a live
-    /// dispatcher never loses a claim in the middle of delivering it.
+    /// How long a claim is held; it is not renewed. It must outlast one delivery's whole budget,
+    /// so that a live dispatcher loses a claim mid-delivery only when marking the event is
+    /// itself delayed past the lease (a busy or unreachable database); the fence then refuses
+    /// the late mark, and the event is delivered again, harmlessly.
     pub lease: Duration,
     /// How many deliveries run at once; also the most events one claim takes.
     pub concurrency: usize,
@@ -121,175 +116,6 @@ impl DispatcherOptions {
             ));
         }
         Ok(())
-    }
-}
-
-/// What one delivery came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
-    /// The consumer acknowledged the event and the outbox marked it delivered.
-    Delivered {
-        /// The consumer's conversion number, from its answer.
-        conversion: Option<u64>,
-        /// Whether the consumer answered from its record (an earlier delivery converted).
-        replayed: bool,
-    },
-    /// The delivery did not settle it: the event is due again after `wait`.
-    Postponed {
-        /// Why: the last attempt's failure and why the retries stopped.
-        why: String,
-        /// How long until it may be claimed again.
-        wait: Duration,
-    },
-    /// The consumer refused it for good; an operator must decide.
-    Rejected {
-        /// The consumer's answer.
-        why: String,
-    },
-    /// The claim was no longer the event's current one when the outbox was told: another
-    /// dispatcher took it over, or an operator settled it. Nothing was written.
-    Superseded,
-}
-
-/// What the consumer acknowledged: its conversion number (when its answer could be read) and
-/// whether it was a replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Acknowledgement {
-    /// The consumer's number for the conversion.
-    pub conversion: Option<u64>,
-    /// Whether the consumer answered from its record.
-    pub replayed: bool,
-}
-
-/// Everything one delivery needs, shared by a dispatcher's deliveries: the outbox, the
-/// consumer's address, the retry client, the redelivery schedule and the crash hooks.
-#[derive(Debug)]
-pub struct Courier {
-    documents: Arc<dyn Documents>,
-    url: String,
-    lease: Duration,
-    client: Client,
-    http: HttpAdapter,
-    redelivery: Policy,
-    rng: Mutex<JitterRng>,
-    hooks: Hooks,
-}
-
-impl Courier {
-    /// Sends `event` to the consumer: one operation under the event's id, retried by the
-    /// policy. Every attempt presents the same `Idempotency-Key`.
-    pub fn send(&self, event: &Event) -> BoxFuture<'_, Outcome<HttpResponse>> {
-        let key = match Key::new(event.id.as_str()) {
-            Ok(key) => key,
-            Err(error) => {
-                let answer = Answer::new(400, format!("the event id is not a key: {error}"));
-                return Box::pin(std::future::ready(Outcome::Rejected {
-                    answer,
-                    attempts: 0,
-                }));
-            }
-        };
-        let body = serde_json::to_vec(&ConversionRequest {
-            event: event.id.to_string(),
-            job: event.job.clone(),
-            units: event.units,
-        })
-        .expect("a conversion request serializes");
-        let (http, url) = (self.http.clone(), self.url.clone());
-        Box::pin(self.client.run_with_key(key, move |attempt| {
-            // Each attempt owns what it sends, so that its future borrows nothing.
-            let (http, url, body) = (http.clone(), url.clone(), body.clone());
-            async move { http.post(attempt, &url, "application/json", body).await }
-        }))
-    }
-
-    /// What a successful answer acknowledges. A 2xx is the consumer's acknowledgement even if
-    /// its body cannot be read; then the conversion number is not known.
-    pub fn acknowledgement(&self, response: &HttpResponse, replayed: bool) -> Acknowledgement {
-        let conversion = serde_json::from_slice::<Conversion>(&response.body)
-            .ok()
-            .map(|answer| answer.conversion);
-        Acknowledgement {
-            conversion,
-            replayed,
-        }
-    }
-
-    /// Marks `claimed` delivered, as acknowledged; [`Delivery::Superseded`] if the claim is no
-    /// longer current.
-    pub async fn mark_delivered(
-        &self,
-        claimed: &Claimed,
-        acknowledgement: Acknowledgement,
-    ) -> Result<Delivery, Error> {
-        let conversion = acknowledgement.conversion;
-        let marked = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.mark_delivered(claimed, conversion)
-            })
-            .await?;
-        Ok(if marked {
-            Delivery::Delivered {
-                conversion,
-                replayed: acknowledgement.replayed,
-            }
-        } else {
-            Delivery::Superseded
-        })
-    }
-
-    /// Lets the claim go; the event is due again after the redelivery schedule's wait.
-    pub async fn postpone(&self, claimed: &Claimed, why: &str) -> Result<Delivery, Error> {
-        let wait = {
-            let mut rng = self.rng.lock().unwrap_or_else(PoisonError::into_inner);
-            backoff::full_jitter(&self.redelivery, claimed.delivery, &mut rng)
-        };
-        let why = why.to_owned();
-        let noted = why.clone();
-        let postponed = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.postpone(claimed, &noted, wait)
-            })
-            .await?;
-        Ok(if postponed {
-            Delivery::Postponed { why, wait }
-        } else {
-            Delivery::Superseded
-        })
-    }
-
-    /// Settles `claimed` as rejected by the consumer's `answer`.
-    pub async fn reject(&self, claimed: &Claimed, answer: &Answer) -> Result<Delivery, Error> {
-        let why = answer.to_string();
-        let noted = why.clone();
-        let rejected = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.mark_rejected(claimed, &noted)
-            })
-            .await?;
-        Ok(if rejected {
-            Delivery::Rejected { why }
-        } else {
-            Delivery::Superseded
-        })
-    }
-
-    /// Passes the crash point `point`.
-    pub fn at(&self, point: Point) {
-        self.hooks.at(point);
-    }
-
-    /// Runs one outbox call on a blocking thread.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        claimed: &Claimed,
-        call: impl FnOnce(&dyn Documents, &Claimed) -> Result<T, Error> + Send + 'static,
-    ) -> Result<T, Error> {
-        let documents = Arc::clone(&self.documents);
-        let claimed = claimed.clone();
-        tokio::task::spawn_blocking(move || call(documents.as_ref(), &claimed))
-            .await
-            .map_err(|error| Error::Config(format!("an outbox call did not finish: {error}")))?
     }
 }
 
@@ -378,27 +204,7 @@ impl Dispatcher {
         hooks: Hooks,
     ) -> Result<Self, Error> {
         options.check()?;
-        let mut client = Client::builder(options.policy);
-        let rng = match options.seed {
-            Some(seed) => {
-                client = client.seed(seed);
-                JitterRng::seed_from_u64(seed.wrapping_add(1))
-            }
-            None => rand::make_rng(),
-        };
-        let courier = Courier {
-            documents,
-            url: format!(
-                "{}{CONVERSIONS_PATH}",
-                options.consumer.trim_end_matches('/')
-            ),
-            lease: options.lease,
-            client: client.build(),
-            http: HttpAdapter::new(),
-            redelivery: options.redelivery,
-            rng: Mutex::new(rng),
-            hooks,
-        };
+        let courier = Courier::new(documents, &options, hooks);
         Ok(Self {
             courier: Arc::new(courier),
             options,
@@ -439,7 +245,7 @@ impl Dispatcher {
             // A claim is a write that commits: take events in batches (once half the room is
             // free), not one claim per finished delivery.
             let batch = self.options.concurrency.div_ceil(2);
-            if !stopping && (room >= batch || in_flight.is_empty()) {
+            if !stopping && room >= batch {
                 match self.claim(room).await {
                     Ok(claimed) => {
                         claimed_any = !claimed.is_empty();
@@ -477,12 +283,12 @@ impl Dispatcher {
     }
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, Error> {
-        let documents = Arc::clone(&self.courier.documents);
+        let documents = Arc::clone(self.courier.documents());
         let owner = self.options.owner.clone();
-        let lease = self.courier.lease;
+        let lease = self.options.lease;
         tokio::task::spawn_blocking(move || documents.claim(&owner, lease, limit))
             .await
-            .map_err(|error| Error::Config(format!("the claim did not finish: {error}")))?
+            .map_err(|error| Error::Interrupted(format!("the claim: {error}")))?
     }
 
     fn delivery(
@@ -537,7 +343,7 @@ impl Dispatcher {
     }
 
     async fn sweep(&self) {
-        let documents = Arc::clone(&self.courier.documents);
+        let documents = Arc::clone(self.courier.documents());
         let kept = self.options.keep_settled;
         match tokio::task::spawn_blocking(move || documents.sweep(kept)).await {
             Ok(Ok(_)) => {}

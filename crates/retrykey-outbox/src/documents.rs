@@ -6,7 +6,7 @@
 //! `tokio::task::spawn_blocking`, as the dispatcher does.
 
 use std::fmt::Debug;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Request};
 use retrykey_replicas::flags::Database;
@@ -42,8 +42,9 @@ pub trait Documents: Debug + Send + Sync {
     /// The event `id`, as stored.
     fn find(&self, id: &str) -> Result<Option<EventRow>, Error>;
 
-    /// Events not settled for good (pending or rejected), oldest first, at most `limit`.
-    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error>;
+    /// Events the consumer has not acknowledged (pending, rejected or failed), oldest first, at
+    /// most `limit`.
+    fn not_delivered(&self, limit: usize) -> Result<Vec<EventRow>, Error>;
 
     /// Every event, by job.
     fn events(&self) -> Result<Vec<EventRow>, Error>;
@@ -55,7 +56,9 @@ pub trait Documents: Debug + Send + Sync {
     /// The operator's decision that event `id` failed, for `reason`.
     fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error>;
 
-    /// Deletes delivered and failed events settled more than `kept` ago; returns how many.
+    /// The retention sweep: deletes the ledger's records past their retention window, then the
+    /// delivered and failed events settled more than `kept` ago whose job's record is gone;
+    /// returns how many events.
     fn sweep(&self, kept: Duration) -> Result<usize, Error>;
 }
 
@@ -116,8 +119,8 @@ impl Documents for SqliteDocuments {
         self.read(|conn| sqlite_events::find(conn, id))
     }
 
-    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
-        self.read(|conn| sqlite_events::unsettled(conn, limit))
+    fn not_delivered(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
+        self.read(|conn| sqlite_events::not_delivered(conn, limit))
     }
 
     fn events(&self) -> Result<Vec<EventRow>, Error> {
@@ -133,6 +136,7 @@ impl Documents for SqliteDocuments {
     }
 
     fn sweep(&self, kept: Duration) -> Result<usize, Error> {
+        self.ledger().sweep(SystemTime::now())?;
         let before = self.now_ms() - millis(kept);
         self.write(|tx| sqlite_events::sweep(tx, before))
     }
@@ -266,8 +270,8 @@ impl Documents for PgDocuments {
         self.run(async |client| pg_events::find(client, id, false).await)
     }
 
-    fn unsettled(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
-        self.run(async |client| pg_events::unsettled(client, limit).await)
+    fn not_delivered(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
+        self.run(async |client| pg_events::not_delivered(client, limit).await)
     }
 
     fn events(&self) -> Result<Vec<EventRow>, Error> {
@@ -283,6 +287,7 @@ impl Documents for PgDocuments {
     }
 
     fn sweep(&self, kept: Duration) -> Result<usize, Error> {
+        self.ledger().sweep(SystemTime::now())?;
         let before = self.now_ms() - millis(kept);
         self.run(async |client| pg_events::sweep(client, before).await)
     }

@@ -21,7 +21,8 @@ pub enum Error {
     #[error("cannot open the database: {0}")]
     Open(#[from] retrykey_durable::Error),
     /// An accepted job has no outgoing event: the outbox lost it. The correct accept never gets
-    /// here, since the two commit together.
+    /// here: the two commit together, and the sweep deletes an event only once its job's record
+    /// is gone.
     #[error("job {operation} was accepted but has no outgoing event")]
     EventMissing {
         /// The job's operation number.
@@ -33,6 +34,11 @@ pub enum Error {
     /// A dispatcher setting that cannot work, named.
     #[error("{0}")]
     Config(String),
+    /// A database call's thread ended without an answer: it panicked, or the runtime is
+    /// shutting down. Whether the call's write happened is unknown; the claim lapses, and the
+    /// event is claimed again.
+    #[error("{0} ended without an answer")]
+    Interrupted(String),
 }
 
 impl Error {

@@ -22,11 +22,12 @@
 //! 1. [`event`] and [`accepted`]: what an event is, and what accepting a job answers.
 //! 2. [`sqlite::accept`]: the job and its event in one transaction; [`sqlite::events`]: the
 //!    outbox's statements (claim, the fenced settling writes); [`sqlite`]: the file.
-//! 3. [`deliver`]: send first, mark second; then [`dispatcher`], the loop around it.
+//! 3. [`deliver`]: send first, mark second, with the steps of [`courier`]; then
+//!    [`dispatcher`], the loop around it.
 //! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
 //! 5. [`action`] and [`reconcile`]: the operator's view and actions.
 //! 6. `bin/documents.rs`, `bin/dispatcher.rs`, `bin/converter.rs` (the consumer's server) and
-//!    `bin/reconcile.rs`: the programs; [`shutdown`]: when they stop.
+//!    `bin/reconcile.rs`: the programs; [`shutdown`]: when they stop; [`output`]: what they print.
 //!
 //! # Example
 //!
@@ -57,6 +58,7 @@ extern crate self as retrykey_outbox;
 
 pub mod accepted;
 pub mod action;
+pub mod courier;
 pub mod crash;
 pub mod deliver;
 pub mod dispatcher;
@@ -64,6 +66,7 @@ pub mod documents;
 mod error;
 pub mod event;
 mod options;
+pub mod output;
 pub mod pg;
 pub mod reconcile;
 pub mod shutdown;

@@ -1,5 +1,7 @@
 //! How the document service's database is opened: its ledger scope and limits, and its clock.
 
+use std::time::Duration;
+
 use retrykey::Limits;
 use retrykey_durable::Durability;
 use retrykey_durable::crash::Hooks;
@@ -24,6 +26,9 @@ pub struct DocumentsOptions {
     pub scope: String,
     /// The ledger's bounds on jobs remembered and units committed.
     pub limits: Limits,
+    /// How long a job's record is kept, so that a retry of its key replays it; the sweep then
+    /// deletes the record, and the job's event with it once the event is settled.
+    pub retention: Duration,
     /// SQLite only: the commit setting.
     pub durability: Durability,
     /// PostgreSQL only: the schema that holds the ledger and the outbox.
@@ -46,6 +51,7 @@ impl Default for DocumentsOptions {
                 max_records: DEFAULT_MAX_JOBS,
                 max_units: DEFAULT_MAX_UNITS,
             },
+            retention: retrykey_durable::options::DEFAULT_RETENTION,
             durability: Durability::Full,
             pg_schema: DEFAULT_SCHEMA.to_owned(),
             pg_connections: 8,
@@ -61,12 +67,12 @@ impl DocumentsOptions {
         retrykey_durable::Options {
             scope: self.scope.clone(),
             limits: self.limits,
+            retention: self.retention,
             durability: self.durability,
             pg_schema: self.pg_schema.clone(),
             pg_connections: self.pg_connections,
             pg_application_name: "retrykey-documents".to_owned(),
             hooks: self.hooks.clone(),
-            ..retrykey_durable::Options::default()
         }
     }
 }

@@ -9,8 +9,8 @@
 //! - **undelivered after a threshold**: events of jobs accepted longer ago than the threshold
 //!   and still not acknowledged (pending, or rejected by the consumer).
 //! - **converted, not acknowledged**: events the consumer's records say it converted, which
-//!   the outbox does not show as delivered: the effect happened, the acknowledgement was lost.
-//!   Only with the consumer's database at hand.
+//!   the outbox does not show as delivered (pending, rejected, or even marked failed): the effect
+//!   happened, the acknowledgement was lost. Only with the consumer's database at hand.
 //!
 //! The actions ([`crate::action`]) are "re-drive" (deliver again now; a converted event then
 //! gets its acknowledgement recorded) and "mark failed" with a reason.
@@ -91,7 +91,10 @@ pub fn report(
     undelivered_after: Duration,
 ) -> Result<Report, Error> {
     let now = documents.now_ms();
-    let unsettled = documents.unsettled(MAX_LISTED)?;
+    // Every event without an acknowledgement: the first two lists take the pending and rejected
+    // ones; the third looks at the failed ones too, since a dispatcher that was only paused may
+    // have sent an event after an operator marked it failed.
+    let unacknowledged = documents.not_delivered(MAX_LISTED)?;
     let threshold = millis(undelivered_after);
     let mut report = Report {
         now_ms: now,
@@ -100,7 +103,7 @@ pub fn report(
         undelivered: Vec::new(),
         converted_not_acknowledged: None,
     };
-    for row in &unsettled {
+    for row in &unacknowledged {
         let lapsed = row
             .lease_until_ms
             .filter(|&end| end <= now)
@@ -109,21 +112,21 @@ pub fn report(
             let mut item = uncertain(row, now - row.accepted_at_ms);
             item.lease_lapsed_ms = lapsed;
             report.keys_in_flight_past_lease.push(item);
-        } else if now - row.accepted_at_ms >= threshold {
+        } else if row.state != EventState::Failed && now - row.accepted_at_ms >= threshold {
             report
                 .undelivered
                 .push(uncertain(row, now - row.accepted_at_ms));
         }
     }
     if let Some(consumer) = consumer {
-        let ids: Vec<String> = unsettled
+        let ids: Vec<String> = unacknowledged
             .iter()
             .map(|row| row.event.id.to_string())
             .collect();
         let processed = consumer.processed(&ids)?;
         let mut converted = Vec::new();
         for done in processed {
-            if let Some(row) = unsettled
+            if let Some(row) = unacknowledged
                 .iter()
                 .find(|row| row.event.id.as_str() == done.event)
             {

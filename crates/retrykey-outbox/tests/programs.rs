@@ -297,3 +297,37 @@ fn a_job_from_accept_to_reconcile() {
         "{events}"
     );
 }
+
+// A reader that goes away early (`documents events | head`) ends the output, not the program:
+// no panic, no error line, status 0.
+#[test]
+fn a_closed_pipe_ends_the_listing_quietly() {
+    let file = File::new("closed-pipe");
+    let documents = retrykey_outbox::SqliteDocuments::open(
+        &file.0,
+        retrykey_outbox::DocumentsOptions::default(),
+    )
+    .expect("opens");
+    // Enough lines to overflow a pipe's buffer, so that the write meets the closed end.
+    for n in 0..1_000 {
+        let key = retrykey::Key::new(format!("job-{n}")).unwrap();
+        let job = retrykey::Request::new("report.docx", 1).unwrap();
+        documents.accept(&key, &job).expect("accepted");
+    }
+    drop(documents);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_documents"))
+        .args(["--db", &file.db(), "events"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("ends");
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).as_ref()
+        ),
+        (Some(0), "")
+    );
+}

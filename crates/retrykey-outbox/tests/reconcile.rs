@@ -9,7 +9,8 @@ use retrykey_converter::{ConversionRequest, ConverterDb};
 use retrykey_durable::sqlite::remove_files;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
-    ActionError, Documents, DocumentsOptions, EventId, EventRow, EventState, SqliteDocuments,
+    ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
+    SqliteDocuments,
 };
 use retrykey_replicas::Clock;
 
@@ -59,6 +60,12 @@ const LATER: Duration = Duration::from_secs(120);
 /// 1 delivered; 2 claimed by a dispatcher that vanished; 3 whose delivery failed (waiting to be
 /// tried again); 4 whose delivery failed although the consumer converted it (its answer lost).
 fn four_jobs(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventId>) {
+    let (documents, consumer, events, _) = four_jobs_claimed(files);
+    (documents, consumer, events)
+}
+
+/// The same, with the claims the four jobs were taken under.
+fn four_jobs_claimed(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventId>, Vec<Claimed>) {
     let documents = files.documents(Duration::ZERO);
     let events: Vec<EventId> = (1..=4)
         .map(|n| {
@@ -94,7 +101,8 @@ fn four_jobs(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventId>) {
             .postpone(of(4), "timed out waiting for the reply", wait)
             .unwrap()
     );
-    (documents, consumer, events)
+    let claimed = (1..=4).map(|n| of(n).clone()).collect();
+    (documents, consumer, events, claimed)
 }
 
 fn ids(items: &[reconcile::Uncertain]) -> Vec<u64> {
@@ -309,4 +317,46 @@ fn refused_actions_change_nothing() {
         assert!(expected, "{what}: {refused:?}");
         assert_eq!(snapshot(&later), before, "{what} changed the outbox");
     }
+}
+
+// An action overrides the claims before it: after a re-drive, the dispatcher that held the
+// lapsed claim (only paused, say) can neither postpone nor settle the event when it wakes. And
+// an event marked failed that the consumer did convert is still listed as converted, not
+// acknowledged: a lapsed lease proves nothing about a paused sender.
+#[test]
+fn actions_override_the_claims_before_them() {
+    let files = Files::new("override");
+    let (paused, consumer, events, claimed) = four_jobs_claimed(&files);
+    let later = files.documents(LATER);
+
+    let redriven = later
+        .redrive(events[1].as_str())
+        .unwrap()
+        .expect("re-driven");
+    assert_eq!(redriven.event.token, None, "the old claim's token is gone");
+    assert!(
+        !paused
+            .postpone(&claimed[1], "late", Duration::from_secs(60))
+            .unwrap()
+    );
+    assert!(!paused.mark_delivered(&claimed[1], Some(9)).unwrap());
+    let row = later.find(events[1].as_str()).unwrap().unwrap();
+    assert_eq!(
+        (row.state, row.due_at_ms <= later.now_ms()),
+        (EventState::Pending, true)
+    );
+
+    // Marked failed without asking the consumer (the plain action, not reconcile's).
+    later
+        .mark_failed(events[3].as_str(), "given up")
+        .unwrap()
+        .expect("failed");
+    let report = report(&later, Some(&consumer), Duration::from_secs(60)).unwrap();
+    let converted = report.converted_not_acknowledged.unwrap();
+    assert_eq!(ids(&converted), vec![4]);
+    assert_eq!(converted[0].state, EventState::Failed);
+    assert!(
+        !ids(&report.undelivered).contains(&4),
+        "a failed event is settled: not undelivered"
+    );
 }

@@ -10,8 +10,8 @@
 
 use retrykey_client::Outcome;
 
+use retrykey_outbox::courier::{Acknowledgement, BoxFuture, Courier, Delivery};
 use retrykey_outbox::crash::Point;
-use retrykey_outbox::dispatcher::{Acknowledgement, BoxFuture, Courier, Delivery};
 use retrykey_outbox::{Claimed, Error};
 
 // ANCHOR: deliver

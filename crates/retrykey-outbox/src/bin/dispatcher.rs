@@ -173,13 +173,14 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
     println!("dispatching to {consumer} as {owner}");
     let tally = dispatcher.run(shutdown::signalled()).await;
     println!(
-        "stopped: claimed={} delivered={} replayed={} postponed={} rejected={} superseded={}",
+        "stopped: claimed={} delivered={} replayed={} postponed={} rejected={} superseded={} failed={}",
         tally.claimed,
         tally.delivered,
         tally.replayed,
         tally.postponed,
         tally.rejected,
-        tally.superseded
+        tally.superseded,
+        tally.failed
     );
     Ok(())
 }

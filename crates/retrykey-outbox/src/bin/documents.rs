@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use retrykey::{Key, Request};
+use retrykey_outbox::output;
 use retrykey_outbox::reconcile::age;
 use retrykey_outbox::{DEFAULT_SCHEMA, DEFAULT_SCOPE, Documents, DocumentsOptions, documents};
 use retrykey_replicas::flags::{self, Database};
@@ -101,14 +102,13 @@ fn run_accept(documents: &dyn Documents, key: &Key, job: &Request) -> ExitCode {
             } else {
                 "accepted"
             };
-            println!(
-                "{how}: job {} ({}, {} units) under key {key}, event {}",
+            printed(&format!(
+                "{how}: job {} ({}, {} units) under key {key}, event {}\n",
                 receipt.operation,
                 job.job(),
                 job.units(),
                 accepted.event
-            );
-            ExitCode::SUCCESS
+            ))
         }
         Err(error) => {
             eprintln!("documents: {error}");
@@ -126,14 +126,15 @@ fn run_events(documents: &dyn Documents) -> ExitCode {
         }
     };
     let now = documents.now_ms();
+    let mut text = String::new();
     for row in &events {
         let event = &row.event;
         let conversion = row
             .conversion
             .map(|number| format!(", conversion {number}"))
             .unwrap_or_default();
-        println!(
-            "job {} ({}, {} units): event {} {}{conversion}, deliveries {}, accepted {} ago",
+        text.push_str(&format!(
+            "job {} ({}, {} units): event {} {}{conversion}, deliveries {}, accepted {} ago\n",
             event.operation,
             event.job,
             event.units,
@@ -141,13 +142,24 @@ fn run_events(documents: &dyn Documents) -> ExitCode {
             row.state,
             row.deliveries,
             age(now - row.accepted_at_ms)
-        );
+        ));
     }
-    match events.len() {
-        1 => println!("1 event"),
-        n => println!("{n} events"),
+    text.push_str(&match events.len() {
+        1 => "1 event\n".to_owned(),
+        n => format!("{n} events\n"),
+    });
+    printed(&text)
+}
+
+/// Prints `text`; a failed write is the program's failure.
+fn printed(text: &str) -> ExitCode {
+    match output::print(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("documents: cannot write the output: {error}");
+            ExitCode::FAILURE
+        }
     }
-    ExitCode::SUCCESS
 }
 
 fn refuse(line: &str) -> ExitCode {

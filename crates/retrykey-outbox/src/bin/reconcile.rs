@@ -11,10 +11,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use retrykey_converter::ConverterDb;
-use retrykey_outbox::reconcile;
 use retrykey_outbox::{
     Acted, ActionError, DEFAULT_SCHEMA, Documents, DocumentsOptions, check_reason, documents,
 };
+use retrykey_outbox::{output, reconcile};
 use retrykey_replicas::flags::{self, Database, Span};
 
 /// List the operations whose outcome is uncertain, re-drive an event, or mark it failed.
@@ -118,17 +118,11 @@ fn list(
     json: bool,
 ) -> ExitCode {
     match reconcile::report(documents, consumer, after.0) {
-        Ok(report) if json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report).expect("a report serializes")
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(report) => {
-            print!("{}", reconcile::text(&report));
-            ExitCode::SUCCESS
-        }
+        Ok(report) if json => printed(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report).expect("a report serializes")
+        )),
+        Ok(report) => printed(&reconcile::text(&report)),
         Err(error) => refuse(1, &error.to_string()),
     }
 }
@@ -139,19 +133,21 @@ fn acted(
     result: Result<Result<Acted, ActionError>, retrykey_outbox::Error>,
 ) -> ExitCode {
     match result {
-        Ok(Ok(acted)) if json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&acted).expect("an action serializes")
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(Ok(acted)) => {
-            print!("{}", reconcile::acted_text(action, &acted));
-            ExitCode::SUCCESS
-        }
+        Ok(Ok(acted)) if json => printed(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&acted).expect("an action serializes")
+        )),
+        Ok(Ok(acted)) => printed(&reconcile::acted_text(action, &acted)),
         Ok(Err(refused)) => refuse(1, &format!("{action}: {refused}; nothing changed")),
         Err(error) => refuse(1, &format!("{action}: {error}")),
+    }
+}
+
+/// Prints `text`; a failed write is the program's failure.
+fn printed(text: &str) -> ExitCode {
+    match output::print(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => refuse(1, &format!("cannot write the output: {error}")),
     }
 }
 

@@ -181,12 +181,13 @@ pub async fn find(
     row.as_ref().map(row_of).transpose()
 }
 
-/// Every event not settled for good (pending or rejected), oldest job first, at most `limit`.
-pub async fn unsettled(db: &impl GenericClient, limit: usize) -> Result<Vec<EventRow>, Error> {
+/// Every event the consumer has not acknowledged (pending, rejected or failed), oldest job first,
+/// at most `limit`.
+pub async fn not_delivered(db: &impl GenericClient, limit: usize) -> Result<Vec<EventRow>, Error> {
     let rows = db
         .query_typed(
             &format!(
-                "SELECT {COLUMNS} FROM outbox WHERE state IN ('pending', 'rejected')
+                "SELECT {COLUMNS} FROM outbox WHERE state <> 'delivered'
                  ORDER BY accepted_at, operation LIMIT $1"
             ),
             &[(&(limit as i64), Type::INT8)],
@@ -211,7 +212,8 @@ pub async fn all(db: &impl GenericClient) -> Result<Vec<EventRow>, Error> {
 /// Makes the event `id` pending and due at `now`, with no claim: the operator's re-drive.
 pub async fn redrive(db: &impl GenericClient, id: &str, now: i64) -> Result<(), Error> {
     db.execute_typed(
-        "UPDATE outbox SET state = 'pending', due_at = $2, lease_until = NULL, settled_at = NULL
+        "UPDATE outbox SET state = 'pending', due_at = $2, lease_until = NULL, token = NULL,
+             settled_at = NULL
          WHERE event_id = $1",
         &[(&id, Type::TEXT), (&now, Type::INT8)],
     )
@@ -228,7 +230,8 @@ pub async fn mark_failed(
     now: i64,
 ) -> Result<(), Error> {
     db.execute_typed(
-        "UPDATE outbox SET state = 'failed', reason = $2, settled_at = $3, lease_until = NULL
+        "UPDATE outbox SET state = 'failed', reason = $2, settled_at = $3, lease_until = NULL,
+             token = NULL
          WHERE event_id = $1",
         &[(&id, Type::TEXT), (&reason, Type::TEXT), (&now, Type::INT8)],
     )
@@ -237,11 +240,14 @@ pub async fn mark_failed(
     Ok(())
 }
 
-/// Deletes the events delivered or marked failed before `before`; returns how many.
+/// Deletes the events delivered or marked failed before `before` whose job's ledger record is
+/// gone; returns how many (see the SQLite `sweep`).
 pub async fn sweep(db: &impl GenericClient, before: i64) -> Result<usize, Error> {
     let deleted = db
         .execute_typed(
-            "DELETE FROM outbox WHERE state IN ('delivered', 'failed') AND settled_at < $1",
+            "DELETE FROM outbox WHERE state IN ('delivered', 'failed') AND settled_at < $1
+               AND NOT EXISTS (SELECT 1 FROM operations o
+                               WHERE o.scope = outbox.scope AND o.operation = outbox.operation)",
             &[(&before, Type::INT8)],
         )
         .await

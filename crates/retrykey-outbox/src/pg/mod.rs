@@ -17,7 +17,8 @@ use retrykey_replicas::Clock;
 
 use crate::{Accepted, DocumentsOptions, Error, EventId};
 
-/// The outbox's table, sequence and index, as on SQLite (see [`crate::sqlite::SCHEMA`]).
+/// The outbox's table, sequence and indexes, as on SQLite (see [`crate::sqlite::SCHEMA`]);
+/// created after the ledger's tables.
 pub const LAYOUT: &str = "
 CREATE TABLE IF NOT EXISTS outbox (
     event_id     TEXT PRIMARY KEY,
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (due_at) WHERE state = 'pending';
 CREATE SEQUENCE IF NOT EXISTS outbox_token;
+CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation);
 ";
 
 /// The document service's database in one PostgreSQL schema.
@@ -53,6 +55,8 @@ pub struct PgDocuments {
 impl PgDocuments {
     /// Connects to `url` and creates what is missing in `options.pg_schema`. Blocks.
     pub fn connect(url: &str, options: DocumentsOptions) -> Result<Self, Error> {
+        // The ledger's tables first: the outbox's index is on one of them.
+        let ledger = PgLedger::open(url, options.ledger())?;
         let pool = Pool::connect(
             url,
             &options.pg_schema,
@@ -69,7 +73,6 @@ impl PgDocuments {
             tx.commit().await.map_err(storage)
         })
         .map_err(Error::postgres)?;
-        let ledger = PgLedger::open(url, options.ledger())?;
         Ok(Self {
             ledger,
             pool: Arc::new(pool),

@@ -161,10 +161,11 @@ pub fn find(conn: &Connection, id: &str) -> rusqlite::Result<Option<EventRow>> {
         .optional()
 }
 
-/// Every event not settled for good (pending or rejected), oldest job first, at most `limit`.
-pub fn unsettled(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<EventRow>> {
+/// Every event the consumer has not acknowledged (pending, rejected or failed), oldest job first,
+/// at most `limit`.
+pub fn not_delivered(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<EventRow>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM outbox WHERE state IN ('pending', 'rejected')
+        "SELECT {COLUMNS} FROM outbox WHERE state <> 'delivered'
          ORDER BY accepted_at, operation LIMIT ?1"
     ))?
     .query_map([limit as i64], row)?
@@ -180,31 +181,40 @@ pub fn all(conn: &Connection) -> rusqlite::Result<Vec<EventRow>> {
     .collect()
 }
 
-/// Makes the event `id` pending and due at `now`, with no claim: the operator's re-drive.
+/// Makes the event `id` pending and due at `now`, with no claim: the operator's re-drive. The
+/// claim's token goes too, so that a dispatcher that held the event and is only paused cannot
+/// postpone or settle it when it wakes: the next claim starts afresh.
 pub fn redrive(tx: &Transaction<'_>, id: &str, now: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "UPDATE outbox SET state = 'pending', due_at = ?2, lease_until = NULL, settled_at = NULL
+        "UPDATE outbox SET state = 'pending', due_at = ?2, lease_until = NULL, token = NULL,
+             settled_at = NULL
          WHERE event_id = ?1",
     )?
     .execute(params![id, now])?;
     Ok(())
 }
 
-/// Settles the event `id` as failed, for `reason`: the operator's decision.
+/// Settles the event `id` as failed, for `reason`: the operator's decision, which no
+/// dispatcher's token can overwrite.
 pub fn mark_failed(tx: &Transaction<'_>, id: &str, reason: &str, now: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "UPDATE outbox SET state = 'failed', reason = ?2, settled_at = ?3, lease_until = NULL
+        "UPDATE outbox SET state = 'failed', reason = ?2, settled_at = ?3, lease_until = NULL,
+             token = NULL
          WHERE event_id = ?1",
     )?
     .execute(params![id, reason, now])?;
     Ok(())
 }
 
-/// Deletes the events delivered or marked failed before `before`; returns how many. Rejected
-/// events stay until an operator settles them.
+/// Deletes the events delivered or marked failed before `before` whose job's ledger record is
+/// gone (swept after its retention window); returns how many. While the record is kept, a retry
+/// of the job's key replays it, and its answer names the event, so the event stays too. Pending
+/// and rejected events stay until they are settled.
 pub fn sweep(tx: &Transaction<'_>, before: i64) -> rusqlite::Result<usize> {
     tx.prepare_cached(
-        "DELETE FROM outbox WHERE state IN ('delivered', 'failed') AND settled_at < ?1",
+        "DELETE FROM outbox WHERE state IN ('delivered', 'failed') AND settled_at < ?1
+           AND NOT EXISTS (SELECT 1 FROM operations o
+                           WHERE o.scope = outbox.scope AND o.operation = outbox.operation)",
     )?
     .execute([before])
 }

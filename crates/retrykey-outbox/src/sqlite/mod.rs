@@ -21,6 +21,7 @@ use crate::{Accepted, DocumentsOptions, Error, EventId};
 /// The outbox: one row per accepted job, the job's outgoing event and its delivery history.
 ///
 /// `UNIQUE (scope, operation)`: a job has at most one event, whoever tries to write a second.
+/// (Created after the ledger's tables, in the same file.)
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS outbox (
     event_id     TEXT PRIMARY KEY,
@@ -47,6 +48,8 @@ CREATE TABLE IF NOT EXISTS outbox_tokens (
     last INTEGER NOT NULL          -- fencing tokens only grow, across every event
 );
 INSERT OR IGNORE INTO outbox_tokens VALUES (0, 0);
+-- The sweep asks whether a job's ledger record is still there, by number.
+CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation);
 ";
 
 /// The accepting transaction, as a plain function: a lab under `labs/` swaps it.
@@ -71,7 +74,9 @@ impl Parts {
 #[derive(Debug)]
 pub struct SqliteDocuments {
     ledger: SqliteLedger,
-    /// A second connection, for the outbox's own statements (the ledger keeps its own).
+    /// A second connection, for the outbox's own statements: the ledger's connection is private
+    /// to its apply transaction, and a dispatcher's claims need not wait for an accept's lock
+    /// on it in this process (SQLite's file lock orders the two).
     conn: Mutex<Connection>,
     options: DocumentsOptions,
     parts: Parts,
@@ -90,9 +95,10 @@ impl SqliteDocuments {
         options: DocumentsOptions,
         parts: Parts,
     ) -> Result<Self, Error> {
+        // The ledger's tables first: the outbox's index is on one of them.
+        let ledger = SqliteLedger::open(path, options.ledger())?;
         let conn = retrykey_durable::sqlite::connect(path, options.durability)?;
         conn.execute_batch(SCHEMA)?;
-        let ledger = SqliteLedger::open(path, options.ledger())?;
         Ok(Self {
             ledger,
             conn: Mutex::new(conn),
