@@ -50,6 +50,7 @@ pub mod flags;
 pub mod lease;
 pub mod open;
 pub mod pg;
+pub mod program;
 #[doc(hidden)]
 pub mod record;
 mod running;

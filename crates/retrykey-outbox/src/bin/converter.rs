@@ -17,6 +17,7 @@ use retrykey_http::loopback;
 use retrykey_outbox::shutdown;
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError};
+use retrykey_replicas::program;
 use tokio::net::TcpListener;
 
 /// Serve `POST /conversions` (one delivery of one outbox event) and `GET /conversions/count`.
@@ -46,32 +47,11 @@ fn pause_point(text: &str) -> Result<Point, FlagError> {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("converter") {
         Ok(args) => args,
-        // --help is an answer, not a mistake: clap prints it as it likes.
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("converter: {}", flags::one_line(&error));
-            return ExitCode::from(2);
-        }
+        Err(exit) => return exit,
     };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("converter: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("converter: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    program::run("converter", serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {

@@ -15,6 +15,7 @@ use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents, shutdown};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
+use retrykey_replicas::program;
 
 /// Deliver the outbox's events to the consumer, at least once each.
 #[derive(Debug, Parser)]
@@ -118,16 +119,9 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("dispatcher") {
         Ok(args) => args,
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("dispatcher: {}", flags::one_line(&error));
-            return ExitCode::from(2);
-        }
+        Err(exit) => return exit,
     };
     let options = match args.options().and_then(|options| {
         options.check()?;
@@ -139,20 +133,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("dispatcher: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(dispatch(args, options)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("dispatcher: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    program::run("dispatcher", dispatch(args, options))
 }
 
 async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> {

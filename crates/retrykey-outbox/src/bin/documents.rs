@@ -14,6 +14,7 @@ use retrykey_outbox::output;
 use retrykey_outbox::reconcile::age;
 use retrykey_outbox::{DEFAULT_SCHEMA, DEFAULT_SCOPE, Documents, DocumentsOptions, documents};
 use retrykey_replicas::flags::{self, Database};
+use retrykey_replicas::program;
 
 /// Accept conversion jobs into the outbox, and list their events.
 #[derive(Debug, Parser)]
@@ -50,13 +51,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("documents") {
         Ok(args) => args,
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => return refuse(&flags::one_line(&error)),
+        Err(exit) => return exit,
     };
     let Some(db) = &args.db else {
         return refuse("--db is required: sqlite:PATH or postgres");

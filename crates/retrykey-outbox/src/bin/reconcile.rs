@@ -16,6 +16,7 @@ use retrykey_outbox::{
 };
 use retrykey_outbox::{output, reconcile};
 use retrykey_replicas::flags::{self, Database, Span};
+use retrykey_replicas::program;
 
 /// List the operations whose outcome is uncertain, re-drive an event, or mark it failed.
 #[derive(Debug, Parser)]
@@ -64,13 +65,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("reconcile") {
         Ok(args) => args,
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => return refuse(2, &flags::one_line(&error)),
+        Err(exit) => return exit,
     };
     let Some(db) = &args.db else {
         return refuse(2, "--db is required: sqlite:PATH or postgres");

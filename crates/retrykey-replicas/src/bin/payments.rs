@@ -17,6 +17,7 @@ use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits, loopback};
 use retrykey_replicas::crash::{self, Point};
 use retrykey_replicas::flags::{self, Span};
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
+use retrykey_replicas::program;
 use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -87,32 +88,11 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("payments") {
         Ok(args) => args,
-        // --help and --version are answers, not mistakes: clap prints them as it likes.
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("payments: {}", flags::one_line(&error));
-            return ExitCode::from(2);
-        }
+        Err(exit) => return exit,
     };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("payments: cannot start the runtime: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(serve(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("payments: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    program::run("payments", serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {

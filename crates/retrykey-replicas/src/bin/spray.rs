@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
-use retrykey_replicas::flags;
+use retrykey_replicas::{flags, program};
 use tokio::sync::Barrier;
 
 /// Send concurrent payments over several replicas and print what each caller got.
@@ -58,16 +58,9 @@ type Outcome = Result<LoopbackReply, String>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match program::parse::<Args>("spray") {
         Ok(args) => args,
-        Err(error) if !error.use_stderr() => {
-            let _ = error.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(error) => {
-            eprintln!("spray: {}", flags::one_line(&error));
-            return ExitCode::from(2);
-        }
+        Err(exit) => return exit,
     };
     let clients: Vec<LoopbackClient> = args.replicas.iter().map(LoopbackClient::new).collect();
     let names: Vec<String> = (0..clients.len()).map(name).collect();

@@ -1,0 +1,44 @@
+//! How the lab's programs start and fail: their flags parsed (`--help` printed, a refused value
+//! as one line and exit status 2), their async work run on a runtime, and a failure reported as
+//! one line and exit status 1. `payments` and `spray` here, and the outbox's programs, share it.
+
+use std::future::Future;
+use std::process::ExitCode;
+
+use crate::flags;
+
+/// The program's flags, or the exit it must make now: 0 after `--help` or `--version` (clap
+/// printed them), 2 after one line on stderr naming the refused value, as `program: ...`.
+pub fn parse<A: clap::Parser>(program: &str) -> Result<A, ExitCode> {
+    match A::try_parse() {
+        Ok(args) => Ok(args),
+        // --help and --version are answers, not mistakes: clap prints them as it likes.
+        Err(error) if !error.use_stderr() => {
+            let _ = error.print();
+            Err(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("{program}: {}", flags::one_line(&error));
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Runs `work` on a new multi-threaded runtime; an error is one line, `program: ...`, and exit
+/// status 1.
+pub fn run(program: &str, work: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("{program}: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(work) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{program}: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
