@@ -44,7 +44,7 @@ fn main() -> anyhow::Result<ExitCode> {
         "{:<14} {:<9} {:>13} {:>13}  {:<20} verdict",
         "point", "backend", "effects/crash", "effects/retry", "retry receipt"
     );
-    let mut failed = 0;
+    let (mut failed, mut skipped) = (0, 0);
     for &backend in backends {
         for point in Point::ALL {
             let place = match (backend, &url) {
@@ -57,6 +57,7 @@ fn main() -> anyhow::Result<ExitCode> {
                         backend,
                         pg::URL_VAR
                     );
+                    skipped += 1;
                     continue;
                 }
             };
@@ -87,7 +88,13 @@ fn main() -> anyhow::Result<ExitCode> {
         println!("{failed} row(s) failed: an effect was lost or applied twice");
         return Ok(ExitCode::FAILURE);
     }
-    println!("every row: exactly one effect, the right receipt, nothing acknowledged lost");
+    // A skipped row is not a passed one: say how many were not checked.
+    if skipped > 0 {
+        println!("{skipped} row(s) skipped, not checked");
+    }
+    println!(
+        "every row that ran: exactly one effect, the right receipt, nothing acknowledged lost"
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -44,7 +44,7 @@ fn main() -> anyhow::Result<ExitCode> {
         "{:<10}  {:<46}  {:<8}  {:>4}  {:>6}  {:>11}  {:>12}  {:>9}  verdict",
         "what", "when", "backend", "jobs", "claims", "conversions", "redeliveries", "delivered"
     );
-    let mut broken = 0;
+    let (mut broken, mut skipped) = (0, 0);
     for &backend in backends {
         for fault in Fault::ALL {
             let place = match (backend, &url) {
@@ -57,6 +57,7 @@ fn main() -> anyhow::Result<ExitCode> {
                         fault.when(),
                         pg::URL_VAR
                     );
+                    skipped += 1;
                     continue;
                 }
                 _ if fault.restarts_the_database() => match Place::private_postgres() {
@@ -82,7 +83,13 @@ fn main() -> anyhow::Result<ExitCode> {
         println!("FAILED: {broken} rows break the rule");
         return Ok(ExitCode::FAILURE);
     }
-    println!("every row: each accepted job converted exactly once, no event lost, none invented");
+    // A skipped row is not a passed one: say how many were not checked.
+    if skipped > 0 {
+        println!("{skipped} row(s) skipped, not checked");
+    }
+    println!(
+        "every row that ran: each accepted job converted exactly once, no event lost, none invented"
+    );
     Ok(ExitCode::SUCCESS)
 }
 
