@@ -5,24 +5,20 @@
 use std::sync::Arc;
 
 use retrykey_converter::{ConverterDb, service};
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 
 struct Consumer {
     db: Arc<ConverterDb>,
     server: Server,
     client: LoopbackClient,
-    path: std::path::PathBuf,
+    _file: ScratchFile,
 }
 
 impl Consumer {
     async fn start(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-converter-{name}-{}.sqlite",
-            std::process::id()
-        ));
-        remove_files(&path);
-        let db = Arc::new(ConverterDb::open_sqlite(&path).expect("the database opens"));
+        let file = ScratchFile::new(&format!("converter-{name}"));
+        let db = Arc::new(ConverterDb::open_sqlite(file.path()).expect("the database opens"));
         let server = Server::start(service::router(Arc::clone(&db)))
             .await
             .expect("the server starts");
@@ -31,7 +27,7 @@ impl Consumer {
             db,
             server,
             client,
-            path,
+            _file: file,
         }
     }
 
@@ -58,8 +54,6 @@ impl Consumer {
 
     async fn stop(self) {
         self.server.stop().await;
-        drop(self.db);
-        remove_files(&self.path);
     }
 }
 
@@ -95,99 +89,22 @@ async fn bad_deliveries_are_refused_and_change_nothing() {
     let good = body("e1", "report.docx", "3");
     let key = [("idempotency-key", "e1")];
     let long_job = "j".repeat(65);
+    #[rustfmt::skip]
     let cases: Vec<Refused> = vec![
         ("no key", vec![], good.clone(), 400, "key-missing"),
-        (
-            "an empty key",
-            vec![("idempotency-key", "")],
-            good.clone(),
-            400,
-            "key-invalid",
-        ),
-        (
-            "a malformed key",
-            vec![("idempotency-key", "e1,e2")],
-            good.clone(),
-            400,
-            "key-invalid",
-        ),
-        (
-            "two key headers",
-            vec![("idempotency-key", "e1"), ("idempotency-key", "e1")],
-            good.clone(),
-            400,
-            "key-invalid",
-        ),
-        (
-            "a body that is not JSON",
-            key.to_vec(),
-            "convert it".to_owned(),
-            400,
-            "body-invalid",
-        ),
-        (
-            "a body without units",
-            key.to_vec(),
-            r#"{"event":"e1","job":"r"}"#.to_owned(),
-            400,
-            "body-invalid",
-        ),
-        (
-            "negative units",
-            key.to_vec(),
-            body("e1", "r", "-3"),
-            400,
-            "body-invalid",
-        ),
-        (
-            "a body of 20 KiB",
-            key.to_vec(),
-            "x".repeat(20 * 1024),
-            413,
-            "body-too-large",
-        ),
-        (
-            "a key that is not the event",
-            key.to_vec(),
-            body("e2", "r", "3"),
-            422,
-            "key-not-event",
-        ),
-        (
-            "an empty job",
-            key.to_vec(),
-            body("e1", "", "3"),
-            422,
-            "job-invalid",
-        ),
-        (
-            "zero units",
-            key.to_vec(),
-            body("e1", "r", "0"),
-            422,
-            "job-invalid",
-        ),
-        (
-            "units past a signed column",
-            key.to_vec(),
-            body("e1", "r", "18446744073709551615"),
-            422,
-            "job-invalid",
-        ),
-        (
-            "a job of 65 bytes",
-            key.to_vec(),
-            body("e1", &long_job, "3"),
-            422,
-            "job-invalid",
-        ),
-        (
-            "a control character in the job",
-            key.to_vec(),
-            body("e1", "r\\u0007", "3"),
-            422,
-            "job-invalid",
-        ),
+        ("an empty key", vec![("idempotency-key", "")], good.clone(), 400, "key-invalid"),
+        ("a malformed key", vec![("idempotency-key", "e1,e2")], good.clone(), 400, "key-invalid"),
+        ("two key headers", vec![("idempotency-key", "e1"), ("idempotency-key", "e1")], good.clone(), 400, "key-invalid"),
+        ("a body that is not JSON", key.to_vec(), "convert it".to_owned(), 400, "body-invalid"),
+        ("a body without units", key.to_vec(), r#"{"event":"e1","job":"r"}"#.to_owned(), 400, "body-invalid"),
+        ("negative units", key.to_vec(), body("e1", "r", "-3"), 400, "body-invalid"),
+        ("a body of 20 KiB", key.to_vec(), "x".repeat(20 * 1024), 413, "body-too-large"),
+        ("a key that is not the event", key.to_vec(), body("e2", "r", "3"), 422, "key-not-event"),
+        ("an empty job", key.to_vec(), body("e1", "", "3"), 422, "job-invalid"),
+        ("zero units", key.to_vec(), body("e1", "r", "0"), 422, "job-invalid"),
+        ("units past a signed column", key.to_vec(), body("e1", "r", "18446744073709551615"), 422, "job-invalid"),
+        ("a job of 65 bytes", key.to_vec(), body("e1", &long_job, "3"), 422, "job-invalid"),
+        ("a control character in the job", key.to_vec(), body("e1", "r\\u0007", "3"), 422, "job-invalid"),
     ];
     for (what, headers, body, status, slug) in cases {
         let reply = consumer.post(&headers, body).await;

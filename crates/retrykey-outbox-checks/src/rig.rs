@@ -2,7 +2,6 @@
 //! check reads back.
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,7 +9,7 @@ use std::time::Duration;
 use retrykey_client::Policy;
 use retrykey_converter::{ConversionRow, ConverterDb, crash as consumer_crash, service};
 use retrykey_durable::crash::Hooks as LedgerHooks;
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_http::loopback::Server;
 use retrykey_outbox::crash::Hooks as DispatchHooks;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions, Tally};
@@ -63,7 +62,7 @@ pub(crate) const AHEAD: Duration = Duration::from_secs(60);
 /// A document service, a consumer and what the checks need to watch them.
 pub(crate) struct Rig {
     subject: Subject,
-    documents_file: Scratch,
+    documents_file: ScratchFile,
     /// The consumer's database (its conversions and dedup records).
     pub consumer: Arc<ConverterDb>,
     server: Server,
@@ -71,15 +70,15 @@ pub(crate) struct Rig {
     answered: Arc<AtomicUsize>,
     /// How many of the next deliveries crash the consumer after it converts.
     crashes: Arc<AtomicUsize>,
-    _consumer_file: Scratch,
+    _consumer_file: ScratchFile,
 }
 
 impl Rig {
     /// A fresh document file, and a consumer on a fresh file behind a loopback server.
     pub(crate) async fn start(subject: &Subject) -> Self {
-        let documents_file = Scratch::new("documents");
-        let consumer_file = Scratch::new("consumer");
-        let consumer = ConverterDb::open_sqlite_with_parts(&consumer_file.0, subject.consumer)
+        let documents_file = ScratchFile::new("outbox-check-documents");
+        let consumer_file = ScratchFile::new("outbox-check-consumer");
+        let consumer = ConverterDb::open_sqlite_with_parts(consumer_file.path(), subject.consumer)
             .expect("the consumer's database opens");
         let consumer = Arc::new(consumer);
         let answered = Arc::new(AtomicUsize::new(0));
@@ -120,7 +119,7 @@ impl Rig {
             ..DocumentsOptions::default()
         };
         let documents = SqliteDocuments::open_with_parts(
-            &self.documents_file.0,
+            self.documents_file.path(),
             options,
             self.subject.documents,
         )
@@ -232,26 +231,4 @@ pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce() -> Fut) {
             .await
             .expect("the check did not finish within 30 s");
     });
-}
-
-/// A SQLite file in the temporary folder, deleted with its log when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(what: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-outbox-check-{what}-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        remove_files(&path); // left over by an earlier process with the same id
-        Self(path)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        remove_files(&self.0);
-    }
 }

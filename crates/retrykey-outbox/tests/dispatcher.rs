@@ -11,7 +11,7 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use retrykey::{Key, Request};
 use retrykey_client::Policy;
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_http::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocuments};
@@ -19,17 +19,14 @@ use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocu
 /// A document file with one accepted job, deleted on drop.
 struct Outbox {
     documents: Arc<SqliteDocuments>,
-    path: std::path::PathBuf,
+    _file: ScratchFile,
 }
 
 impl Outbox {
     fn with_one_job(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-dispatcher-{name}-{}.sqlite",
-            std::process::id()
-        ));
-        remove_files(&path);
-        let documents = SqliteDocuments::open(&path, DocumentsOptions::default()).expect("opens");
+        let file = ScratchFile::new(&format!("dispatcher-{name}"));
+        let documents =
+            SqliteDocuments::open(file.path(), DocumentsOptions::default()).expect("opens");
         documents
             .accept(
                 &Key::new("job-1").unwrap(),
@@ -38,7 +35,7 @@ impl Outbox {
             .expect("accepted");
         Self {
             documents: Arc::new(documents),
-            path,
+            _file: file,
         }
     }
 
@@ -58,12 +55,6 @@ impl Outbox {
         };
         let documents: Arc<dyn Documents> = Arc::clone(&self.documents) as Arc<dyn Documents>;
         Dispatcher::new(documents, options).expect("valid options")
-    }
-}
-
-impl Drop for Outbox {
-    fn drop(&mut self) {
-        remove_files(&self.path);
     }
 }
 

@@ -2,36 +2,14 @@
 //! and exit status 2, with no database created; a refusal is one line and status 1, with
 //! nothing changed; the answers a person reads, and the JSON a script reads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 
-struct File(PathBuf);
-
-impl File {
-    fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-programs-{name}-{}.sqlite",
-            std::process::id()
-        ));
-        remove_files(&path);
-        Self(path)
-    }
-
-    fn db(&self) -> String {
-        format!("sqlite:{}", self.0.display())
-    }
-
-    fn exists(&self) -> bool {
-        self.0.exists()
-    }
-}
-
-impl Drop for File {
-    fn drop(&mut self) {
-        remove_files(&self.0);
-    }
+/// The `--db` value that names `file`.
+fn db_flag(file: &ScratchFile) -> String {
+    format!("sqlite:{}", file.path().display())
 }
 
 fn run(program: &str, args: &[&str]) -> Output {
@@ -66,146 +44,39 @@ fn assert_refused(output: &Output, code: i32, program: &str, says: &str) {
 // A bad value for any program is one line and status 2, and creates no database.
 #[test]
 fn bad_values_are_one_line_and_create_nothing() {
-    let file = File::new("bad-values");
-    let db = file.db();
+    let file = ScratchFile::new("programs-bad-values");
+    let db = db_flag(&file);
+    let consumer = "http://127.0.0.1:8090";
+    #[rustfmt::skip]
     let cases: Vec<(&str, Vec<&str>, &str)> = vec![
-        (
-            "documents",
-            vec!["accept", "--key", "k", "--job", "r", "--units", "3"],
-            "--db is required",
-        ),
-        (
-            "documents",
-            vec!["--db", "memory", "events"],
-            "expected sqlite:PATH or postgres",
-        ),
-        (
-            "documents",
-            vec!["--db", "postgres", "events"],
-            "RETRYKEY_PG_URL",
-        ),
-        (
-            "documents",
-            vec![
-                "--db", &db, "accept", "--key", "", "--job", "r", "--units", "3",
-            ],
-            "--key",
-        ),
-        (
-            "documents",
-            vec![
-                "--db", &db, "accept", "--key", "k", "--job", "", "--units", "3",
-            ],
-            "job name is empty",
-        ),
-        (
-            "documents",
-            vec![
-                "--db", &db, "accept", "--key", "k", "--job", "r", "--units", "-3",
-            ],
-            "not negative",
-        ),
-        (
-            "documents",
-            vec![
-                "--db", &db, "accept", "--key", "k", "--job", "r", "--units", "three",
-            ],
-            "positive whole number",
-        ),
-        (
-            "documents",
-            vec!["--db", &db, "--pg-schema", "Bad-Name", "events"],
-            "schema name",
-        ),
-        (
-            "dispatcher",
-            vec!["--db", &db, "--consumer", "127.0.0.1:8090"],
-            "http:// URL",
-        ),
-        (
-            "dispatcher",
-            vec![
-                "--db",
-                &db,
-                "--consumer",
-                "http://127.0.0.1:8090",
-                "--lease",
-                "5s",
-            ],
-            "must be longer than a delivery's budget",
-        ),
-        (
-            "dispatcher",
-            vec![
-                "--db",
-                &db,
-                "--consumer",
-                "http://127.0.0.1:8090",
-                "--concurrency",
-                "0",
-            ],
-            "--concurrency",
-        ),
-        (
-            "dispatcher",
-            vec![
-                "--db",
-                &db,
-                "--consumer",
-                "http://127.0.0.1:8090",
-                "--poll",
-                "10",
-            ],
-            "--poll",
-        ),
-        (
-            "dispatcher",
-            vec![
-                "--db",
-                &db,
-                "--consumer",
-                "http://127.0.0.1:8090",
-                "--pause-at",
-                "later",
-            ],
-            "expected sent",
-        ),
-        (
-            "converter",
-            vec!["--db", &db, "--listen", "localhost"],
-            "--listen",
-        ),
-        (
-            "converter",
-            vec!["--db", "sqlite:", "--listen", "127.0.0.1:0"],
-            "sqlite: needs a file path",
-        ),
-        (
-            "converter",
-            vec!["--db", &db, "--pause-at", "before"],
-            "expected converted",
-        ),
+        ("documents", vec!["accept", "--key", "k", "--job", "r", "--units", "3"], "--db is required"),
+        ("documents", vec!["--db", "memory", "events"], "expected sqlite:PATH or postgres"),
+        ("documents", vec!["--db", "postgres", "events"], "RETRYKEY_PG_URL"),
+        ("documents", vec!["--db", &db, "accept", "--key", "", "--job", "r", "--units", "3"], "--key"),
+        ("documents", vec!["--db", &db, "accept", "--key", "k", "--job", "", "--units", "3"], "job name is empty"),
+        ("documents", vec!["--db", &db, "accept", "--key", "k", "--job", "r", "--units", "-3"], "not negative"),
+        ("documents", vec!["--db", &db, "accept", "--key", "k", "--job", "r", "--units", "three"], "positive whole number"),
+        ("documents", vec!["--db", &db, "--pg-schema", "Bad-Name", "events"], "schema name"),
+        ("dispatcher", vec!["--db", &db, "--consumer", "127.0.0.1:8090"], "http:// URL"),
+        ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--lease", "5s"], "must be longer than a delivery's budget"),
+        ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--concurrency", "0"], "--concurrency"),
+        ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--poll", "10"], "--poll"),
+        ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--pause-at", "later"], "expected sent"),
+        ("converter", vec!["--db", &db, "--listen", "localhost"], "--listen"),
+        ("converter", vec!["--db", "sqlite:", "--listen", "127.0.0.1:0"], "sqlite: needs a file path"),
+        ("converter", vec!["--db", &db, "--pause-at", "before"], "expected converted"),
         ("reconcile", vec!["list"], "--db is required"),
-        (
-            "reconcile",
-            vec!["--db", &db, "fail", "some-event", "--reason", " "],
-            "--reason",
-        ),
-        (
-            "reconcile",
-            vec!["--db", &db, "list", "--after", "1 minute"],
-            "--after",
-        ),
-        (
-            "reconcile",
-            vec!["--db", &db, "undo", "some-event"],
-            "unrecognized subcommand",
-        ),
+        ("reconcile", vec!["--db", &db, "fail", "some-event", "--reason", " "], "--reason"),
+        ("reconcile", vec!["--db", &db, "list", "--after", "1 minute"], "--after"),
+        ("reconcile", vec!["--db", &db, "undo", "some-event"], "unrecognized subcommand"),
     ];
     for (program, args, says) in cases {
         let output = run(program, &args);
         assert_refused(&output, 2, program, says);
-        assert!(!file.exists(), "{program} {args:?} created the database");
+        assert!(
+            !file.path().exists(),
+            "{program} {args:?} created the database"
+        );
     }
 }
 
@@ -213,8 +84,8 @@ fn bad_values_are_one_line_and_create_nothing() {
 // (refused, status 1); the events listed; the operator's view and an action on them.
 #[test]
 fn a_job_from_accept_to_reconcile() {
-    let file = File::new("accept");
-    let db = file.db();
+    let file = ScratchFile::new("programs-accept");
+    let db = db_flag(&file);
     let accept = |job: &str| {
         run(
             "documents",
@@ -302,9 +173,9 @@ fn a_job_from_accept_to_reconcile() {
 // no panic, no error line, status 0.
 #[test]
 fn a_closed_pipe_ends_the_listing_quietly() {
-    let file = File::new("closed-pipe");
+    let file = ScratchFile::new("programs-closed-pipe");
     let documents = retrykey_outbox::SqliteDocuments::open(
-        &file.0,
+        file.path(),
         retrykey_outbox::DocumentsOptions::default(),
     )
     .expect("opens");
@@ -316,7 +187,7 @@ fn a_closed_pipe_ends_the_listing_quietly() {
     }
     drop(documents);
     let mut child = Command::new(env!("CARGO_BIN_EXE_documents"))
-        .args(["--db", &file.db(), "events"])
+        .args(["--db", &db_flag(&file), "events"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use retrykey::{Key, Request};
 use retrykey_converter::{ConversionRequest, ConverterDb};
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
     ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
@@ -16,23 +16,15 @@ use retrykey_replicas::Clock;
 
 /// A document file and a consumer file, deleted on drop.
 struct Files {
-    documents: std::path::PathBuf,
-    consumer: std::path::PathBuf,
+    documents: ScratchFile,
+    consumer: ScratchFile,
 }
 
 impl Files {
     fn new(name: &str) -> Self {
-        let file = |what: &str| {
-            let path = std::env::temp_dir().join(format!(
-                "retrykey-reconcile-{name}-{what}-{}.sqlite",
-                std::process::id()
-            ));
-            remove_files(&path);
-            path
-        };
         Self {
-            documents: file("documents"),
-            consumer: file("consumer"),
+            documents: ScratchFile::new(&format!("reconcile-{name}-documents")),
+            consumer: ScratchFile::new(&format!("reconcile-{name}-consumer")),
         }
     }
 
@@ -42,14 +34,7 @@ impl Files {
             clock: Clock::ahead(ahead),
             ..DocumentsOptions::default()
         };
-        SqliteDocuments::open(&self.documents, options).expect("opens")
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        remove_files(&self.documents);
-        remove_files(&self.consumer);
+        SqliteDocuments::open(self.documents.path(), options).expect("opens")
     }
 }
 
@@ -89,7 +74,7 @@ fn four_jobs_claimed(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventI
             .postpone(of(3), "connection refused", wait)
             .unwrap()
     );
-    let consumer = ConverterDb::open_sqlite(&files.consumer).expect("opens");
+    let consumer = ConverterDb::open_sqlite(files.consumer.path()).expect("opens");
     let request = ConversionRequest {
         event: events[3].to_string(),
         job: "report-4.docx".to_owned(),

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::{Documents, DocumentsOptions, EventState, SqliteDocuments};
 
 fn job(n: u64) -> (Key, Request) {
@@ -17,13 +17,12 @@ fn job(n: u64) -> (Key, Request) {
 
 #[test]
 fn a_settled_event_goes_with_its_job_record_not_before() {
-    let path = std::env::temp_dir().join(format!("retrykey-sweep-{}.sqlite", std::process::id()));
-    remove_files(&path);
+    let file = ScratchFile::new("sweep");
     let options = DocumentsOptions {
         retention: Duration::from_secs(1),
         ..DocumentsOptions::default()
     };
-    let documents = SqliteDocuments::open(&path, options).expect("opens");
+    let documents = SqliteDocuments::open(file.path(), options).expect("opens");
     let (key_1, job_1) = job(1);
     let (key_2, job_2) = job(2);
     let first = documents.accept(&key_1, &job_1).expect("accepted");
@@ -70,6 +69,4 @@ fn a_settled_event_goes_with_its_job_record_not_before() {
     assert!(!again.receipt.replayed);
     assert_eq!(again.receipt.operation, 3);
     assert_ne!(again.event, first.event);
-    drop(documents);
-    remove_files(&path);
 }

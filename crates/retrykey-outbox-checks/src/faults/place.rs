@@ -1,11 +1,10 @@
 //! Where a scenario's two databases live: two SQLite files, two fresh schemas on the server that
 //! `RETRYKEY_PG_URL` names, or two schemas on a private server the scenario may restart.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use retrykey_converter::ConverterDb;
-use retrykey_durable::sqlite::remove_files;
+use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::{Documents, DocumentsOptions, documents};
 use retrykey_replicas::flags::Database;
 
@@ -18,21 +17,22 @@ pub struct Place {
     documents: Database,
     consumer: Database,
     schemas: Option<(String, String)>,
-    files: Vec<PathBuf>,
+    /// Deleted when the place is dropped.
+    _files: Vec<ScratchFile>,
     server: Option<PrivateServer>,
 }
 
 impl Place {
     /// Two fresh SQLite files in the temporary folder.
     pub fn sqlite() -> Self {
-        let documents = scratch("documents");
-        let consumer = scratch("consumer");
+        let documents = ScratchFile::new("fault-documents");
+        let consumer = ScratchFile::new("fault-consumer");
         Self {
             backend: "sqlite",
-            documents: Database::Sqlite(documents.clone()),
-            consumer: Database::Sqlite(consumer.clone()),
+            documents: Database::Sqlite(documents.path().to_owned()),
+            consumer: Database::Sqlite(consumer.path().to_owned()),
             schemas: None,
-            files: vec![documents, consumer],
+            _files: vec![documents, consumer],
             server: None,
         }
     }
@@ -46,7 +46,7 @@ impl Place {
             documents: Database::Postgres(url.to_owned()),
             consumer: Database::Postgres(url.to_owned()),
             schemas: Some(schemas),
-            files: Vec::new(),
+            _files: Vec::new(),
             server: None,
         }
     }
@@ -60,7 +60,7 @@ impl Place {
             documents: Database::Postgres(url.clone()),
             consumer: Database::Postgres(url),
             schemas: Some(fresh_schemas()),
-            files: Vec::new(),
+            _files: Vec::new(),
             server: Some(server),
         })
     }
@@ -117,9 +117,6 @@ impl Place {
 
 impl Drop for Place {
     fn drop(&mut self) {
-        for file in &self.files {
-            remove_files(file);
-        }
         if let (Database::Postgres(url), Some(schemas), None) =
             (&self.documents, &self.schemas, &self.server)
         {
@@ -149,17 +146,6 @@ fn fresh_schemas() -> (String, String) {
         format!("rk_fault_documents_{id}_{n}"),
         format!("rk_fault_consumer_{id}_{n}"),
     )
-}
-
-fn scratch(what: &str) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "retrykey-fault-{what}-{}-{}.sqlite",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    remove_files(&path);
-    path
 }
 
 /// Drops the two schemas, if they are there (a plain thread: this may run in a runtime).
