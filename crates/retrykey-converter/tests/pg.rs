@@ -4,21 +4,8 @@
 use std::sync::Arc;
 
 use retrykey_converter::{ConversionRequest, ConverterDb};
-use retrykey_durable_checks::admin::{Admin, url};
-
-fn fresh_schema(name: &str) -> String {
-    let schema = format!("rk_converter_{name}_{}", std::process::id());
-    Admin::connect(&url(), "public")
-        .expect("PostgreSQL answers")
-        .batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .expect("a fresh schema");
-    schema
-}
-
-fn drop_schema(schema: &str) {
-    let _ = Admin::connect(&url(), "public")
-        .and_then(|admin| admin.batch(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")));
-}
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::server::FreshSchema;
 
 fn request(event: &str) -> ConversionRequest {
     ConversionRequest {
@@ -32,8 +19,8 @@ fn request(event: &str) -> ConversionRequest {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_redelivery_converts_once() {
-    let schema = fresh_schema("redelivery");
-    let db = ConverterDb::connect_postgres(&url(), &schema).expect("connects");
+    let schema = FreshSchema::new(&url());
+    let db = ConverterDb::connect_postgres(&url(), schema.name()).expect("connects");
     let first = db.convert(&request("e1")).expect("converts");
     let again = db.convert(&request("e1")).expect("answers");
     assert_eq!(
@@ -50,8 +37,6 @@ fn pg_redelivery_converts_once() {
         (recorded[0].event.as_str(), recorded[0].conversion),
         ("e1", first.conversion)
     );
-    drop(db);
-    drop_schema(&schema);
 }
 
 // Sixteen deliveries of one event at once, through two consumer processes' worth of
@@ -59,10 +44,10 @@ fn pg_redelivery_converts_once() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_simultaneous_deliveries_convert_once() {
-    let schema = fresh_schema("simultaneous");
+    let schema = FreshSchema::new(&url());
     let consumers = [
-        Arc::new(ConverterDb::connect_postgres(&url(), &schema).expect("connects")),
-        Arc::new(ConverterDb::connect_postgres(&url(), &schema).expect("connects")),
+        Arc::new(ConverterDb::connect_postgres(&url(), schema.name()).expect("connects")),
+        Arc::new(ConverterDb::connect_postgres(&url(), schema.name()).expect("connects")),
     ];
     let barrier = Arc::new(std::sync::Barrier::new(16));
     let answers: Vec<_> = (0..16)
@@ -86,6 +71,4 @@ fn pg_simultaneous_deliveries_convert_once() {
             .iter()
             .all(|a| a.conversion == answers[0].conversion)
     );
-    drop(consumers);
-    drop_schema(&schema);
 }

@@ -10,42 +10,29 @@ use std::time::Duration;
 use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::crash::{Hooks, Point};
-use retrykey_durable_checks::admin::{Admin, url};
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::server::FreshSchema;
 use retrykey_http::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, PgDocuments};
 use retrykey_replicas::Clock;
 
 /// A schema of one test's own, empty at the start and dropped at the end.
-struct Schema(String);
+struct Schema(FreshSchema);
 
 impl Schema {
-    fn new(name: &str) -> Self {
-        let schema = Self(format!("rk_outbox_{name}_{}", std::process::id()));
-        schema.drop_it();
-        schema
+    fn new() -> Self {
+        Self(FreshSchema::new(&url()))
     }
 
     fn open(&self, clock: Clock, hooks: Hooks) -> PgDocuments {
         let options = DocumentsOptions {
-            pg_schema: self.0.clone(),
+            pg_schema: self.0.name().to_owned(),
             clock,
             hooks,
             ..DocumentsOptions::default()
         };
         PgDocuments::connect(&url(), options).expect("connects")
-    }
-
-    fn drop_it(&self) {
-        Admin::connect(&url(), "public")
-            .and_then(|admin| admin.batch(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0)))
-            .expect("PostgreSQL answers");
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        self.drop_it();
     }
 }
 
@@ -62,7 +49,7 @@ fn job(n: u64) -> (Key, Request) {
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_job_and_event_commit_together() {
     for point in [Point::AfterEffect, Point::AfterRecord, Point::AfterCommit] {
-        let schema = Schema::new(&format!("crash_{}", point.name().replace('-', "_")));
+        let schema = Schema::new();
         let crashing = schema.open(
             Clock::system(),
             Hooks::with(move |at| {
@@ -99,7 +86,7 @@ fn pg_job_and_event_commit_together() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_claims_never_overlap() {
-    let schema = Schema::new("claims");
+    let schema = Schema::new();
     let handles = [
         Arc::new(schema.open(Clock::system(), Hooks::none())),
         Arc::new(schema.open(Clock::system(), Hooks::none())),
@@ -144,7 +131,7 @@ fn pg_claims_never_overlap() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_fence_and_actions() {
-    let schema = Schema::new("fence");
+    let schema = Schema::new();
     let a = schema.open(Clock::system(), Hooks::none());
     let later = schema.open(Clock::ahead(Duration::from_secs(120)), Hooks::none());
     for n in 1..=2 {
@@ -211,15 +198,15 @@ fn pg_fence_and_actions() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_jobs_are_converted_once() {
-    let schema = Schema::new("path");
-    let consumer_schema = Schema::new("path_consumer");
+    let schema = Schema::new();
+    let consumer_schema = FreshSchema::new(&url());
     let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
     for n in 1..=5 {
         let (key, request) = job(n);
         documents.accept(&key, &request).expect("accepted");
     }
     let consumer =
-        Arc::new(ConverterDb::connect_postgres(&url(), &consumer_schema.0).expect("connects"));
+        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
