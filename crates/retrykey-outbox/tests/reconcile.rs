@@ -345,3 +345,32 @@ fn actions_override_the_claims_before_them() {
         "a failed event is settled: not undelivered"
     );
 }
+
+// Failed events are settled and stay until their job's record is swept: a full page of them,
+// older than everything else, still leaves room for the job that is waiting.
+#[test]
+fn failed_events_do_not_crowd_out_undelivered_ones() {
+    let files = Files::new("crowded");
+    let documents = files.documents(Duration::ZERO);
+    for n in 1..=reconcile::MAX_LISTED as u64 {
+        let key = Key::new(format!("old-{n}")).unwrap();
+        let job = Request::new("old.docx", 1).unwrap();
+        let event = documents.accept(&key, &job).expect("accepted").event;
+        let failed = documents.mark_failed(event.as_str(), "customer cancelled");
+        assert!(failed.unwrap().expect("failed").changed);
+    }
+    let waiting = documents
+        .accept(
+            &Key::new("new-1").unwrap(),
+            &Request::new("new.docx", 2).unwrap(),
+        )
+        .expect("accepted");
+
+    let later = report(&files.documents(LATER), None, Duration::from_secs(60)).expect("a report");
+    assert_eq!(
+        ids(&later.undelivered),
+        vec![waiting.receipt.operation],
+        "{later:?}"
+    );
+    assert!(!later.is_clear());
+}

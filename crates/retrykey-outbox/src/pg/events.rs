@@ -182,13 +182,13 @@ pub async fn find(
 }
 
 /// Every event the consumer has not acknowledged (pending, rejected or failed), oldest job first,
-/// at most `limit`.
+/// at most `limit`; failed events last, so that settled ones never crowd out those still open.
 pub async fn not_delivered(db: &impl GenericClient, limit: usize) -> Result<Vec<EventRow>, Error> {
     let rows = db
         .query_typed(
             &format!(
                 "SELECT {COLUMNS} FROM outbox WHERE state <> 'delivered'
-                 ORDER BY accepted_at, operation LIMIT $1"
+                 ORDER BY state = 'failed', accepted_at, operation LIMIT $1"
             ),
             &[(&(limit as i64), Type::INT8)],
         )

@@ -162,11 +162,11 @@ pub fn find(conn: &Connection, id: &str) -> rusqlite::Result<Option<EventRow>> {
 }
 
 /// Every event the consumer has not acknowledged (pending, rejected or failed), oldest job first,
-/// at most `limit`.
+/// at most `limit`; failed events last, so that settled ones never crowd out those still open.
 pub fn not_delivered(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<EventRow>> {
     conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM outbox WHERE state <> 'delivered'
-         ORDER BY accepted_at, operation LIMIT ?1"
+         ORDER BY state = 'failed', accepted_at, operation LIMIT ?1"
     ))?
     .query_map([limit as i64], row)?
     .collect()
