@@ -213,10 +213,14 @@ pub(crate) async fn drain(dispatcher: &Dispatcher, rounds: usize) -> Tally {
 
 /// A loopback address nothing listens on: a consumer that is down.
 pub(crate) fn refused_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let port = listener.local_addr().expect("its address").port();
-    drop(listener);
+    let port = free_port().expect("a free port");
     format!("http://127.0.0.1:{port}")
+}
+
+/// A loopback port nothing listened on a moment ago (the probe's listener is closed again).
+pub(crate) fn free_port() -> std::io::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
 }
 
 /// Runs one check on its own runtime, bounded so that a hang fails instead of blocking forever.

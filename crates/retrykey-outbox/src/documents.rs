@@ -180,7 +180,8 @@ fn act_sqlite(
                 Action::Fail(reason) => sqlite_events::mark_failed(tx, id, reason, now)?,
             }
         }
-        let event = sqlite_events::find(tx, id)?.unwrap_or(row);
+        let event =
+            sqlite_events::find(tx, id)?.expect("the row read in this transaction is still there");
         Ok(Ok(Acted { changed, event }))
     })
 }
@@ -198,9 +199,9 @@ fn act_pg(
         let tx = client.transaction().await.map_err(storage)?;
         let decided = match pg_events::find(&tx, id, true).await? {
             None => Err(ActionError::UnknownEvent(id.to_owned())),
-            Some(row) => action.decide(&row, now).map(|changed| (changed, row)),
+            Some(row) => action.decide(&row, now),
         };
-        let (changed, row) = match decided {
+        let changed = match decided {
             Ok(decided) => decided,
             Err(refused) => {
                 tx.rollback().await.map_err(storage)?;
@@ -213,7 +214,9 @@ fn act_pg(
                 Action::Fail(reason) => pg_events::mark_failed(&tx, id, reason, now).await?,
             }
         }
-        let event = pg_events::find(&tx, id, false).await?.unwrap_or(row);
+        let event = pg_events::find(&tx, id, false)
+            .await?
+            .expect("the row locked in this transaction is still there");
         tx.commit().await.map_err(storage)?;
         Ok(Ok(Acted { changed, event }))
     })

@@ -2,6 +2,7 @@
 //! the output, not the program: Rust's `println!` would panic on the closed pipe.
 
 use std::io::{ErrorKind, Write};
+use std::process::ExitCode;
 
 /// Writes `text` to stdout; a closed pipe is not an error, any other failure is.
 pub fn print(text: &str) -> std::io::Result<()> {
@@ -12,5 +13,17 @@ pub fn print(text: &str) -> std::io::Result<()> {
     {
         Err(error) if error.kind() == ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+/// Prints `text` as `program`'s answer: success, or one line on stderr and status 1 when stdout
+/// cannot be written.
+pub fn printed(program: &str, text: &str) -> ExitCode {
+    match print(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{program}: cannot write the output: {error}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use retrykey::{Key, Request};
 use retrykey_outbox::{Documents, EventId, EventState};
 
+use crate::rig::free_port;
 pub use place::Place;
 use process::Program;
 
@@ -172,9 +173,10 @@ const DISPATCHER_FLAGS: [&str; 13] = [
 
 struct Scenario<'a> {
     programs: &'a Programs,
-    place: Place,
     port: u16,
+    /// Dropped before `place`, so that its connections close before the databases go.
     documents: Box<dyn Documents>,
+    place: Place,
     accepted: Vec<EventId>,
 }
 
@@ -184,7 +186,7 @@ impl<'a> Scenario<'a> {
         Self {
             programs,
             place,
-            port: free_port(),
+            port: free_port().expect("a free port"),
             documents,
             accepted: Vec::new(),
         }
@@ -435,9 +437,4 @@ impl<'a> Scenario<'a> {
             problems,
         }
     }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
 }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::rig::free_port;
+
 /// The role the scenario's programs log in as.
 const ROLE: &str = "retrykey";
 
@@ -35,7 +37,7 @@ impl PrivateServer {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let _ = std::fs::remove_dir_all(&dir);
-        let port = free_port()?;
+        let port = free_port().map_err(|error| format!("no free port: {error}"))?;
         let server = Self {
             bin,
             dir,
@@ -166,13 +168,4 @@ fn is_root() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
-}
-
-fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|error| format!("no free port: {error}"))?;
-    listener
-        .local_addr()
-        .map(|addr| addr.port())
-        .map_err(|error| format!("no free port: {error}"))
 }

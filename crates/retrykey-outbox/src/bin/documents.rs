@@ -99,13 +99,16 @@ fn run_accept(documents: &dyn Documents, key: &Key, job: &Request) -> ExitCode {
             } else {
                 "accepted"
             };
-            printed(&format!(
-                "{how}: job {} ({}, {} units) under key {key}, event {}\n",
-                receipt.operation,
-                job.job(),
-                job.units(),
-                accepted.event
-            ))
+            output::printed(
+                "documents",
+                &format!(
+                    "{how}: job {} ({}, {} units) under key {key}, event {}\n",
+                    receipt.operation,
+                    job.job(),
+                    job.units(),
+                    accepted.event
+                ),
+            )
         }
         Err(error) => {
             eprintln!("documents: {error}");
@@ -145,20 +148,10 @@ fn run_events(documents: &dyn Documents) -> ExitCode {
         1 => "1 event\n".to_owned(),
         n => format!("{n} events\n"),
     });
-    printed(&text)
+    output::printed("documents", &text)
 }
 
 /// Prints `text`; a failed write is the program's failure.
-fn printed(text: &str) -> ExitCode {
-    match output::print(text) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("documents: cannot write the output: {error}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 fn refuse(line: &str) -> ExitCode {
     eprintln!("documents: {line}");
     ExitCode::from(2)

@@ -115,11 +115,14 @@ fn list(
     json: bool,
 ) -> ExitCode {
     match reconcile::report(documents, consumer, after.0) {
-        Ok(report) if json => printed(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report).expect("a report serializes")
-        )),
-        Ok(report) => printed(&reconcile::text(&report)),
+        Ok(report) if json => output::printed(
+            "reconcile",
+            &format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).expect("a report serializes")
+            ),
+        ),
+        Ok(report) => output::printed("reconcile", &reconcile::text(&report)),
         Err(error) => refuse(1, &error.to_string()),
     }
 }
@@ -130,24 +133,20 @@ fn acted(
     result: Result<Result<Acted, ActionError>, retrykey_outbox::Error>,
 ) -> ExitCode {
     match result {
-        Ok(Ok(acted)) if json => printed(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&acted).expect("an action serializes")
-        )),
-        Ok(Ok(acted)) => printed(&reconcile::acted_text(action, &acted)),
+        Ok(Ok(acted)) if json => output::printed(
+            "reconcile",
+            &format!(
+                "{}\n",
+                serde_json::to_string_pretty(&acted).expect("an action serializes")
+            ),
+        ),
+        Ok(Ok(acted)) => output::printed("reconcile", &reconcile::acted_text(action, &acted)),
         Ok(Err(refused)) => refuse(1, &format!("{action}: {refused}; nothing changed")),
         Err(error) => refuse(1, &format!("{action}: {error}")),
     }
 }
 
 /// Prints `text`; a failed write is the program's failure.
-fn printed(text: &str) -> ExitCode {
-    match output::print(text) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => refuse(1, &format!("cannot write the output: {error}")),
-    }
-}
-
 fn refuse(code: u8, line: &str) -> ExitCode {
     eprintln!("reconcile: {line}");
     ExitCode::from(code)
