@@ -16,7 +16,9 @@ dir=$(mktemp -d)
 pids=()
 cleanup() {
     for pid in "${pids[@]}"; do
-        kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+        # Each step may fail (the process is gone already); the clean-up goes on regardless.
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
     done
     rm -rf "$dir"
 }
