@@ -9,7 +9,7 @@ use retrykey_converter::{ConversionRequest, ConverterDb};
 use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
-    ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
+    Acted, ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
     SqliteDocuments,
 };
 use retrykey_replicas::Clock;
@@ -89,6 +89,9 @@ fn four_jobs_claimed(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventI
     let claimed = (1..=4).map(|n| of(n).clone()).collect();
     (documents, consumer, events, claimed)
 }
+
+/// One operator action, tried when called.
+type Attempt<'a> = Box<dyn Fn() -> Result<Acted, ActionError> + 'a>;
 
 fn ids(items: &[reconcile::Uncertain]) -> Vec<u64> {
     items.iter().map(|item| item.operation).collect()
@@ -234,56 +237,27 @@ fn refused_actions_change_nothing() {
     assert_eq!(held.len(), 1);
 
     let before = snapshot(&later);
-    let refusals: Vec<(&str, Result<_, ActionError>)> = vec![
-        (
-            "redrive an unknown id",
-            later.redrive("no-such-event").unwrap(),
-        ),
-        (
-            "fail an unknown id",
-            later.mark_failed("no-such-event", "gone").unwrap(),
-        ),
-        (
-            "redrive a delivered event",
-            later.redrive(delivered).unwrap(),
-        ),
-        (
-            "fail a delivered event",
-            later.mark_failed(delivered, "oops").unwrap(),
-        ),
-        ("redrive a failed event", later.redrive(waiting).unwrap()),
-        (
-            "fail it for another reason",
-            later.mark_failed(waiting, "another").unwrap(),
-        ),
-        (
-            "fail a claimed event",
-            later.mark_failed(lapsed, "stuck").unwrap(),
-        ),
-        ("redrive a claimed event", later.redrive(lapsed).unwrap()),
-        (
-            "fail a converted event",
-            reconcile::mark_failed(&later, Some(&consumer), converted, "no answer").unwrap(),
-        ),
-        (
-            "fail with an empty reason",
-            later.mark_failed(converted, "").unwrap(),
-        ),
-        (
-            "fail with a blank reason",
-            later.mark_failed(converted, "   ").unwrap(),
-        ),
-        (
-            "fail with a long reason",
-            later.mark_failed(converted, &"r".repeat(201)).unwrap(),
-        ),
-        (
-            "fail with a line break",
-            later.mark_failed(converted, "a\nb").unwrap(),
-        ),
+    // Each action is tried inside the loop, so that the snapshot after it speaks of it alone.
+    #[rustfmt::skip]
+    let refusals: Vec<(&str, Attempt)> = vec![
+        ("redrive an unknown id", Box::new(|| later.redrive("no-such-event").unwrap())),
+        ("fail an unknown id", Box::new(|| later.mark_failed("no-such-event", "gone").unwrap())),
+        ("redrive a delivered event", Box::new(|| later.redrive(delivered).unwrap())),
+        ("fail a delivered event", Box::new(|| later.mark_failed(delivered, "oops").unwrap())),
+        ("redrive a failed event", Box::new(|| later.redrive(waiting).unwrap())),
+        ("fail it for another reason", Box::new(|| later.mark_failed(waiting, "another").unwrap())),
+        ("fail a claimed event", Box::new(|| later.mark_failed(lapsed, "stuck").unwrap())),
+        ("redrive a claimed event", Box::new(|| later.redrive(lapsed).unwrap())),
+        ("fail a converted event", Box::new(|| {
+            reconcile::mark_failed(&later, Some(&consumer), converted, "no answer").unwrap()
+        })),
+        ("fail with an empty reason", Box::new(|| later.mark_failed(converted, "").unwrap())),
+        ("fail with a blank reason", Box::new(|| later.mark_failed(converted, "   ").unwrap())),
+        ("fail with a long reason", Box::new(|| later.mark_failed(converted, &"r".repeat(201)).unwrap())),
+        ("fail with a line break", Box::new(|| later.mark_failed(converted, "a\nb").unwrap())),
     ];
-    for (what, result) in refusals {
-        let refused = result.expect_err(what);
+    for (what, attempt) in refusals {
+        let refused = attempt().expect_err(what);
         let expected = match what {
             w if w.contains("unknown") => matches!(refused, ActionError::UnknownEvent(_)),
             w if w.contains("delivered") => matches!(refused, ActionError::Delivered { .. }),
