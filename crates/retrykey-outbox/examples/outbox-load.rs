@@ -26,12 +26,11 @@ use clap::Parser;
 use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
-use retrykey_durable::sqlite::remove_files;
-use retrykey_durable_checks::admin::Admin;
 use retrykey_durable_checks::pgbench::{self, quantile};
 use retrykey_http::loopback::Server;
+use retrykey_outbox::Documents;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{Documents, DocumentsOptions, PgDocuments, SqliteDocuments};
+use retrykey_outbox_checks::faults::Place;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -53,7 +52,8 @@ struct Args {
     /// Only these backends (comma-separated: postgres, sqlite); default both.
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
-    /// Give up (and report what was measured) after this many seconds.
+    /// Give up after this many seconds: the backend still running stops, named, and the rest is
+    /// skipped.
     #[arg(long, default_value_t = 300)]
     max_seconds: u64,
 }
@@ -67,6 +67,9 @@ struct Measured {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.concurrency == 0 || args.rate == 0 || args.seconds == 0 {
+        bail!("--concurrency, --rate and --seconds must be at least 1");
+    }
     let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
     let url = url_from_env();
     let backends: Vec<&str> = if args.backends.is_empty() {
@@ -106,15 +109,27 @@ fn main() -> anyhow::Result<()> {
             None
         }
     };
+    let mut stopped = 0;
     for backend in backends {
+        if backend == "postgres" && url.is_none() {
+            continue;
+        }
         if Instant::now() >= deadline {
             println!("{backend}: skipped (past --max-seconds)");
             continue;
         }
-        let measured = match (backend, &url) {
-            ("postgres", None) => continue,
-            ("postgres", Some(url)) => measure(&args, &Place::postgres(url)?)?,
-            _ => measure(&args, &Place::sqlite())?,
+        // A fresh place for each of the two runs.
+        let place = || match &url {
+            Some(url) if backend == "postgres" => Place::postgres(url),
+            _ => Place::sqlite(),
+        };
+        let measured = match measure(&args, place, deadline) {
+            Ok(measured) => measured,
+            Err(error) => {
+                println!("{backend}: stopped: {error:#}");
+                stopped += 1;
+                continue;
+            }
         };
         let ratio = |figure: f64| {
             reference.as_ref().map_or(String::new(), |run| {
@@ -149,119 +164,36 @@ fn main() -> anyhow::Result<()> {
             measured.latency_ms.len()
         );
     }
+    if stopped > 0 {
+        bail!("{stopped} backend(s) not measured");
+    }
     Ok(())
 }
 
-/// Where one backend's two databases live.
-enum Place {
-    Postgres {
-        url: String,
-        documents: String,
-        consumer: String,
-    },
-    Sqlite {
-        documents: std::path::PathBuf,
-        consumer: std::path::PathBuf,
-    },
+/// The two databases of a fresh place, opened as the load needs them.
+fn open(place: &Place) -> (Arc<dyn Documents>, Arc<ConverterDb>) {
+    (
+        Arc::from(place.open_documents()),
+        Arc::new(place.open_consumer()),
+    )
 }
 
-impl Place {
-    fn postgres(url: &str) -> anyhow::Result<Self> {
-        let id = std::process::id();
-        let place = Self::Postgres {
-            url: url.to_owned(),
-            documents: format!("rk_load_documents_{id}"),
-            consumer: format!("rk_load_consumer_{id}"),
-        };
-        place.clean()?;
-        Ok(place)
-    }
-
-    fn sqlite() -> Self {
-        let file = |what: &str| {
-            std::env::temp_dir().join(format!(
-                "retrykey-load-{what}-{}.sqlite",
-                std::process::id()
-            ))
-        };
-        let place = Self::Sqlite {
-            documents: file("documents"),
-            consumer: file("consumer"),
-        };
-        let _ = place.clean();
-        place
-    }
-
-    fn open(&self) -> anyhow::Result<(Arc<dyn Documents>, Arc<ConverterDb>)> {
-        self.clean()?;
-        Ok(match self {
-            Place::Postgres {
-                url,
-                documents,
-                consumer,
-            } => {
-                let options = DocumentsOptions {
-                    pg_schema: documents.clone(),
-                    ..DocumentsOptions::default()
-                };
-                (
-                    Arc::new(PgDocuments::connect(url, options)?),
-                    Arc::new(ConverterDb::connect_postgres(url, consumer)?),
-                )
-            }
-            Place::Sqlite {
-                documents,
-                consumer,
-            } => (
-                Arc::new(SqliteDocuments::open(
-                    documents,
-                    DocumentsOptions::default(),
-                )?),
-                Arc::new(ConverterDb::open_sqlite(consumer)?),
-            ),
-        })
-    }
-
-    fn clean(&self) -> anyhow::Result<()> {
-        match self {
-            Place::Postgres {
-                url,
-                documents,
-                consumer,
-            } => Admin::connect(url, "public")?.batch(&format!(
-                "DROP SCHEMA IF EXISTS {documents} CASCADE; DROP SCHEMA IF EXISTS {consumer} CASCADE"
-            ))?,
-            Place::Sqlite {
-                documents,
-                consumer,
-            } => {
-                remove_files(documents);
-                remove_files(consumer);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        let _ = self.clean();
-    }
-}
-
-fn measure(args: &Args, place: &Place) -> anyhow::Result<Measured> {
+fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow::Result<Measured> {
     // 1 and 2: a backlog accepted, then delivered.
-    let (documents, consumer) = place.open()?;
+    let backlog = place();
+    let (documents, consumer) = open(&backlog);
     let started = Instant::now();
     accept_backlog(&documents, args.jobs, args.concurrency)?;
     let accepted_per_s = args.jobs as f64 / started.elapsed().as_secs_f64();
     let runtime = tokio::runtime::Runtime::new()?;
-    let delivered_per_s =
-        runtime.block_on(dispatch(&documents, &consumer, args, args.jobs, None))?;
-    drop((documents, consumer));
+    let delivered_per_s = runtime.block_on(dispatch(
+        &documents, &consumer, args, args.jobs, None, deadline,
+    ))?;
+    drop((documents, consumer, backlog));
 
     // 3: jobs offered at a fixed rate while the dispatcher runs.
-    let (documents, consumer) = place.open()?;
+    let offered_place = place();
+    let (documents, consumer) = open(&offered_place);
     let offered = (args.rate * args.seconds) as usize;
     let feeding = Arc::clone(&documents);
     let interval = Duration::from_secs_f64(1.0 / args.rate as f64);
@@ -277,7 +209,14 @@ fn measure(args: &Args, place: &Place) -> anyhow::Result<Measured> {
         }
         Ok(())
     });
-    runtime.block_on(dispatch(&documents, &consumer, args, offered, Some(feeder)))?;
+    runtime.block_on(dispatch(
+        &documents,
+        &consumer,
+        args,
+        offered,
+        Some(feeder),
+        deadline,
+    ))?;
     let accepted: std::collections::HashMap<String, i64> = documents
         .events()?
         .into_iter()
@@ -326,14 +265,15 @@ fn accept_backlog(
     })
 }
 
-/// Runs a dispatcher until the consumer holds `expected` conversions; events per second from
-/// its start. With a `feeder`, also waits for it.
+/// Runs a dispatcher until the consumer holds `expected` conversions, or until `deadline`;
+/// events per second from its start. With a `feeder`, also waits for it.
 async fn dispatch(
     documents: &Arc<dyn Documents>,
     consumer: &Arc<ConverterDb>,
     args: &Args,
     expected: usize,
     feeder: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+    deadline: Instant,
 ) -> anyhow::Result<f64> {
     let server = Server::start(service::router(Arc::clone(consumer))).await?;
     let options = DispatcherOptions {
@@ -344,14 +284,14 @@ async fn dispatch(
     let dispatcher = Dispatcher::new(Arc::clone(documents), options)?;
     let watching = {
         let consumer = Arc::clone(consumer);
-        let limit = Duration::from_secs(args.max_seconds);
         async move {
-            let start = Instant::now();
             loop {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let db = Arc::clone(&consumer);
                 let count = tokio::task::spawn_blocking(move || db.count()).await;
-                if matches!(count, Ok(Ok(n)) if n as usize >= expected) || start.elapsed() > limit {
+                if matches!(count, Ok(Ok(n)) if n as usize >= expected)
+                    || Instant::now() >= deadline
+                {
                     return;
                 }
             }
@@ -366,7 +306,7 @@ async fn dispatch(
     }
     if tally.delivered < expected {
         bail!(
-            "delivered {} of {expected} events before the time cap",
+            "delivered {} of {expected} events before --max-seconds",
             tally.delivered
         );
     }
