@@ -1,10 +1,10 @@
 //! Where a scenario's two databases live: two SQLite files, two fresh schemas on the server that
 //! `RETRYKEY_PG_URL` names, or two schemas on a private server the scenario may restart.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use retrykey_converter::ConverterDb;
+use retrykey_durable::pg::URL_VAR;
 use retrykey_durable::sqlite::ScratchFile;
+use retrykey_durable_checks::crash::server::FreshSchema;
 use retrykey_outbox::{Documents, DocumentsOptions, documents};
 use retrykey_replicas::flags::Database;
 
@@ -14,39 +14,64 @@ use super::postgres::PrivateServer;
 pub struct Place {
     /// `sqlite` or `postgres`, for the table.
     pub backend: &'static str,
-    documents: Database,
-    consumer: Database,
-    schemas: Option<(String, String)>,
-    /// Deleted when the place is dropped.
-    _files: Vec<ScratchFile>,
+    documents: Db,
+    consumer: Db,
+    /// Declared after the databases, so that their schemas are dropped before it stops.
     server: Option<PrivateServer>,
+}
+
+/// One database, with the guard that removes it when the place is dropped.
+enum Db {
+    Sqlite(ScratchFile),
+    Postgres { url: String, schema: FreshSchema },
+}
+
+impl Db {
+    fn postgres(url: &str) -> Self {
+        Db::Postgres {
+            url: url.to_owned(),
+            schema: FreshSchema::new(url),
+        }
+    }
+
+    /// The program flags that open it.
+    fn args(&self) -> Vec<String> {
+        match self {
+            Db::Sqlite(file) => vec!["--db".into(), format!("sqlite:{}", file.path().display())],
+            Db::Postgres { schema, .. } => vec![
+                "--db".into(),
+                "postgres".into(),
+                "--pg-schema".into(),
+                schema.name().to_owned(),
+            ],
+        }
+    }
+
+    fn database(&self) -> Database {
+        match self {
+            Db::Sqlite(file) => Database::Sqlite(file.path().to_owned()),
+            Db::Postgres { url, .. } => Database::Postgres(url.clone()),
+        }
+    }
 }
 
 impl Place {
     /// Two fresh SQLite files in the temporary folder.
     pub fn sqlite() -> Self {
-        let documents = ScratchFile::new("fault-documents");
-        let consumer = ScratchFile::new("fault-consumer");
         Self {
             backend: "sqlite",
-            documents: Database::Sqlite(documents.path().to_owned()),
-            consumer: Database::Sqlite(consumer.path().to_owned()),
-            schemas: None,
-            _files: vec![documents, consumer],
+            documents: Db::Sqlite(ScratchFile::new("fault-documents")),
+            consumer: Db::Sqlite(ScratchFile::new("fault-consumer")),
             server: None,
         }
     }
 
     /// Two fresh schemas on the server at `url`.
     pub fn postgres(url: &str) -> Self {
-        let schemas = fresh_schemas();
-        drop_schemas(url, &schemas);
         Self {
             backend: "postgres",
-            documents: Database::Postgres(url.to_owned()),
-            consumer: Database::Postgres(url.to_owned()),
-            schemas: Some(schemas),
-            _files: Vec::new(),
+            documents: Db::postgres(url),
+            consumer: Db::postgres(url),
             server: None,
         }
     }
@@ -57,10 +82,8 @@ impl Place {
         let url = server.url();
         Ok(Self {
             backend: "postgres",
-            documents: Database::Postgres(url.clone()),
-            consumer: Database::Postgres(url),
-            schemas: Some(fresh_schemas()),
-            _files: Vec::new(),
+            documents: Db::postgres(&url),
+            consumer: Db::postgres(&url),
             server: Some(server),
         })
     }
@@ -72,102 +95,38 @@ impl Place {
 
     /// The flags that open the document service's database (`documents`, `dispatcher`).
     pub fn documents_args(&self) -> Vec<String> {
-        args(&self.documents, self.schemas.as_ref().map(|s| s.0.as_str()))
+        self.documents.args()
     }
 
     /// The flags that open the consumer's database (`converter`).
     pub fn consumer_args(&self) -> Vec<String> {
-        args(&self.consumer, self.schemas.as_ref().map(|s| s.1.as_str()))
+        self.consumer.args()
     }
 
     /// The environment the programs need: the URL behind `--db postgres`.
     pub fn env(&self) -> Vec<(String, String)> {
         match &self.documents {
-            Database::Postgres(url) => vec![("RETRYKEY_PG_URL".to_owned(), url.clone())],
-            Database::Sqlite(_) => Vec::new(),
+            Db::Postgres { url, .. } => vec![(URL_VAR.to_owned(), url.clone())],
+            Db::Sqlite(_) => Vec::new(),
         }
     }
 
     /// The document service's database, opened in this process (the accepting side).
     pub fn open_documents(&self) -> Box<dyn Documents> {
-        let options = DocumentsOptions {
-            pg_schema: self
-                .schemas
-                .as_ref()
-                .map_or(retrykey_outbox::DEFAULT_SCHEMA.to_owned(), |s| s.0.clone()),
-            ..DocumentsOptions::default()
-        };
-        documents::open(&self.documents, options).expect("the document service's database opens")
+        let mut options = DocumentsOptions::default();
+        if let Db::Postgres { schema, .. } = &self.documents {
+            options.pg_schema = schema.name().to_owned();
+        }
+        documents::open(&self.documents.database(), options)
+            .expect("the document service's database opens")
     }
 
     /// The consumer's database, opened in this process to read what it converted.
     pub fn open_consumer(&self) -> ConverterDb {
-        match (&self.consumer, &self.schemas) {
-            (Database::Sqlite(path), _) => ConverterDb::open_sqlite(path),
-            (Database::Postgres(url), Some((_, schema))) => {
-                ConverterDb::connect_postgres(url, schema)
-            }
-            (Database::Postgres(url), None) => {
-                ConverterDb::connect_postgres(url, retrykey_converter::pg::DEFAULT_SCHEMA)
-            }
+        match &self.consumer {
+            Db::Sqlite(file) => ConverterDb::open_sqlite(file.path()),
+            Db::Postgres { url, schema } => ConverterDb::connect_postgres(url, schema.name()),
         }
         .expect("the consumer's database opens")
     }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        if let (Database::Postgres(url), Some(schemas), None) =
-            (&self.documents, &self.schemas, &self.server)
-        {
-            drop_schemas(url, schemas);
-        }
-    }
-}
-
-fn args(db: &Database, schema: Option<&str>) -> Vec<String> {
-    match db {
-        Database::Sqlite(path) => vec!["--db".to_owned(), format!("sqlite:{}", path.display())],
-        Database::Postgres(_) => vec![
-            "--db".to_owned(),
-            "postgres".to_owned(),
-            "--pg-schema".to_owned(),
-            schema.unwrap_or_default().to_owned(),
-        ],
-    }
-}
-
-/// Schema names no other scenario of any process here uses.
-fn fresh_schemas() -> (String, String) {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let id = std::process::id();
-    (
-        format!("rk_fault_documents_{id}_{n}"),
-        format!("rk_fault_consumer_{id}_{n}"),
-    )
-}
-
-/// Drops the two schemas, if they are there (a plain thread: this may run in a runtime).
-fn drop_schemas(url: &str, (documents, consumer): &(String, String)) {
-    let (url, sql) = (
-        url.to_owned(),
-        format!(
-            "DROP SCHEMA IF EXISTS {documents} CASCADE; DROP SCHEMA IF EXISTS {consumer} CASCADE"
-        ),
-    );
-    let _ = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
-        runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .ok()?;
-            tokio::spawn(connection);
-            client.batch_execute(&sql).await.ok()
-        })
-    })
-    .join();
 }
