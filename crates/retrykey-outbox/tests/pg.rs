@@ -48,7 +48,7 @@ fn job(n: u64) -> (Key, Request) {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_job_and_event_commit_together() {
-    for point in [Point::AfterEffect, Point::AfterRecord, Point::AfterCommit] {
+    for point in Point::ALL {
         let schema = Schema::new();
         let crashing = schema.open(
             Clock::system(),
