@@ -142,6 +142,9 @@ impl http_body::Body for Prefixed {
 pub enum ReadError {
     /// The body is longer than the limit; reading stopped at the limit.
     TooLarge,
+    /// The body did not arrive within the server's body timeout
+    /// ([`BodyTimedOut`](crate::timeouts::BodyTimedOut)).
+    TimedOut,
     /// The stream failed before its end (the client went away, a malformed chunk).
     Broken(BoxError),
 }
@@ -156,7 +159,13 @@ pub async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, ReadErr
     }
     let mut chunks = Chunks::default();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(ReadError::Broken)?;
+        let frame = frame.map_err(|error| {
+            if error.is::<crate::timeouts::BodyTimedOut>() {
+                ReadError::TimedOut
+            } else {
+                ReadError::Broken(error)
+            }
+        })?;
         if let Ok(data) = frame.into_data()
             && chunks.push(data) > limit
         {

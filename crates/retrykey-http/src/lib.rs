@@ -27,6 +27,8 @@
 //! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
 //!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs` and `loopback.rs`.
+//! 8. Serving it to hostile clients: `server.rs` (connection cap, graceful stop) and
+//!    `timeouts.rs` (the head, body and idle clocks of each connection).
 //!
 //! # Example
 //!
@@ -65,8 +67,10 @@ pub mod loopback;
 mod memory;
 pub mod payments;
 mod problem;
+pub mod server;
 mod store;
 mod stored;
+pub mod timeouts;
 
 pub use body::{Body, BoxError};
 #[doc(hidden)]

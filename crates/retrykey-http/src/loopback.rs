@@ -1,4 +1,4 @@
-//! Loopback plumbing for the demos, tests and load runs: serve a service with hyper, call it.
+//! Loopback plumbing for the demos, tests and load runs: a server on 127.0.0.1, a client for it.
 //!
 //! # Example
 //!
@@ -24,82 +24,60 @@
 //! ```
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
+use hyper_util::rt::TokioExecutor;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tower_service::Service;
 
-use crate::BoxError;
-
-/// Serves `service` over HTTP/1.1 on `listener` until `shutdown` resolves, then lets open
-/// connections finish (for at most 10 seconds).
-pub async fn serve<S, B>(listener: TcpListener, service: S, shutdown: impl Future<Output = ()>)
-where
-    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
-    let graceful = GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _peer)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
-                let connection = graceful.watch(connection);
-                tokio::spawn(async move {
-                    let _ = connection.await;
-                });
-            }
-            () = &mut shutdown => break,
-        }
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
-}
+use crate::body::{Body, BoxError};
+use crate::server::{ServerLimits, Stopped, serve};
 
 /// A server on 127.0.0.1 with an OS-chosen port, running in the background.
 #[derive(Debug)]
 pub struct Server {
     addr: SocketAddr,
     stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
+    task: JoinHandle<Stopped>,
 }
 
 impl Server {
     /// Binds 127.0.0.1:0 and starts serving.
     pub async fn start<S, B>(service: S) -> std::io::Result<Self>
     where
-        S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
             + Clone
             + Send
             + 'static,
         S::Future: Send + 'static,
-        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+        B::Error: Into<BoxError>,
+    {
+        Self::start_with(service, ServerLimits::default()).await
+    }
+
+    /// Binds 127.0.0.1:0 and starts serving within `limits`.
+    pub async fn start_with<S, B>(service: S, limits: ServerLimits) -> std::io::Result<Self>
+    where
+        S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
         B::Error: Into<BoxError>,
     {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(serve(listener, service, async {
+        let task = tokio::spawn(serve(listener, service, limits, async {
             let _ = stopped.await;
         }));
         Ok(Self { addr, stop, task })
@@ -115,10 +93,11 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
-    /// Stops accepting and waits for open connections to finish.
-    pub async fn stop(self) {
+    /// Stops accepting and waits for open connections to finish (within the limits' shutdown
+    /// deadline); says how many were cut off.
+    pub async fn stop(self) -> Stopped {
         let _ = self.stop.send(());
-        let _ = self.task.await;
+        self.task.await.unwrap_or(Stopped { cut_off: 0 })
     }
 }
 

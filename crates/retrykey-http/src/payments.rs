@@ -35,9 +35,9 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
 use tower_service::Service;
 
-use crate::body::{Body, BoxError, boxed, full, read_limited};
+use crate::body::{Body, BoxError, ReadError, boxed, full, read_limited};
 use crate::problem::problem_response;
-use crate::{BoxFuture, Error, Reservation, StoreFuture, StoredResponse, TYPE_BASE};
+use crate::{BoxFuture, Error, Problem, Reservation, StoreFuture, StoredResponse, TYPE_BASE};
 
 /// The header that makes a first attempt fail (once per distinct value).
 pub const X_FLAKY: &str = "x-flaky";
@@ -178,11 +178,11 @@ impl Payments {
                 );
             }
         }
-        let Some(amount) = read_limited(body, 64 << 10)
-            .await
-            .ok()
-            .and_then(|b| amount(&b))
-        else {
+        let body = match read_limited(body, 64 << 10).await {
+            Err(ReadError::TimedOut) => return Problem::BodyTimedOut.response(None),
+            read => read.ok(),
+        };
+        let Some(amount) = body.and_then(|b| amount(&b)) else {
             return problem(
                 StatusCode::BAD_REQUEST,
                 "invalid-payment",

@@ -34,6 +34,8 @@ pub enum Problem {
     BodyTooLarge,
     /// 400: the request body stream broke before its end.
     BodyUnreadable,
+    /// 408: the request body did not arrive within the server's body timeout.
+    BodyTimedOut,
     /// 422: the key was first used with a different request.
     KeyReused,
     /// 409: the first request with this key is still running (the "reject" policy).
@@ -60,6 +62,7 @@ impl Problem {
                 StatusCode::BAD_REQUEST
             }
             Problem::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Problem::BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
             Problem::KeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Problem::InProgress => StatusCode::CONFLICT,
             Problem::WaitTimedOut
@@ -78,6 +81,7 @@ impl Problem {
             Problem::KeyInvalid => "key-invalid",
             Problem::BodyTooLarge => "body-too-large",
             Problem::BodyUnreadable => "body-unreadable",
+            Problem::BodyTimedOut => "body-timed-out",
             Problem::KeyReused => "key-reused",
             Problem::InProgress => "in-progress",
             Problem::WaitTimedOut => "wait-timed-out",
@@ -96,6 +100,7 @@ impl Problem {
             Problem::KeyInvalid => "The Idempotency-Key header is invalid",
             Problem::BodyTooLarge => "The request body is too large",
             Problem::BodyUnreadable => "The request body could not be read",
+            Problem::BodyTimedOut => "The request body did not arrive in time",
             Problem::KeyReused => "Idempotency-Key was used with a different request",
             Problem::InProgress => "A request with this Idempotency-Key is still in progress",
             Problem::WaitTimedOut => "The first request with this Idempotency-Key is still running",

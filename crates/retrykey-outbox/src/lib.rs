@@ -27,7 +27,7 @@
 //! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
 //! 5. [`action`] and [`reconcile`]: the operator's view and actions.
 //! 6. `bin/documents.rs`, `bin/dispatcher.rs`, `bin/converter.rs` (the consumer's server) and
-//!    `bin/reconcile.rs`: the programs; [`shutdown`]: when they stop; [`output`]: what they print.
+//!    `bin/reconcile.rs`: the programs; `retrykey_http::server::signalled`: when they stop; [`output`]: what they print.
 //!
 //! # Example
 //!
@@ -69,7 +69,6 @@ mod options;
 pub mod output;
 pub mod pg;
 pub mod reconcile;
-pub mod shutdown;
 pub mod sqlite;
 
 pub use accepted::{Accepted, NewEvent};

@@ -69,6 +69,15 @@ pub fn positive(text: &str) -> Result<usize, FlagError> {
     }
 }
 
+/// The largest request head a server reads (`--max-head-bytes`): hyper's read buffer is never
+/// smaller than 8 KiB, so a smaller limit would be one the server does not keep.
+pub fn head_bytes(text: &str) -> Result<usize, FlagError> {
+    match text.parse::<usize>() {
+        Ok(bytes) if bytes >= 8192 => Ok(bytes),
+        _ => Err(FlagError::HeadBytes(text.to_owned())),
+    }
+}
+
 /// A PostgreSQL schema name (`--pg-schema`): the same rule as the store's, checked here so
 /// that a bad name is refused before any connection is made.
 pub fn schema_name(text: &str) -> Result<String, FlagError> {
@@ -137,6 +146,9 @@ pub enum FlagError {
     /// Not a whole number above zero.
     #[error("expected a whole number above zero, got {0:?}")]
     Count(String),
+    /// Not a whole number of at least 8192.
+    #[error("expected a whole number of bytes, at least 8192, got {0:?}")]
+    HeadBytes(String),
     /// Not a plain lower-case identifier.
     #[error(
         "expected a schema name of lower-case letters, digits and _ (not a digit first, at most 63 bytes), got {0:?}"

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use crate::flags;
 
@@ -34,7 +35,11 @@ pub fn run(program: &str, work: impl Future<Output = anyhow::Result<()>>) -> Exi
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(work) {
+    let outcome = runtime.block_on(work);
+    // Tasks still running (a request cut off at the shutdown deadline, say) stop at their next
+    // await; a blocking database call gets a moment to return, not forever.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{program}: {error:#}");

@@ -2,7 +2,7 @@
 //! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
 //!
 //! Each step answers as early as it can, and nothing is stored before the handler has run:
-//! the layer's own rejections (400, 413, 422) are never remembered.
+//! the layer's own rejections (400, 408, 413, 422) are never remembered.
 
 use std::any::Any;
 use std::future::Future;
@@ -76,6 +76,7 @@ fn keyed(
         let bytes = match body::read_limited(body, config.max_body_bytes()).await {
             Ok(bytes) => bytes,
             Err(ReadError::TooLarge) => return Problem::BodyTooLarge.response(None),
+            Err(ReadError::TimedOut) => return Problem::BodyTimedOut.response(None),
             Err(ReadError::Broken(_)) => return Problem::BodyUnreadable.response(None),
         };
         let (id, fingerprint) = {

@@ -13,8 +13,7 @@ use clap::Parser;
 use retrykey_converter::crash::Point;
 use retrykey_converter::pg::DEFAULT_SCHEMA;
 use retrykey_converter::{ConverterDb, service};
-use retrykey_http::loopback;
-use retrykey_outbox::shutdown;
+use retrykey_http::server::{self, ServerLimits};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError};
 use retrykey_replicas::program;
@@ -69,13 +68,21 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    loopback::serve(
+    let router = service::router(Arc::clone(&db));
+    let stopped = server::serve(
         listener,
-        service::router(Arc::clone(&db)),
-        shutdown::signalled(),
+        router,
+        ServerLimits::default(),
+        server::signalled(),
     )
     .await;
     let conversions = tokio::task::spawn_blocking(move || db.count()).await??;
     println!("stopped: conversions={conversions}");
+    if stopped.cut_off > 0 {
+        anyhow::bail!(
+            "the shutdown deadline passed: {} connection(s) cut off with a request unfinished",
+            stopped.cut_off
+        );
+    }
     Ok(())
 }

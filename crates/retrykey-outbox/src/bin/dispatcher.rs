@@ -10,9 +10,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use retrykey_client::Policy;
+use retrykey_http::server::signalled;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents, shutdown};
+use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
 use retrykey_replicas::program;
@@ -152,7 +153,7 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
     let consumer = options.consumer.clone();
     let dispatcher = Dispatcher::new(Arc::from(documents), options)?;
     println!("dispatching to {consumer} as {owner}");
-    let tally = dispatcher.run(shutdown::signalled()).await;
+    let tally = dispatcher.run(signalled()).await;
     println!(
         "stopped: claimed={} delivered={} replayed={} postponed={} rejected={} superseded={} failed={}",
         tally.claimed,

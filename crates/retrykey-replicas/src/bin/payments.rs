@@ -13,7 +13,9 @@ use anyhow::Context;
 use clap::Parser;
 use http::Method;
 use retrykey_http::payments::Payments;
-use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits, loopback};
+use retrykey_http::server::{self, ServerLimits};
+use retrykey_http::timeouts::Timeouts;
+use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
 use retrykey_replicas::crash::{self, Point};
 use retrykey_replicas::flags::{self, Span};
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
@@ -62,6 +64,27 @@ struct Args {
     /// Refuse `POST /payments` without an Idempotency-Key (400).
     #[arg(long)]
     require_key: bool,
+    /// How long a client may take to send a request head (from its connection or its first
+    /// byte); a slower one is disconnected.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    header_timeout: Span,
+    /// How long a client may take to send a request body after its head; a slower one gets 408.
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    body_timeout: Span,
+    /// How long a kept-alive connection may sit without a request, or a reply without progress.
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    idle_timeout: Span,
+    /// Most connections served at once; one more gets 503 too-many-connections and is closed.
+    #[arg(long, value_name = "N", value_parser = flags::positive, default_value = "1024", allow_negative_numbers = true)]
+    max_connections: usize,
+    /// Largest request head (request line and headers) in bytes, at least 8192; a larger one
+    /// gets 431.
+    #[arg(long, value_name = "N", value_parser = flags::head_bytes, default_value = "65536", allow_negative_numbers = true)]
+    max_head_bytes: usize,
+    /// After SIGTERM or Ctrl-C: how long running requests may take before they are cut off
+    /// (then the exit status is 1).
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    shutdown_deadline: Span,
     /// Crash tests: stop every keyed request at this point (database stores), after printing
     /// `paused at <point>`, so that the process can be killed exactly there.
     #[arg(long, value_name = "POINT", value_parser = flags::pause_point, hide = true)]
@@ -83,6 +106,21 @@ impl Args {
             },
             owner: self.owner.clone().unwrap_or(defaults.owner),
             clock: defaults.clock,
+        }
+    }
+}
+
+impl Args {
+    fn server_limits(&self) -> ServerLimits {
+        ServerLimits {
+            timeouts: Timeouts {
+                head: self.header_timeout.0,
+                body: self.body_timeout.0,
+                idle: self.idle_timeout.0,
+            },
+            max_connections: self.max_connections,
+            max_head_bytes: self.max_head_bytes,
+            shutdown_deadline: self.shutdown_deadline.0,
         }
     }
 }
@@ -125,14 +163,17 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    let shutdown = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    loopback::serve(listener, service, shutdown).await;
+    let stopped = server::serve(listener, service, args.server_limits(), server::signalled()).await;
     println!(
         "stopped: charges={} attempts={}",
         payments.charges().await?,
         payments.attempts()
     );
+    if stopped.cut_off > 0 {
+        anyhow::bail!(
+            "the shutdown deadline passed: {} connection(s) cut off with a request unfinished",
+            stopped.cut_off
+        );
+    }
     Ok(())
 }

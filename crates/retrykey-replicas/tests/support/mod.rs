@@ -151,6 +151,34 @@ impl Replica {
         assert!(status.success(), "kill {signal} failed");
     }
 
+    /// `127.0.0.1:PORT`, for raw sockets.
+    pub fn addr(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+
+    /// SIGTERM, as a service manager stops a service; waits (bounded) for the process to exit
+    /// and returns its exit code and the lines it printed after the signal.
+    pub fn terminate(mut self, within: Duration) -> (Option<i32>, Vec<String>) {
+        self.signal("-TERM");
+        let deadline = Instant::now() + within;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("the process can be waited on") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "payments did not exit within {within:?} of SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader thread sees the end of the output once the process has gone.
+        let mut lines = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            lines.push(line);
+        }
+        (status.code(), lines)
+    }
+
     /// SIGKILL: the process stops wherever it is, as in a crash.
     pub fn kill(mut self) {
         self.child.kill().expect("the process can be killed");

@@ -1,0 +1,245 @@
+//! Serving a service over HTTP/1.1 so that hostile clients cannot hold it: a head, body and idle
+//! timeout on every connection, a cap on connections, and a stop that lets requests finish.
+//!
+//! - A connection over [`ServerLimits::max_connections`] is answered 503 `too-many-connections`
+//!   with `Retry-After` and closed, without reading its request.
+//! - A head larger than [`ServerLimits::max_head_bytes`] is answered 431 by hyper and closed.
+//! - When `shutdown` resolves, the listener closes, idle connections close, and each running
+//!   request gets until [`ServerLimits::shutdown_deadline`] to send its reply; connections still
+//!   open then are cut off, and [`Stopped::cut_off`] counts them.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use retrykey_http::{IdempotencyLayer, payments::Payments};
+//! use retrykey_http::server::{ServerLimits, serve};
+//! use tokio::net::TcpListener;
+//! use tower_layer::Layer;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> std::io::Result<()> {
+//! let payments = Payments::new(Duration::ZERO);
+//! let service = IdempotencyLayer::new().layer(payments.service());
+//! let listener = TcpListener::bind("127.0.0.1:0").await?;
+//! let limits = ServerLimits { max_connections: 100, ..ServerLimits::default() };
+//! let stopped = serve(listener, service, limits, async {}).await; // stops at once
+//! assert_eq!(stopped.cut_off, 0);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+use tower_service::Service;
+
+use crate::body::{Body, BoxError};
+use crate::problem::{PROBLEM_JSON, TYPE_BASE};
+use crate::timeouts::{ConnectionClock, Timed, Timeouts, Watched};
+
+/// The bounds a server holds every client to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// The head, body and idle timeouts of each connection.
+    pub timeouts: Timeouts,
+    /// Connections served at once; one more is refused with 503.
+    pub max_connections: usize,
+    /// The largest request head (request line and headers) read; a larger one gets 431.
+    pub max_head_bytes: usize,
+    /// After the stop signal, how long running requests may take before they are cut off.
+    pub shutdown_deadline: Duration,
+}
+
+impl Default for ServerLimits {
+    /// The default [`Timeouts`], 1,024 connections, 64 KiB heads, 10 s to stop.
+    fn default() -> Self {
+        Self {
+            timeouts: Timeouts::default(),
+            max_connections: 1024,
+            max_head_bytes: 64 << 10,
+            shutdown_deadline: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How a server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// Connections still open at the shutdown deadline, closed with their requests unfinished.
+    pub cut_off: usize,
+}
+
+/// Refusals of connections over the cap being written at once; beyond this a connection over
+/// the cap is closed without an answer, so that a flood of them costs no more than this.
+const MAX_REFUSING: usize = 64;
+
+/// How long a refusal may take to write its answer, and then to let the client finish sending.
+const REFUSAL_TIME: Duration = Duration::from_secs(1);
+
+/// Serves `service` on `listener` within `limits` until `shutdown` resolves, then stops as the
+/// module documentation says.
+pub async fn serve<S, B>(
+    listener: TcpListener,
+    service: S,
+    limits: ServerLimits,
+    shutdown: impl Future<Output = ()>,
+) -> Stopped
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<BoxError>,
+{
+    let serving = Arc::new(Semaphore::new(limits.max_connections));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let (stop, stopping) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _peer)) = accepted else {
+                    // Out of file descriptors, most likely: wait a moment rather than spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                if let Ok(permit) = Arc::clone(&serving).try_acquire_owned() {
+                    let (service, stopping) = (service.clone(), stopping.clone());
+                    connections.spawn(async move {
+                        connection(stream, service, limits, stopping).await;
+                        drop(permit);
+                    });
+                } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
+                    connections.spawn(async move {
+                        refuse(stream).await;
+                        drop(permit);
+                    });
+                }
+                // Else: the stream drops here, and the client sees its connection closed.
+            }
+            // Finished connections are collected as they go, so the set holds only open ones.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let deadline = tokio::time::sleep(limits.shutdown_deadline);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            next = connections.join_next() => if next.is_none() {
+                return Stopped { cut_off: 0 };
+            },
+            () = &mut deadline => break,
+        }
+    }
+    let cut_off = connections.len();
+    connections.shutdown().await;
+    Stopped { cut_off }
+}
+
+/// Serves one connection until it ends, overstays its phase, or the server stops.
+async fn connection<S, B>(
+    stream: TcpStream,
+    service: S,
+    limits: ServerLimits,
+    mut stopping: watch::Receiver<bool>,
+) where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<BoxError>,
+{
+    let clock = Arc::new(ConnectionClock::new(Instant::now()));
+    let io = TokioIo::new(Watched::new(stream, Arc::clone(&clock)));
+    let service = Timed::new(service, Arc::clone(&clock), limits.timeouts.body);
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    // hyper's own header timeout is left off: it would also count the quiet time between
+    // requests, which the idle timeout governs here.
+    http1.max_buf_size(limits.max_head_bytes.max(8192));
+    let connection = http1.serve_connection(io, TowerToHyperService::new(service));
+    tokio::pin!(connection);
+    let mut stop_asked = false;
+    loop {
+        // A running handler has no deadline of its own; its end begins a phase that has one.
+        let wake = clock
+            .deadline(&limits.timeouts)
+            .unwrap_or_else(|| Instant::now() + limits.timeouts.idle);
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            changed = stopping.changed(), if !stop_asked => {
+                stop_asked = true;
+                if changed.is_ok() {
+                    // Finish the request in hand (if any), then close instead of keeping alive.
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+            // A new phase may have a sooner deadline than the one being waited for.
+            () = clock.changed() => {}
+            () = tokio::time::sleep_until(wake.into()) => {
+                if clock.expired(&limits.timeouts, Instant::now()) {
+                    return; // dropping the connection closes the socket
+                }
+            }
+        }
+    }
+}
+
+/// Answers a connection over the cap with 503 and closes it.
+async fn refuse(mut stream: TcpStream) {
+    let body = format!(
+        "{{\"type\":\"{TYPE_BASE}too-many-connections\",\"title\":\"Too many connections; retry \
+         later\",\"status\":503}}\n"
+    );
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: {PROBLEM_JSON}\r\nretry-after: 1\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let written = tokio::time::timeout(REFUSAL_TIME, async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
+    if !matches!(written, Ok(Ok(()))) {
+        return;
+    }
+    // Closing with the client's request unread would reset the connection, and a reset can
+    // overtake the answer: read (and drop) what the client sends until it closes, briefly.
+    let mut sink = [0_u8; 4096];
+    let _ = tokio::time::timeout(REFUSAL_TIME, async {
+        while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+    })
+    .await;
+}
+
+/// Resolves at the first SIGTERM (what a service manager or `kill` sends) or Ctrl-C.
+pub async fn signalled() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match terminate.as_mut() {
+            Some(signal) => {
+                signal.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}
