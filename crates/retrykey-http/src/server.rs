@@ -169,7 +169,11 @@ async fn connection<S, B>(
     let mut http1 = hyper::server::conn::http1::Builder::new();
     // hyper's own header timeout is left off: it would also count the quiet time between
     // requests, which the idle timeout governs here.
-    http1.max_buf_size(limits.max_head_bytes.max(8192));
+    // The buffer limit alone lets a head through that arrives whole in one read of a buffer
+    // that has grown past it; the header-size limit measures the parsed head itself.
+    http1
+        .max_buf_size(limits.max_head_bytes.max(8192))
+        .max_header_size(limits.max_head_bytes);
     let connection = http1.serve_connection(io, TowerToHyperService::new(service));
     tokio::pin!(connection);
     let mut stop_asked = false;

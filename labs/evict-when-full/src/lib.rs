@@ -30,6 +30,12 @@ use retrykey_http::{
 /// Expired records removed by each reservation (more only when the store is full).
 const SWEEP_BATCH: usize = 2;
 
+/// What a finished entry costs beyond its answer's own bytes, counted against the byte budget
+/// so that the budget bounds the memory really held: a hash-map slot, the shared record, the
+/// answer's header map and the expiry queue item, each allocated separately. About 1,000 bytes
+/// were measured for the payments answer (the appendix's memory figures); this rounds it up.
+const ENTRY_OVERHEAD: usize = 1024;
+
 /// A [`ResponseStore`] in process memory, bounded in entries and bytes, with retention.
 ///
 /// One process only: replicas behind a load balancer each have their own, which is exactly
@@ -100,7 +106,7 @@ impl EvictWhenFull {
         self.len() == 0
     }
 
-    /// Bytes of finished responses held.
+    /// Bytes of finished responses held, with each entry's own overhead.
     pub fn bytes(&self) -> usize {
         self.lock().bytes
     }
@@ -251,7 +257,7 @@ impl ResponseStore for EvictWhenFull {
         } = &mut *state;
         let result = match entries.get_mut(id) {
             Some(entry) if entry.token == token && matches!(entry.phase, Phase::InFlight(_)) => {
-                let size = response.size();
+                let size = response.size() + ENTRY_OVERHEAD;
                 let response = Arc::new(response);
                 let expires = Instant::now() + self.limits.retention;
                 let done = Phase::Done {

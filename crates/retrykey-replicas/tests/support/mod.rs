@@ -280,6 +280,20 @@ impl PgSchema {
             .to_vec()
     }
 
+    /// The rows in the schema's keys table, read directly.
+    pub async fn key_rows(&self) -> u64 {
+        let rows: i64 = connect(&self.url)
+            .await
+            .query_one(
+                &format!("SELECT count(*) FROM {}.http_keys", self.name),
+                &[],
+            )
+            .await
+            .expect("the keys table is readable")
+            .get(0);
+        rows.unsigned_abs()
+    }
+
     /// The charges in the schema's payments table, read directly.
     pub async fn charges(&self) -> i64 {
         connect(&self.url)
