@@ -32,6 +32,8 @@ prepare:
     cargo build -q --release -p retrykey-durable --example pgbench-ratio
     cargo build -q --release -p retrykey-replicas --example store-load
     cargo build -q --release -p retrykey-outbox --example outbox-load
+    cargo build -q --release -p retrykey-replicas --bin payments --example flood --example slow-clients
+    cargo build -q --release -p retrykey-http --tests
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
     cargo test -q -p retrykey-tests --test exercise
     echo "prepared: the class commands now run without a compile step"
@@ -82,13 +84,14 @@ lint:
 docs-check:
     RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
 
-# What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run, mutation testing of the core.
+# What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run, the flood, mutation testing of the core.
 ci: lint
     just book-check
     RETRYKEY_DOCS_SLOW=1 cargo test
     just loom
     just test-negatives
     just stress 5
+    just flood
     just mutants
 
 # Mutation testing of the core crate: at least 95% of mutants caught, survivors as listed in the book (minutes).
@@ -211,6 +214,28 @@ outbox-faults backend="all":
 # Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).
 outbox-load *args:
     cargo run -q --release -p retrykey-outbox --example outbox-load -- {{args}}
+
+# --- Hostile clients ---
+
+# Hostile input at length: the key parser and the layer's property tests with 100,000 cases each, release (about 15 s once built).
+fuzz cases="100000":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build -q --release -p retrykey-http --tests
+    start=$(date +%s%N)
+    PROPTEST_CASES={{cases}} cargo test -q --release -p retrykey-http --test hostile_input
+    tenths=$(( ($(date +%s%N) - start) / 100000000 ))
+    echo "fuzz: {{cases}} cases for each of 5 properties in $((tenths / 10)).$((tenths % 10)) s"
+
+# 100,000 fresh keys with 1 KiB bodies into a store bounded at 64 MiB: refusals, evictions, memory growth (seconds once built).
+flood *args:
+    cargo build -q --release -p retrykey-replicas --bin payments --example flood
+    target/release/examples/flood --payments target/release/payments {{args}}
+
+# Keyed payments' p50/p99 with no attack and while 1,000 connections hold unfinished heads, same run (seconds once built).
+slow-clients *args:
+    cargo build -q --release -p retrykey-replicas --bin payments --example slow-clients
+    target/release/examples/slow-clients --payments target/release/payments {{args}}
 
 # --- The book ---
 

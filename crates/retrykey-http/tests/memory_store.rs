@@ -149,6 +149,22 @@ async fn the_byte_budget_is_enforced() {
     assert_eq!(reserve(&store, "b").await, Reserve::Full);
 }
 
+// Each finished entry is counted with its own overhead (its map slot, record and header map),
+// not only its answer's bytes, so that the budget bounds the memory really held: a budget of
+// 1,000 bytes is spent by one tiny answer.
+#[tokio::test]
+async fn each_entry_counts_its_own_overhead_against_the_budget() {
+    let store = MemoryStore::new(StoreLimits {
+        max_bytes: 1_000,
+        ..StoreLimits::default()
+    });
+    let a = reserved(&store, "a").await;
+    store.complete(&id("a"), a, answer("x")).await.unwrap();
+    assert!(store.bytes() >= 1_000, "{} bytes counted", store.bytes());
+    assert_eq!(reserve(&store, "b").await, Reserve::Full);
+    assert_eq!(store.len(), 1, "the stored answer was not evicted");
+}
+
 // Finished entries past retention are swept and their bytes returned; running ones never are.
 #[tokio::test]
 async fn expired_entries_are_swept_but_running_ones_stay() {

@@ -13,15 +13,16 @@
 //!
 //! `just flood [--store sqlite] [--keys N] [--max-bytes N] ...`
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
+use common::Payments;
 use retrykey_http::loopback::LoopbackClient;
 
 #[derive(Debug, Parser)]
@@ -68,31 +69,6 @@ struct Tally {
     unexpected: AtomicU64,
 }
 
-/// The server process, killed by its own id when dropped.
-struct Server {
-    child: Child,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// The server's resident memory, from `/proc/PID/status`.
-    fn resident_bytes(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        let kib: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-            .context("no VmRSS line")?;
-        Ok(kib * 1024)
-    }
-}
-
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     ensure!(
@@ -113,8 +89,16 @@ async fn flood(args: &Args) -> anyhow::Result<()> {
         Store::Memory => "memory".to_owned(),
         Store::Sqlite => format!("sqlite:{}", file.display()),
     };
-    let (server, url) = start(args, &store)?;
-    let client = LoopbackClient::new(url);
+    let bounds = [
+        "--store".to_owned(),
+        store.clone(),
+        "--max-bytes".to_owned(),
+        args.max_bytes.to_string(),
+        "--max-entries".to_owned(),
+        "100000000".to_owned(),
+    ];
+    let server = Payments::start(&args.payments, &bounds)?;
+    let client = LoopbackClient::new(server.url.clone());
     let body = padded_body(args.body_bytes);
     // One warm-up payment, so that the baseline includes the runtime and a connection.
     let warm = client
@@ -253,35 +237,6 @@ async fn flood(args: &Args) -> anyhow::Result<()> {
         bail!("the flood broke a bound: see the figures above");
     }
     Ok(())
-}
-
-/// Starts the server on a free loopback port and reads its address.
-fn start(args: &Args, store: &str) -> anyhow::Result<(Server, String)> {
-    let mut child = Command::new(&args.payments)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--work-ms",
-            "0",
-            "--store",
-            store,
-        ])
-        .args(["--max-bytes", &args.max_bytes.to_string()])
-        .args(["--max-entries", "100000000"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start {}", args.payments.display()))?;
-    let stdout = child.stdout.take().context("piped stdout")?;
-    let server = Server { child };
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().transpose()?.unwrap_or_default();
-    let url = first
-        .strip_prefix("listening on ")
-        .with_context(|| format!("unexpected first line {first:?}"))?
-        .to_owned();
-    // Keep reading its output, so that the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    Ok((server, url))
 }
 
 /// `{"amount":5,"memo":"xxx..."}` of exactly `bytes` bytes (or the bare payment if shorter).
