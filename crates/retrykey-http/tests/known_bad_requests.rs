@@ -75,6 +75,13 @@ impl Reply {
     }
 }
 
+/// `tests/corpus/index.toml`, parsed.
+fn index() -> Index {
+    let text =
+        std::fs::read_to_string(corpus().join("index.toml")).expect("tests/corpus/index.toml");
+    toml::from_str(&text).expect("index.toml parses")
+}
+
 /// The corpus folder, wherever the tests run from.
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
@@ -157,10 +164,7 @@ fn mismatch(case: &Case, reply: &Reply) -> Option<String> {
 // connection, leaves no key entry unless the handler itself answered, and charges nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn known_bad_requests_are_refused_and_charge_nothing() {
-    let index: Index = toml::from_str(
-        &std::fs::read_to_string(corpus().join("index.toml")).expect("tests/corpus/index.toml"),
-    )
-    .expect("index.toml parses");
+    let index = index();
 
     let listed: BTreeSet<&str> = index.case.iter().map(|case| case.file.as_str()).collect();
     assert_eq!(listed.len(), index.case.len(), "a file is listed twice");
@@ -244,4 +248,35 @@ async fn known_bad_requests_are_refused_and_charge_nothing() {
     let stopped = server.stop().await;
     assert_eq!(stopped.cut_off, 0, "no connection was left open");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// The book's "Operating it" appendix lists every case with its status and what it checks, so
+// the page a class reads cannot drift from the corpus the test sends.
+#[test]
+fn the_operating_appendix_lists_every_case() {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/appendix-operating.md");
+    let page = std::fs::read_to_string(page).expect("docs/src/appendix-operating.md");
+    let rows: Vec<&str> = page
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .collect();
+    for case in index().case {
+        let row = rows
+            .iter()
+            .find(|row| row.starts_with(&format!("| `{}` |", case.file)))
+            .unwrap_or_else(|| panic!("{} has no row in the appendix", case.file));
+        let problem = match case.problem.as_str() {
+            "none" => "none (hyper)".to_owned(),
+            slug => format!("`{slug}`"),
+        };
+        let record = match case.record {
+            Record::None => "none",
+            Record::Answer => "answer",
+        };
+        let expected = format!(
+            "| `{}` | {} | {problem} | {record} | {} |",
+            case.file, case.status, case.checks
+        );
+        assert_eq!(*row, expected, "the appendix's row for {}", case.file);
+    }
 }
