@@ -97,7 +97,11 @@ impl Server {
     /// deadline); says how many were cut off.
     pub async fn stop(self) -> Stopped {
         let _ = self.stop.send(());
-        self.task.await.unwrap_or(Stopped { cut_off: 0 })
+        // The task is never aborted, so it can only fail by panicking: pass that on.
+        match self.task.await {
+            Ok(stopped) => stopped,
+            Err(error) => std::panic::resume_unwind(error.into_panic()),
+        }
     }
 }
 

@@ -4,9 +4,12 @@
 //! - A connection over [`ServerLimits::max_connections`] is answered 503 `too-many-connections`
 //!   with `Retry-After` and closed, without reading its request.
 //! - A head larger than [`ServerLimits::max_head_bytes`] is answered 431 by hyper and closed.
-//! - When `shutdown` resolves, the listener closes, idle connections close, and each running
-//!   request gets until [`ServerLimits::shutdown_deadline`] to send its reply; connections still
-//!   open then are cut off, and [`Stopped::cut_off`] counts them.
+//! - When `shutdown` resolves, the listener closes, connections between requests close, and
+//!   each running request gets until [`ServerLimits::shutdown_deadline`] to send its reply;
+//!   connections still open then are cut off, and [`Stopped::cut_off`] counts them.
+//! - A handler whose client left runs on beyond its connection (the layer's run-to-completion):
+//!   wrap the inner service in [`Running::track`] and wait for [`Running::settle_by`] with the
+//!   stop's deadline, so that such work gets the same deadline.
 //!
 //! # Example
 //!
@@ -31,7 +34,11 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io::ErrorKind;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -40,7 +47,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
@@ -78,10 +85,13 @@ impl Default for ServerLimits {
 pub struct Stopped {
     /// Connections still open at the shutdown deadline, closed with their requests unfinished.
     pub cut_off: usize,
+    /// The shutdown deadline: when the stop began, plus [`ServerLimits::shutdown_deadline`].
+    pub deadline: Instant,
 }
 
 /// Refusals of connections over the cap being written at once; beyond this a connection over
-/// the cap is closed without an answer, so that a flood of them costs no more than this.
+/// the cap is closed without an answer, so that a flood of them costs no more than this. At
+/// the stop, refusals still being written are dropped.
 const MAX_REFUSING: usize = 64;
 
 /// How long a refusal may take to write its answer, and then to let the client finish sending.
@@ -102,17 +112,27 @@ where
     B::Error: Into<BoxError>,
 {
     let serving = Arc::new(Semaphore::new(limits.max_connections));
-    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
+    // Refusals apart, so that they are never waited for nor counted as cut off at the stop.
+    let mut refusals = JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _peer)) = accepted else {
+                let stream = match accepted {
+                    Ok((stream, _peer)) => stream,
+                    // That one client gave up before it was accepted: take the next.
+                    Err(error) if matches!(
+                        error.kind(),
+                        ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+                    ) => continue,
                     // Out of file descriptors, most likely: wait a moment rather than spin.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
+                    Err(error) => {
+                        tracing::warn!(%error, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
                 };
                 let _ = stream.set_nodelay(true);
                 if let Ok(permit) = Arc::clone(&serving).try_acquire_owned() {
@@ -121,34 +141,42 @@ where
                         connection(stream, service, limits, stopping).await;
                         drop(permit);
                     });
-                } else if let Ok(permit) = Arc::clone(&refusing).try_acquire_owned() {
-                    connections.spawn(async move {
-                        refuse(stream).await;
-                        drop(permit);
-                    });
+                } else if refusals.len() < MAX_REFUSING {
+                    refusals.spawn(refuse(stream));
                 }
                 // Else: the stream drops here, and the client sees its connection closed.
             }
-            // Finished connections are collected as they go, so the set holds only open ones.
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            // Finished tasks are collected as they go, so the sets hold only open ones.
+            Some(joined) = connections.join_next(), if !connections.is_empty() => logged(joined),
+            Some(joined) = refusals.join_next(), if !refusals.is_empty() => logged(joined),
             () = &mut shutdown => break,
         }
     }
     drop(listener);
+    refusals.shutdown().await;
     let _ = stop.send(true);
-    let deadline = tokio::time::sleep(limits.shutdown_deadline);
-    tokio::pin!(deadline);
+    let deadline = Instant::now() + limits.shutdown_deadline;
     loop {
         tokio::select! {
-            next = connections.join_next() => if next.is_none() {
-                return Stopped { cut_off: 0 };
+            next = connections.join_next() => match next {
+                Some(joined) => logged(joined),
+                None => return Stopped { cut_off: 0, deadline },
             },
-            () = &mut deadline => break,
+            () = tokio::time::sleep_until(deadline.into()) => break,
         }
     }
     let cut_off = connections.len();
     connections.shutdown().await;
-    Stopped { cut_off }
+    Stopped { cut_off, deadline }
+}
+
+/// A connection task that panicked is logged, not lost.
+fn logged(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = joined
+        && error.is_panic()
+    {
+        tracing::error!(%error, "a connection task panicked");
+    }
 }
 
 /// Serves one connection until it ends, overstays its phase, or the server stops.
@@ -167,8 +195,9 @@ async fn connection<S, B>(
     let io = TokioIo::new(Watched::new(stream, Arc::clone(&clock)));
     let service = Timed::new(service, Arc::clone(&clock), limits.timeouts.body);
     let mut http1 = hyper::server::conn::http1::Builder::new();
-    // hyper's own header timeout is left off: it would also count the quiet time between
+    // hyper's own header timeout is turned off: it would also count the quiet time between
     // requests, which the idle timeout governs here.
+    http1.header_read_timeout(None);
     // The buffer limit alone lets a head through that arrives whole in one read of a buffer
     // that has grown past it; the header-size limit measures the parsed head itself.
     http1
@@ -187,7 +216,12 @@ async fn connection<S, B>(
             changed = stopping.changed(), if !stop_asked => {
                 stop_asked = true;
                 if changed.is_ok() {
-                    // Finish the request in hand (if any), then close instead of keeping alive.
+                    // Between requests there is nothing to finish: close now. (hyper would keep
+                    // a connection that has sent part of its first head until it completes.)
+                    if clock.between_requests() {
+                        return;
+                    }
+                    // Finish the request in hand, then close instead of keeping alive.
                     connection.as_mut().graceful_shutdown();
                 }
             }
@@ -230,20 +264,138 @@ async fn refuse(mut stream: TcpStream) {
     .await;
 }
 
-/// Resolves at the first SIGTERM (what a service manager or `kill` sends) or Ctrl-C.
-pub async fn signalled() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let terminated = async {
-        match terminate.as_mut() {
-            Some(signal) => {
+/// A future that resolves at the first SIGTERM (what a service manager or `kill` sends) or
+/// SIGINT (Ctrl-C).
+///
+/// The handlers are installed when this is called, not when the future is first polled: call
+/// it before announcing the server, so that a signal sent as soon as the address is printed
+/// already stops it gracefully. From then on these signals never kill the process; a second
+/// one during the stop changes nothing, and SIGKILL is the way to stop it at once. Must be
+/// called within a Tokio runtime.
+pub fn signalled() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let listen = |kind: SignalKind, name: &str| match signal(kind) {
+        Ok(signal) => Some(signal),
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for {name}; it will not stop the server");
+            None
+        }
+    };
+    let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    let interrupt = listen(SignalKind::interrupt(), "SIGINT");
+    async fn received(signal: Option<Signal>) {
+        match signal {
+            Some(mut signal) => {
                 signal.recv().await;
             }
             None => std::future::pending().await,
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
+    }
+    async move {
+        tokio::select! {
+            () = received(terminate) => {}
+            () = received(interrupt) => {}
+        }
+    }
+}
+
+/// The requests a service is running, counted until each one's future ends or is dropped.
+///
+/// A keyed request whose client left keeps running on a task of its own (the layer's
+/// run-to-completion), beyond its connection: wrapped in [`Running::track`], the inner service
+/// lets a stop wait for that work too, within the same deadline.
+///
+/// ```
+/// use std::time::Instant;
+/// use retrykey_http::server::Running;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let running = Running::default();
+/// assert_eq!(running.settle_by(Instant::now()).await, 0); // nothing runs: settled at once
+/// # }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Running(Arc<RunningCount>);
+
+#[derive(Debug, Default)]
+struct RunningCount {
+    count: AtomicUsize,
+    settled: Notify,
+}
+
+impl Running {
+    /// `inner`, with every call counted here until its future ends or is dropped.
+    pub fn track<S>(&self, inner: S) -> Tracked<S> {
+        Tracked {
+            inner,
+            running: self.clone(),
+        }
+    }
+
+    /// Requests running now.
+    pub fn count(&self) -> usize {
+        self.0.count.load(Ordering::SeqCst)
+    }
+
+    /// Waits until nothing is running or `deadline` has passed; returns how many still run.
+    pub async fn settle_by(&self, deadline: Instant) -> usize {
+        let settle = async {
+            loop {
+                // Registered before the count is read, so that a last request ending in
+                // between still wakes this.
+                let settled = self.0.settled.notified();
+                tokio::pin!(settled);
+                settled.as_mut().enable();
+                if self.count() == 0 {
+                    return;
+                }
+                settled.await;
+            }
+        };
+        let _ = tokio::time::timeout_at(deadline.into(), settle).await;
+        self.count()
+    }
+}
+
+/// A service whose calls are counted by a [`Running`].
+#[derive(Debug, Clone)]
+pub struct Tracked<S> {
+    inner: S,
+    running: Running,
+}
+
+/// One counted call: uncounted when dropped, with its future.
+struct Counted(Running);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if self.0.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.0.settled.notify_waiters();
+        }
+    }
+}
+
+impl<S, R> Service<R> for Tracked<S>
+where
+    S: Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        self.running.0.count.fetch_add(1, Ordering::SeqCst);
+        let counted = Counted(self.running.clone());
+        let future = self.inner.call(request);
+        Box::pin(async move {
+            let _counted = counted;
+            future.await
+        })
     }
 }

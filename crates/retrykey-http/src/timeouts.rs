@@ -1,9 +1,9 @@
 //! One connection's clocks: how long a client may take over a request head, a body, and the
 //! quiet time between requests, so that a client that stalls cannot hold a connection open.
 //!
-//! A connection is always in one [`Phase`]. The server's connection task asks
-//! [`ConnectionClock::deadline`] when to look again and closes the connection when
-//! [`ConnectionClock::expired`] says so; the socket wrapper ([`Watched`]) and the per-request
+//! A connection is always in one phase: reading a head, handling a request, replying, or idle.
+//! The server's connection task asks [`ConnectionClock::deadline`] when to look again and closes
+//! the connection when [`ConnectionClock::expired`] says so; the socket wrapper ([`Watched`]) and the per-request
 //! wrappers ([`Timed`], [`ReplyGuard`]) move the phase along. A body's own deadline is enforced
 //! by the body ([`Deadline`]), so that the handler sees a typed error ([`BodyTimedOut`]) and
 //! the client gets a 408 rather than a closed socket.
@@ -53,7 +53,8 @@ pub struct Timeouts {
 
 impl Default for Timeouts {
     /// 10 s for a head, 30 s for a body, 60 s idle: ample for a real client on a slow link,
-    /// short enough that a thousand stalled connections are gone within seconds.
+    /// short enough that a thousand stalled heads are gone within 10 s, idle connections
+    /// within a minute.
     fn default() -> Self {
         Self {
             head: Duration::from_secs(10),
@@ -76,10 +77,18 @@ enum Phase {
     Idle(Instant),
 }
 
+/// A connection's phase, and the first byte of a next request that arrived while a reply was
+/// still going out (pipelined): its head clock starts from that byte, not from the reply's end.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    phase: Phase,
+    early: Option<Instant>,
+}
+
 /// The phase of one connection, shared by its socket, its requests and its task.
 #[derive(Debug)]
 pub struct ConnectionClock {
-    phase: Mutex<Phase>,
+    state: Mutex<State>,
     /// Woken when a phase begins, since its deadline may come sooner than the one waited for.
     changed: Notify,
 }
@@ -88,7 +97,10 @@ impl ConnectionClock {
     /// A connection accepted at `now`: it has one head timeout to send a request.
     pub fn new(now: Instant) -> Self {
         Self {
-            phase: Mutex::new(Phase::Head(now)),
+            state: Mutex::new(State {
+                phase: Phase::Head(now),
+                early: None,
+            }),
             changed: Notify::new(),
         }
     }
@@ -100,11 +112,17 @@ impl ConnectionClock {
 
     /// When the phase's limit runs out, if it has one (a running handler has none).
     pub fn deadline(&self, timeouts: &Timeouts) -> Option<Instant> {
-        match *self.phase() {
+        match self.state().phase {
             Phase::Head(since) => Some(since + timeouts.head),
             Phase::Handling => None,
             Phase::Replying(since) | Phase::Idle(since) => Some(since + timeouts.idle),
         }
+    }
+
+    /// Whether the connection is between requests (waiting for one, or reading its head), so
+    /// that closing it now loses no request that had begun.
+    pub fn between_requests(&self) -> bool {
+        matches!(self.state().phase, Phase::Head(_) | Phase::Idle(_))
     }
 
     /// Whether the connection has overstayed its phase at `now`.
@@ -113,30 +131,63 @@ impl ConnectionClock {
             .is_some_and(|deadline| deadline <= now)
     }
 
-    fn phase(&self) -> std::sync::MutexGuard<'_, Phase> {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // The lock guards a copyable value and nothing panics while holding it.
-        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Bytes arrived: the first of a new request starts its head clock.
+    /// Bytes arrived. Between requests, the first of a new one starts its head clock; while a
+    /// reply goes out, they are a pipelined request's, remembered for when the reply is done.
+    /// (Bytes read while a request is handled are its body, or a pipelined head that hyper
+    /// keeps unread until the reply is out; such a head gets the idle limit, not the head one.)
     fn read(&self, now: Instant) {
-        let mut phase = self.phase();
-        if let Phase::Idle(_) = *phase {
-            *phase = Phase::Head(now);
-            self.changed.notify_one();
+        let mut state = self.state();
+        match state.phase {
+            Phase::Idle(_) => {
+                state.phase = Phase::Head(now);
+                self.changed.notify_one();
+            }
+            Phase::Replying(_) => {
+                state.early.get_or_insert(now);
+            }
+            Phase::Head(_) | Phase::Handling => {}
         }
     }
 
-    /// Bytes went out: a reply that makes progress is not stalled.
+    /// Bytes went out: a reply that makes progress is not stalled. hyper lets go of a reply's
+    /// body once its last bytes are buffered, so a large reply may still be going out when the
+    /// connection is already idle: its writes keep the idle clock fresh too.
     fn wrote(&self, now: Instant) {
-        let mut phase = self.phase();
-        if let Phase::Replying(_) = *phase {
-            *phase = Phase::Replying(now);
+        let mut state = self.state();
+        match state.phase {
+            Phase::Replying(_) => state.phase = Phase::Replying(now),
+            Phase::Idle(_) => state.phase = Phase::Idle(now),
+            Phase::Head(_) | Phase::Handling => {}
         }
     }
 
-    fn set(&self, next: Phase) {
-        *self.phase() = next;
+    /// A request was handed to the service.
+    fn handling(&self) {
+        *self.state() = State {
+            phase: Phase::Handling,
+            early: None,
+        };
+        self.changed.notify_one();
+    }
+
+    /// The service answered; its reply starts going out.
+    fn replying(&self, now: Instant) {
+        self.state().phase = Phase::Replying(now);
+        self.changed.notify_one();
+    }
+
+    /// The reply is done (or the request was dropped): idle, or reading a pipelined head.
+    fn idle(&self, now: Instant) {
+        let mut state = self.state();
+        state.phase = match state.early.take() {
+            Some(first_byte) => Phase::Head(first_byte),
+            None => Phase::Idle(now),
+        };
         self.changed.notify_one();
     }
 }
@@ -181,6 +232,24 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
             self.clock.wrote(Instant::now());
         }
         Poll::Ready(Ok(written))
+    }
+
+    // Forwarded, so that hyper can hand a head and a body to the socket in one call instead of
+    // copying the body into its own buffer first.
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = ready!(Pin::new(&mut self.io).poll_write_vectored(cx, bufs))?;
+        if written > 0 {
+            self.clock.wrote(Instant::now());
+        }
+        Poll::Ready(Ok(written))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -272,7 +341,7 @@ where
     }
 
     fn call(&mut self, request: Request<In>) -> Self::Future {
-        self.clock.set(Phase::Handling);
+        self.clock.handling();
         // Dropped with the future if the client leaves first, or with the reply once sent:
         // either way the connection is idle again.
         let idle_after = Idle(Arc::clone(&self.clock));
@@ -281,7 +350,7 @@ where
         let clock = Arc::clone(&self.clock);
         Box::pin(async move {
             let response = reply.await?;
-            clock.set(Phase::Replying(Instant::now()));
+            clock.replying(Instant::now());
             Ok(response.map(|body| ReplyGuard {
                 body,
                 _idle_after: idle_after,
@@ -296,11 +365,12 @@ struct Idle(Arc<ConnectionClock>);
 
 impl Drop for Idle {
     fn drop(&mut self) {
-        self.0.set(Phase::Idle(Instant::now()));
+        self.0.idle(Instant::now());
     }
 }
 
-/// A reply body that marks its connection idle once it has been sent (or dropped).
+/// A reply body that marks its connection idle when hyper lets go of it: once its last bytes
+/// are buffered for sending (or the reply is dropped).
 #[derive(Debug)]
 pub struct ReplyGuard<B> {
     body: B,
@@ -347,9 +417,9 @@ mod tests {
         let start = Instant::now();
         let clock = ConnectionClock::new(start);
         assert_eq!(clock.deadline(&LIMITS), Some(start + LIMITS.head));
-        clock.set(Phase::Handling);
+        clock.handling();
         assert_eq!(clock.deadline(&LIMITS), None);
-        clock.set(Phase::Idle(start));
+        clock.idle(start);
         assert_eq!(clock.deadline(&LIMITS), Some(start + LIMITS.idle));
         let byte = start + Duration::from_secs(3);
         clock.read(byte);
@@ -359,15 +429,41 @@ mod tests {
         assert_eq!(clock.deadline(&LIMITS), Some(byte + LIMITS.head));
     }
 
-    // A reply that keeps going out is not stalled; one that stops is, after the idle limit.
+    // A reply that keeps going out is not stalled, before hyper lets go of its body and after;
+    // one that stops is, after the idle limit.
     #[test]
     fn a_reply_is_stalled_only_when_nothing_goes_out() {
         let start = Instant::now();
         let clock = ConnectionClock::new(start);
-        clock.set(Phase::Replying(start));
+        clock.handling();
+        clock.replying(start);
         let later = start + Duration::from_secs(4);
         clock.wrote(later);
         assert!(!clock.expired(&LIMITS, start + LIMITS.idle));
         assert!(clock.expired(&LIMITS, later + LIMITS.idle));
+        clock.idle(later);
+        let still_sending = later + Duration::from_secs(4);
+        clock.wrote(still_sending);
+        assert!(!clock.expired(&LIMITS, later + LIMITS.idle));
+        assert!(clock.expired(&LIMITS, still_sending + LIMITS.idle));
+    }
+
+    // A pipelined request whose first byte came while the previous reply went out gets its
+    // head limit from that byte, not the idle limit from the reply's end.
+    #[test]
+    fn a_pipelined_head_is_timed_from_its_first_byte() {
+        let start = Instant::now();
+        let clock = ConnectionClock::new(start);
+        clock.handling();
+        clock.replying(start);
+        let byte = start + Duration::from_millis(100);
+        clock.read(byte);
+        clock.idle(start + Duration::from_millis(300));
+        assert_eq!(clock.deadline(&LIMITS), Some(byte + LIMITS.head));
+        // The next request starts clean.
+        clock.handling();
+        clock.replying(start);
+        clock.idle(start);
+        assert_eq!(clock.deadline(&LIMITS), Some(start + LIMITS.idle));
     }
 }

@@ -258,9 +258,23 @@ fn the_operating_appendix_lists_every_case() {
     let page = std::fs::read_to_string(page).expect("docs/src/appendix-operating.md");
     let rows: Vec<&str> = page
         .lines()
-        .filter(|line| line.starts_with("| `"))
+        .filter(|line| line.starts_with("| `") && line.contains(".http` |"))
         .collect();
-    for case in index().case {
+    let index = index();
+    let cases: BTreeSet<String> = index
+        .case
+        .iter()
+        .map(|case| format!("| `{}` |", case.file))
+        .collect();
+    let listed: BTreeSet<String> = rows
+        .iter()
+        .filter_map(|row| row.split_inclusive("` |").next().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        listed, cases,
+        "the appendix lists other requests than the corpus holds"
+    );
+    for case in index.case {
         let row = rows
             .iter()
             .find(|row| row.starts_with(&format!("| `{}` |", case.file)))

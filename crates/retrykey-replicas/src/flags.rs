@@ -69,8 +69,8 @@ pub fn positive(text: &str) -> Result<usize, FlagError> {
     }
 }
 
-/// The largest request head a server reads (`--max-head-bytes`): hyper's read buffer is never
-/// smaller than 8 KiB, so a smaller limit would be one the server does not keep.
+/// The largest request head a server reads (`--max-head-bytes`), at least 8 KiB: the server's
+/// read buffer is as large as the limit, and hyper refuses a buffer under 8 KiB.
 pub fn head_bytes(text: &str) -> Result<usize, FlagError> {
     match text.parse::<usize>() {
         Ok(bytes) if bytes >= 8192 => Ok(bytes),

@@ -58,13 +58,28 @@ async fn a_thousand_unfinished_heads_are_closed_while_payments_go_on() {
         assert_eq!(first.body, retry.body, "the retry got the first answer");
     }
 
-    // Two seconds of slack on top of the timeout, for a loaded machine.
-    let mut latest = Duration::ZERO;
+    // The heads were held while the payments went on: the newest is still open now.
+    let (newest, sent) = stalled.last_mut().expect("a stalled connection");
+    if sent.elapsed() < HEADER_TIMEOUT - Duration::from_millis(500) {
+        let mut byte = [0_u8; 1];
+        assert!(
+            matches!(newest.try_read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a stalled head was closed before its timeout"
+        );
+    }
+    // Each is closed at its timeout: not before, and not later than two seconds of slack for a
+    // loaded machine.
+    let (mut earliest, mut latest) = (Duration::MAX, Duration::ZERO);
     for (stream, sent) in &mut stalled {
         let (received, closed) = read_to_close(stream, HEADER_TIMEOUT * 5).await;
         assert!(received.is_empty(), "an unfinished head got an answer");
+        earliest = earliest.min(closed - *sent);
         latest = latest.max(closed - *sent);
     }
+    assert!(
+        earliest >= HEADER_TIMEOUT - Duration::from_millis(100),
+        "a stalled connection was closed {earliest:?} after its first byte, before the timeout"
+    );
     assert!(
         latest <= HEADER_TIMEOUT + Duration::from_secs(2),
         "the last stalled connection was closed {latest:?} after its first byte"
@@ -122,10 +137,14 @@ async fn a_quiet_kept_alive_connection_is_closed_after_the_idle_timeout() {
     let (received, closed) = read_to_close(&mut stream, Duration::from_secs(20)).await;
     let answer = String::from_utf8_lossy(&received);
     assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let quiet = closed - started;
     assert!(
-        closed - started < Duration::from_secs(10),
-        "closed after {:?}: the idle timeout, not the header timeout",
-        closed - started
+        quiet >= Duration::from_millis(900),
+        "closed after {quiet:?}: kept alive for the idle timeout first"
+    );
+    assert!(
+        quiet < Duration::from_secs(10),
+        "closed after {quiet:?}: the idle timeout, not the header timeout"
     );
 }
 

@@ -54,6 +54,8 @@ fn main() -> ExitCode {
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
+    // Listening for SIGTERM and Ctrl-C from the start, as the payments server does.
+    let stop = server::signalled();
     if let Some(point) = args.pause_at {
         pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -69,13 +71,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
     let router = service::router(Arc::clone(&db));
-    let stopped = server::serve(
-        listener,
-        router,
-        ServerLimits::default(),
-        server::signalled(),
-    )
-    .await;
+    let stopped = server::serve(listener, router, ServerLimits::default(), stop).await;
     let conversions = tokio::task::spawn_blocking(move || db.count()).await??;
     println!("stopped: conversions={conversions}");
     if stopped.cut_off > 0 {

@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::Parser;
 use http::Method;
 use retrykey_http::payments::Payments;
-use retrykey_http::server::{self, ServerLimits};
+use retrykey_http::server::{self, Running, ServerLimits};
 use retrykey_http::timeouts::Timeouts;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
 use retrykey_replicas::crash::{self, Point};
@@ -108,9 +108,7 @@ impl Args {
             clock: defaults.clock,
         }
     }
-}
 
-impl Args {
     fn server_limits(&self) -> ServerLimits {
         ServerLimits {
             timeouts: Timeouts {
@@ -134,6 +132,9 @@ fn main() -> ExitCode {
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
+    // Listening for SIGTERM and Ctrl-C from the start: a signal that comes as soon as the
+    // address is printed stops the server gracefully too.
+    let stop = server::signalled();
     if let Some(point) = args.pause_at {
         crash::pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -157,21 +158,26 @@ async fn serve(args: Args) -> anyhow::Result<()> {
             .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments");
     }
     let payments = Payments::with_book(Duration::from_millis(args.work_ms), opened.book);
-    let service = builder.build().layer(payments.service());
+    // Counted inside the layer, so that a payment whose client left (it runs on by itself)
+    // still gets the shutdown deadline to finish.
+    let running = Running::default();
+    let service = builder.build().layer(running.track(payments.service()));
 
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    let stopped = server::serve(listener, service, args.server_limits(), server::signalled()).await;
+    let stopped = server::serve(listener, service, args.server_limits(), stop).await;
+    let unfinished = running.settle_by(stopped.deadline).await;
     println!(
         "stopped: charges={} attempts={}",
         payments.charges().await?,
         payments.attempts()
     );
-    if stopped.cut_off > 0 {
+    if stopped.cut_off > 0 || unfinished > 0 {
         anyhow::bail!(
-            "the shutdown deadline passed: {} connection(s) cut off with a request unfinished",
+            "the shutdown deadline passed: {} connection(s) cut off, {unfinished} payment(s) \
+             still running",
             stopped.cut_off
         );
     }

@@ -19,6 +19,7 @@ use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
 pub struct Replica {
     child: Child,
     lines: Receiver<String>,
+    errors: Receiver<String>,
     /// Its address, `http://127.0.0.1:PORT`.
     pub url: String,
     pub client: LoopbackClient,
@@ -37,21 +38,15 @@ impl Replica {
             .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the payments binary starts");
-        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        // A thread reads the lines, so that a test can wait for one with a deadline.
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = read_lines(child.stdout.take().expect("piped stdout"));
+        let errors = read_lines(child.stderr.take().expect("piped stderr"));
         let mut replica = Self {
             child,
             lines,
+            errors,
             url: String::new(),
             client: LoopbackClient::new(String::new()),
         };
@@ -156,10 +151,14 @@ impl Replica {
         self.url.trim_start_matches("http://")
     }
 
-    /// SIGTERM, as a service manager stops a service; waits (bounded) for the process to exit
-    /// and returns its exit code and the lines it printed after the signal.
-    pub fn terminate(mut self, within: Duration) -> (Option<i32>, Vec<String>) {
+    /// SIGTERM, as a service manager stops a service.
+    pub fn sigterm(&self) {
         self.signal("-TERM");
+    }
+
+    /// Waits (bounded) for the process to exit; returns its exit code and the lines it printed
+    /// on stdout and stderr since the last one read.
+    pub fn exit(mut self, within: Duration) -> Exit {
         let deadline = Instant::now() + within;
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("the process can be waited on") {
@@ -167,16 +166,23 @@ impl Replica {
             }
             assert!(
                 Instant::now() < deadline,
-                "payments did not exit within {within:?} of SIGTERM"
+                "payments did not exit within {within:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
         };
-        // The reader thread sees the end of the output once the process has gone.
-        let mut lines = Vec::new();
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            lines.push(line);
+        // The reader threads see the end of the output once the process has gone.
+        let drain = |lines: &Receiver<String>| {
+            let mut all = Vec::new();
+            while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
+                all.push(line);
+            }
+            all
+        };
+        Exit {
+            code: status.code(),
+            stdout: drain(&self.lines),
+            stderr: drain(&self.errors),
         }
-        (status.code(), lines)
     }
 
     /// SIGKILL: the process stops wherever it is, as in a crash.
@@ -192,6 +198,27 @@ impl Drop for Replica {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How a process ended, and what it printed last.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub stdout: Vec<String>,
+    pub stderr: Vec<String>,
+}
+
+/// A thread reads the lines, so that a test can wait for one with a deadline.
+fn read_lines(output: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 /// A SQLite file in the temporary folder, deleted (with its WAL companions) on drop.
@@ -292,6 +319,23 @@ impl PgSchema {
             .expect("the keys table is readable")
             .get(0);
         rows.unsigned_abs()
+    }
+
+    /// Whether the key `id` is in flight (no answer, no expiry) in the schema's keys table:
+    /// `None` when it has no row.
+    pub async fn key_in_flight(&self, id: retrykey_http::EntryId) -> Option<bool> {
+        connect(&self.url)
+            .await
+            .query_opt(
+                &format!(
+                    "SELECT expires_at IS NULL AND status IS NULL FROM {}.http_keys WHERE entry_id = $1",
+                    self.name
+                ),
+                &[&id.as_bytes().as_slice()],
+            )
+            .await
+            .expect("the keys table is readable")
+            .map(|row| row.get(0))
     }
 
     /// The charges in the schema's payments table, read directly.
