@@ -149,20 +149,24 @@ async fn the_byte_budget_is_enforced() {
     assert_eq!(reserve(&store, "b").await, Reserve::Full);
 }
 
-// Each finished entry is counted with its own overhead (its map slot, record and header map),
-// not only its answer's bytes, so that the budget bounds the memory really held: a budget of
-// 1,000 bytes is spent by one tiny answer.
+// Each finished entry is counted with its own overhead (its map slot, record and header map,
+// 1,024 bytes), not only its answer's bytes, so that the budget bounds the memory really held:
+// a budget of 2,500 bytes holds three tiny answers (about 1,090 bytes each as counted, checked
+// before each reservation) and refuses a fourth, evicting none.
 #[tokio::test]
 async fn each_entry_counts_its_own_overhead_against_the_budget() {
     let store = MemoryStore::new(StoreLimits {
-        max_bytes: 1_000,
+        max_bytes: 2_500,
         ..StoreLimits::default()
     });
-    let a = reserved(&store, "a").await;
-    store.complete(&id("a"), a, answer("x")).await.unwrap();
-    assert!(store.bytes() >= 1_000, "{} bytes counted", store.bytes());
-    assert_eq!(reserve(&store, "b").await, Reserve::Full);
-    assert_eq!(store.len(), 1, "the stored answer was not evicted");
+    let small = answer("x").size();
+    for key in ["a", "b", "c"] {
+        let token = reserved(&store, key).await;
+        store.complete(&id(key), token, answer("x")).await.unwrap();
+    }
+    assert_eq!(store.bytes(), 3 * (small + 1024));
+    assert_eq!(reserve(&store, "d").await, Reserve::Full);
+    assert_eq!(store.len(), 3, "no stored answer was evicted");
 }
 
 // Finished entries past retention are swept and their bytes returned; running ones never are.
