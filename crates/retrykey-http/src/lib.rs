@@ -27,8 +27,9 @@
 //! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
 //!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs` and `loopback.rs`.
-//! 8. Serving it to hostile clients: `server.rs` (connection cap, graceful stop) and
-//!    `timeouts.rs` (the head, body and idle clocks of each connection).
+//! 8. Serving it to hostile clients: `server.rs` (connection cap, graceful stop),
+//!    `timeouts.rs` (the head, body and idle clocks of each connection) and `running.rs` (the
+//!    work a stop waits for).
 //!
 //! # Example
 //!
@@ -67,6 +68,7 @@ pub mod loopback;
 mod memory;
 pub mod payments;
 mod problem;
+mod running;
 pub mod server;
 mod store;
 mod stored;

@@ -49,22 +49,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds 127.0.0.1:0 and starts serving.
+    /// Binds 127.0.0.1:0 and starts serving, within the default [`ServerLimits`].
     pub async fn start<S, B>(service: S) -> std::io::Result<Self>
-    where
-        S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
-            + Clone
-            + Send
-            + 'static,
-        S::Future: Send + 'static,
-        B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
-        B::Error: Into<BoxError>,
-    {
-        Self::start_with(service, ServerLimits::default()).await
-    }
-
-    /// Binds 127.0.0.1:0 and starts serving within `limits`.
-    pub async fn start_with<S, B>(service: S, limits: ServerLimits) -> std::io::Result<Self>
     where
         S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
             + Clone
@@ -77,7 +63,7 @@ impl Server {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(serve(listener, service, limits, async {
+        let task = tokio::spawn(serve(listener, service, ServerLimits::default(), async {
             let _ = stopped.await;
         }));
         Ok(Self { addr, stop, task })
