@@ -18,7 +18,7 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
@@ -75,12 +75,7 @@ fn main() -> anyhow::Result<()> {
         args.keys > 0 && args.concurrency > 0,
         "--keys and --concurrency must be above zero"
     );
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let deadline = Duration::from_secs(args.max_seconds);
-        tokio::time::timeout(deadline, flood(&args))
-            .await
-            .with_context(|| format!("the flood did not finish within {deadline:?}"))?
-    })
+    common::run_within(args.max_seconds, flood(&args))
 }
 
 async fn flood(args: &Args) -> anyhow::Result<()> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail, ensure};
+use anyhow::{anyhow, bail, ensure};
 use clap::Parser;
 use common::Payments;
 use retrykey_http::loopback::LoopbackClient;
@@ -62,12 +62,7 @@ fn main() -> anyhow::Result<()> {
         args.stalled > 0 && args.requests > 0 && args.concurrency > 0 && args.rounds > 0,
         "--stalled, --requests, --concurrency and --rounds must be above zero"
     );
-    tokio::runtime::Runtime::new()?.block_on(async {
-        let deadline = Duration::from_secs(args.max_seconds);
-        tokio::time::timeout(deadline, measure(&args))
-            .await
-            .with_context(|| format!("the run did not finish within {deadline:?}"))?
-    })
+    common::run_within(args.max_seconds, measure(&args))
 }
 
 async fn measure(args: &Args) -> anyhow::Result<()> {

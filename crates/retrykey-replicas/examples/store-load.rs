@@ -14,6 +14,8 @@
 //!
 //! `cargo run --release -p retrykey-replicas --example store-load -- [--rounds R] [--concurrency C] [--stores postgres,sqlite,memory]`
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -460,7 +462,7 @@ async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()
         BODY.as_bytes(),
     );
     let answer_size = created(1_000_000).size();
-    let before = resident_bytes()?;
+    let before = common::resident_bytes(std::process::id())?;
     for n in 0..stored {
         let key = IdempotencyKey::parse(format!("stored-{n}").as_bytes())
             .map_err(|problem| anyhow!("{problem:?}"))?;
@@ -470,10 +472,10 @@ async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()
         };
         store.complete(&id, token, created(n + 1)).await?;
     }
-    let after = resident_bytes()?;
+    let after = common::resident_bytes(std::process::id())?;
     let grown = after.saturating_sub(before);
     println!(
-        "memory store: {} responses stored (payments answer, {} bytes as the store counts it): \
+        "memory store: {} responses stored (the payments answer, {} bytes): \
          VmRSS {} -> {} KiB, {:.0} bytes per stored response",
         store.len(),
         answer_size,
@@ -482,18 +484,6 @@ async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()
         grown as f64 / stored.max(1) as f64
     );
     Ok(())
-}
-
-/// This process's resident set (`VmRSS`), in bytes.
-fn resident_bytes() -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").context("read /proc/self/status")?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse::<u64>().ok())
-        .map(|kib| kib * 1024)
-        .context("no VmRSS line in /proc/self/status")
 }
 
 /// The keys table's size on disk, indexes and TOAST included, per row.

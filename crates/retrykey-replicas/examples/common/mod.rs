@@ -1,11 +1,13 @@
-//! The `payments` server as the load runs start it: a real process on a free loopback port,
-//! stopped by its own process id when dropped.
+//! What the load runs share: the `payments` server as they start it (a real process on a free
+//! loopback port, stopped by its own process id when dropped), a process's resident memory, and
+//! a run bounded in time.
 
 #![allow(dead_code, reason = "each load run uses its own part of this module")]
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -46,15 +48,9 @@ impl Payments {
         self.url.trim_start_matches("http://")
     }
 
-    /// The process's resident memory, from `/proc/PID/status`.
+    /// The process's resident memory.
     pub fn resident_bytes(&self) -> anyhow::Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        let kib: u64 = status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-            .context("no VmRSS line")?;
-        Ok(kib * 1024)
+        resident_bytes(self.child.id())
     }
 }
 
@@ -63,4 +59,30 @@ impl Drop for Payments {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The resident memory (`VmRSS`) of process `pid`, from `/proc/PID/status`.
+pub fn resident_bytes(pid: u32) -> anyhow::Result<u64> {
+    let path = format!("/proc/{pid}/status");
+    let status = std::fs::read_to_string(&path).with_context(|| format!("read {path}"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map(|kib| kib * 1024)
+        .with_context(|| format!("no VmRSS line in {path}"))
+}
+
+/// Runs `work` on a new runtime; fails if it has not finished after `max_seconds`.
+pub fn run_within(
+    max_seconds: u64,
+    work: impl Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<()> {
+    let deadline = Duration::from_secs(max_seconds);
+    tokio::runtime::Runtime::new()?.block_on(async {
+        tokio::time::timeout(deadline, work)
+            .await
+            .with_context(|| format!("the run did not finish within {deadline:?}"))?
+    })
 }
