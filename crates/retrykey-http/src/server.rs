@@ -2,7 +2,7 @@
 //! timeout on every connection, a cap on connections, and a stop that lets requests finish.
 //!
 //! - A connection over [`ServerLimits::max_connections`] is answered 503 `too-many-connections`
-//!   with `Retry-After` and closed, without reading its request.
+//!   with `Retry-After` and closed, once its request head has arrived (its body is not read).
 //! - A head larger than [`ServerLimits::max_head_bytes`] is answered 431 by hyper and closed.
 //! - When `shutdown` resolves, the listener closes, connections between requests close, and
 //!   each running request gets until [`ServerLimits::shutdown_deadline`] to send its reply;
@@ -93,7 +93,8 @@ pub struct Stopped {
 /// the stop, refusals still being written are dropped.
 const MAX_REFUSING: usize = 64;
 
-/// How long a refusal may take to write its answer, and then to let the client finish sending.
+/// How long a refusal may wait for the request head, then take to write its answer, and then
+/// to let the client finish sending.
 const REFUSAL_TIME: Duration = Duration::from_secs(1);
 
 /// Serves `service` on `listener` within `limits` until `shutdown` resolves, then stops as the
@@ -246,6 +247,20 @@ async fn refuse(mut stream: TcpStream) {
          connection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
+    // Answer once the request head is in (or after a moment, if it never comes): an answer that
+    // arrives before the client has written its request is one an HTTP client cannot match to
+    // a request, and reports as a broken connection instead of a 503.
+    let mut head = [0_u8; 8192];
+    let mut seen = 0;
+    let _ = tokio::time::timeout(REFUSAL_TIME, async {
+        while let Ok(n @ 1..) = stream.read(&mut head[seen..]).await {
+            seen += n;
+            if seen == head.len() || head[..seen].windows(4).any(|w| w == b"\r\n\r\n") {
+                break;
+            }
+        }
+    })
+    .await;
     let written = tokio::time::timeout(REFUSAL_TIME, async {
         stream.write_all(answer.as_bytes()).await?;
         stream.shutdown().await
@@ -254,7 +269,7 @@ async fn refuse(mut stream: TcpStream) {
     if !matches!(written, Ok(Ok(()))) {
         return;
     }
-    // Closing with the client's request unread would reset the connection, and a reset can
+    // Closing with the client's body unread would reset the connection, and a reset can
     // overtake the answer: read (and drop) what the client sends until it closes, briefly.
     let mut sink = [0_u8; 4096];
     let _ = tokio::time::timeout(REFUSAL_TIME, async {
