@@ -25,9 +25,9 @@ prepare:
     done
     for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
     for package in retrykey split-critical-section; do
-        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test loom --no-run
+        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test it --no-run
     done
-    cargo test -q --release -p retrykey --test stress --no-run
+    cargo test -q --release -p retrykey --test it stress:: --no-run
     cargo build -q --release -p retrykey-http --example load
     cargo build -q --release -p retrykey-durable --example pgbench-ratio
     cargo build -q --release -p retrykey-replicas --example store-load
@@ -35,7 +35,7 @@ prepare:
     cargo build -q --release -p retrykey-replicas --bin payments --example flood --example slow-clients
     cargo build -q --release -p retrykey-http --tests
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
-    cargo test -q -p retrykey-tests --test exercise
+    cargo test -q -p retrykey-tests --test it exercise::
     echo "prepared: the class commands now run without a compile step"
 
 # Every default member's tests: core, stages, contract, in-process variant checks, docs (minutes).
@@ -50,12 +50,12 @@ test-negatives *variants:
 
 # Loom models of the core ledger (must pass) and of split-critical-section (must fail).
 loom:
-    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p retrykey --test loom
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p retrykey --test it
     @cargo run -q -p retrykey-tests --bin negatives -- --loom-only
 
 # 64 threads on one key, STRESS_ROUNDS rounds (default 50), release mode.
 stress rounds="50":
-    STRESS_ROUNDS={{rounds}} cargo test -q --release -p retrykey --test stress
+    STRESS_ROUNDS={{rounds}} cargo test -q --release -p retrykey --test it stress::
 
 # Criterion benchmarks of the core ledger (about two minutes).
 bench *args:
@@ -82,7 +82,7 @@ lint:
 
 # Every command shown in docs/ and README.md, output compared (includes the slow ones).
 docs-check:
-    RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test walkthrough
+    RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test it walkthrough::
 
 # What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run, the flood, mutation testing of the core.
 ci: lint
@@ -223,7 +223,7 @@ fuzz cases="100000":
     set -euo pipefail
     cargo build -q --release -p retrykey-http --tests
     start=$(date +%s%N)
-    PROPTEST_CASES={{cases}} cargo test -q --release -p retrykey-http --test hostile_input
+    PROPTEST_CASES={{cases}} cargo test -q --release -p retrykey-http --test it hostile_input::
     tenths=$(( ($(date +%s%N) - start) / 100000000 ))
     echo "fuzz: {{cases}} cases for each property of hostile_input.rs in $((tenths / 10)).$((tenths % 10)) s"
 

@@ -5,9 +5,9 @@ use std::process::Command;
 use crate::test_output::TestRun;
 use crate::workspace_root;
 
-/// Arguments of a loom run: release mode (the models explore many schedules) and only the
-/// `tests/loom.rs` target.
-pub const LOOM_ARGS: &[&str] = &["--release", "--test", "loom"];
+/// Arguments of a loom run: release mode (the models explore many schedules) and the package's
+/// one test program, which under `--cfg loom` holds only the loom models.
+pub const LOOM_ARGS: &[&str] = &["--release", "--test", "it"];
 
 /// Environment of a loom run. `--cfg loom` reaches every crate of the build and tokio does not
 /// compile under it, so loom builds only std-only packages, in a target directory of its own.
@@ -41,7 +41,7 @@ pub fn cargo_test(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::io
     Ok(run)
 }
 
-/// Runs a package's loom models (`tests/loom.rs` under `--cfg loom`).
+/// Runs a package's loom models (`tests/it/main.rs` under `--cfg loom`).
 pub fn loom_test(package: &str) -> std::io::Result<TestRun> {
     cargo_test(package, LOOM_ARGS, LOOM_ENV)
 }

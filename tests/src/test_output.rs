@@ -68,7 +68,7 @@ test contract::b ... FAILED
 test connections::c ... ignored, needs PostgreSQL
 contract::d: test
 test src/lib.rs - doc (line 3) ... ok
-error: test failed, to rerun pass `-p v --test suite`
+error: test failed, to rerun pass `-p v --test it`
 error: 1 target failed:
 ";
         let run = TestRun::parse(output);

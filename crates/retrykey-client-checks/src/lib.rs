@@ -21,7 +21,7 @@
 //! # Example
 //!
 //! ```
-//! // tests/retry_suite.rs of the client: every check against the correct pieces.
+//! // tests/it/main.rs of the client: every check against the correct pieces.
 //! retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);
 //! # fn main() {}
 //! ```

@@ -17,7 +17,7 @@
 //! # Example
 //!
 //! ```
-//! // tests/suite.rs of any crate with a Ledger: the contract, model and stress suites.
+//! // tests/it/main.rs of any crate with a Ledger: the contract, model and stress suites.
 //! retrykey_contract::ledger_suite!(retrykey::Store::with_limits);
 //! # fn main() {}
 //! ```

@@ -19,7 +19,7 @@
 //! # Example
 //!
 //! ```
-//! // tests/crash.rs of a crate with a ledger: one #[test] per crash point, here in this process
+//! // tests/it/main.rs of a crate with a ledger: one #[test] per crash point, here in this process
 //! // (a panic at the point); the crash server's ProcessHarness aborts a real process instead.
 //! use retrykey_durable_checks::crash::harness::InProcess;
 //! use retrykey_durable_checks::crash::server::{Backend, open_correct};

@@ -1,6 +1,6 @@
 //! Retention: records are kept for a window, then a sweeper deletes them.
 //!
-//! The contract, tested in `tests/retention.rs`:
+//! The contract, tested in `tests/it/retention.rs`:
 //! - a record replays for at least [`Options::retention`](crate::Options::retention) after it
 //!   was created; until the sweeper has deleted it, it still replays after that;
 //! - once swept, its key is forgotten: the same key and request apply as a *new* operation

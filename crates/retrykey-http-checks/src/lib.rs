@@ -13,7 +13,7 @@
 //! # Example
 //!
 //! ```ignore
-//! // tests/http_suite.rs of the HTTP crate or of a variant: every check as a #[test].
+//! // tests/it/main.rs of the HTTP crate or of a variant: every check as a #[test].
 //! retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
 //! ```
 //!

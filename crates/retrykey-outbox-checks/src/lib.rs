@@ -12,7 +12,7 @@
 //! # Example
 //!
 //! ```ignore
-//! // tests/outbox_suite.rs of an outbox crate or of a variant: every check as a #[test].
+//! // tests/it/main.rs of an outbox crate or of a variant: every check as a #[test].
 //! retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::Subject::correct());
 //! ```
 //!

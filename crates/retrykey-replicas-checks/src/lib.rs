@@ -16,7 +16,7 @@
 //! # Example
 //!
 //! ```ignore
-//! // tests/replicas_suite.rs of the replicas crate or of a variant: every check as a #[test].
+//! // tests/it/main.rs of the replicas crate or of a variant: every check as a #[test].
 //! retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct());
 //! ```
 //!

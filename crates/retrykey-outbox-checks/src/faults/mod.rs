@@ -4,7 +4,7 @@
 //!
 //! Every scenario ends the same way: it waits (bounded) until every accepted job's event is
 //! delivered, then reads both databases and holds them to one rule: each accepted job converted
-//! exactly once, no event lost, no event invented. `tests/faults.rs` of `retrykey-outbox` runs
+//! exactly once, no event lost, no event invented. `tests/it/faults.rs` of `retrykey-outbox` runs
 //! each scenario as a test; `just outbox-faults` prints them as a table.
 
 pub mod place;

@@ -1,0 +1,23 @@
+//! The integration tests of `retrykey-client`.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+mod common;
+mod amplification;
+mod budget;
+mod http_adapter;
+mod policy_construction;
+mod quota;
+mod retry_after;
+mod tcp_budget_exhausted;
+mod tcp_connection_refused;
+mod tcp_lost_reply;
+mod tcp_protocol;
+mod tcp_retry_after;
+mod tcp_server_restart;
+
+use retrykey_client::StandardParts;
+
+// The shared retry checks, run against the correct client.
+retrykey_client_checks::retry_suite!(StandardParts);

@@ -1,0 +1,14 @@
+//! The integration tests of `retrykey-outbox`.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+mod dispatcher;
+mod faults;
+mod pg;
+mod programs;
+mod reconcile;
+mod sweep;
+
+// The Stage 5 outbox checks against the correct crates: every one must pass.
+retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::Subject::correct());

@@ -1,0 +1,12 @@
+//! The variant `budget-reset-per-layer` under the shared checks: the ones its Cargo.toml declares must fail.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+// The shared retry checks, run against the correct client with this variant's `nesting.rs`.
+retrykey_client_checks::variant_parts!(
+    Variant,
+    child_budget = budget_reset_per_layer::child_budget
+);
+
+retrykey_client_checks::retry_suite!(Variant);

@@ -1,6 +1,0 @@
-//! Every interleaving of two and three callers, under `RUSTFLAGS="--cfg loom"`.
-#![cfg(loom)]
-
-use evict_oldest::Store;
-
-retrykey_contract::loom_suite!(Store::with_limits);

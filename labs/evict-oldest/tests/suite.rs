@@ -1,5 +1,0 @@
-//! The shared ledger contract, model and stress suites, run against this variant.
-
-use evict_oldest::Store;
-
-retrykey_contract::ledger_suite!(Store::with_limits);

@@ -1,0 +1,9 @@
+//! The variant `no-jitter` under the shared checks: the ones its Cargo.toml declares must fail.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+// The shared retry checks, run against the correct client with this variant's `backoff.rs`.
+retrykey_client_checks::variant_parts!(Variant, delay = no_jitter::full_jitter);
+
+retrykey_client_checks::retry_suite!(Variant);

@@ -1,0 +1,28 @@
+//! The variant `per-replica-memory` under the shared checks: the ones its Cargo.toml declares must fail.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+use retrykey_http::{BoxFuture, Error};
+use retrykey_replicas::{Opened, Options, Parts, StoreChoice};
+
+// The Stage 5 replica checks with every replica opened by this variant: the checks declared in
+// Cargo.toml must fail.
+/// Opens a replica through this variant's copy of `open.rs` (its own `StoreChoice`).
+fn open(choice: &StoreChoice, options: Options, parts: Parts) -> BoxFuture<Result<Opened, Error>> {
+    let StoreChoice::Sqlite(path) = choice else {
+        panic!("the replica checks open SQLite replicas only, not {choice:?}");
+    };
+    let choice = per_replica_memory::StoreChoice::Sqlite(path.clone());
+    Box::pin(async move {
+        let opened = choice.open_with_parts(options, parts).await?;
+        Ok(Opened {
+            store: opened.store,
+            book: opened.book,
+        })
+    })
+}
+
+retrykey_replicas_checks::replicas_suite!(
+    retrykey_replicas_checks::Subject::correct().with_open(super::open)
+);

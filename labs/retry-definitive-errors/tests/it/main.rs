@@ -1,0 +1,9 @@
+//! The variant `retry-definitive-errors` under the shared checks: the ones its Cargo.toml declares must fail.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+// The shared retry checks, run against the correct client with this variant's `classify.rs`.
+retrykey_client_checks::variant_parts!(Variant, classify = retry_definitive_errors::classify);
+
+retrykey_client_checks::retry_suite!(Variant);

@@ -1,0 +1,191 @@
+//! `just exercise` and `just check-exercise`: the copy hides the bug's explanation, never
+//! overwrites a student's work, and the checker tells an unfixed copy from a fixed one.
+//!
+//! Every copy here goes to a folder under cargo's test scratch space, never into `exercises/`.
+
+use std::path::{Path, PathBuf};
+
+use retrykey_tests::diff::{Line, diff};
+use retrykey_tests::exercise::{ExerciseError, MARKER, check, create};
+use retrykey_tests::{declared, workspace_root};
+
+const VARIANT: &str = "no-conflict-check";
+
+/// An empty scratch folder of this test's own.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("exercise-{name}"));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("an old scratch folder can be removed");
+    }
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+fn labs() -> PathBuf {
+    workspace_root().join("labs")
+}
+
+// The copy's src/lib.rs is the lab's without the marker block: only those comment lines differ.
+#[test]
+fn the_copy_loses_the_marker_block_and_nothing_else() {
+    let into = scratch("strip");
+    let dir = create(&labs(), &into, VARIANT, VARIANT, false).expect("a copy");
+    let lab = std::fs::read_to_string(labs().join(VARIANT).join("src/lib.rs")).unwrap();
+    let copy = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    let changes: Vec<Line<'_>> = diff(&lab, &copy)
+        .into_iter()
+        .filter(|line| !matches!(line, Line::Same(_)))
+        .collect();
+    assert!(!copy.contains(MARKER));
+    assert!(
+        matches!(changes.first(), Some(Line::Removed(text)) if text.trim_start().starts_with(MARKER)),
+        "{changes:?}"
+    );
+    assert!(
+        changes
+            .iter()
+            .all(|line| matches!(line, Line::Removed(text) if text.trim_start().starts_with("//"))),
+        "only comment lines are removed: {changes:?}"
+    );
+    // The tests are copied unchanged.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tests/it/main.rs")).unwrap(),
+        std::fs::read_to_string(labs().join(VARIANT).join("tests/it/main.rs")).unwrap()
+    );
+}
+
+// The README is replaced by a brief naming the failing checks, without the lab's explanation.
+#[test]
+fn the_readme_is_a_neutral_brief() {
+    let into = scratch("readme");
+    let dir = create(&labs(), &into, VARIANT, VARIANT, false).expect("a copy");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let lab_readme = std::fs::read_to_string(labs().join(VARIANT).join("README.md")).unwrap();
+    assert_ne!(readme, lab_readme);
+    for told in [
+        "## The bug",
+        "## What it stands for",
+        "never compared",
+        "NEGATIVE",
+    ] {
+        assert!(!readme.contains(told), "the brief gives away `{told}`");
+    }
+    for check in declared(VARIANT).unwrap().must_fail {
+        assert!(readme.contains(&format!("`{check}`")), "{check} is listed");
+    }
+    assert!(readme.contains(&format!("just check-exercise {VARIANT}")));
+    assert!(readme.contains(&format!("just diff {VARIANT}")));
+}
+
+// An existing copy is refused without --force, and left exactly as the student wrote it.
+#[test]
+fn an_existing_copy_is_never_overwritten() {
+    let into = scratch("refuse");
+    let dir = create(&labs(), &into, VARIANT, VARIANT, false).expect("a first copy");
+    let lib = dir.join("src/lib.rs");
+    std::fs::write(&lib, "// the student's work\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine\n").unwrap();
+
+    let refused = create(&labs(), &into, VARIANT, VARIANT, false);
+    assert!(matches!(refused, Err(ExerciseError::Exists(ref path)) if *path == dir));
+    assert_eq!(
+        std::fs::read_to_string(&lib).unwrap(),
+        "// the student's work\n"
+    );
+    assert!(dir.join("notes.txt").exists());
+
+    create(&labs(), &into, VARIANT, VARIANT, true).expect("--force replaces the copy");
+    assert!(!dir.join("notes.txt").exists());
+    assert_ne!(
+        std::fs::read_to_string(&lib).unwrap(),
+        "// the student's work\n"
+    );
+}
+
+// An unknown variant is a typed error, and nothing is created.
+#[test]
+fn an_unknown_variant_is_refused() {
+    let into = scratch("unknown");
+    for name in ["no-such-variant", "../crates", ""] {
+        let result = create(&labs(), &into, name, "copy", false);
+        assert!(
+            matches!(result, Err(ExerciseError::UnknownVariant(ref v)) if v == name),
+            "{name}: {result:?}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&into).unwrap().count(), 0);
+}
+
+/// A copy of the workspace's sources (no build output, no exercises), where a copy can be made a
+/// member without touching the real workspace.
+fn workspace_copy() -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name();
+            if name == "target" || name == "node_modules" {
+                continue;
+            }
+            if entry.path().is_dir() {
+                copy(&entry.path(), &to.join(&name));
+            } else {
+                std::fs::copy(entry.path(), to.join(&name)).unwrap();
+            }
+        }
+    }
+    let root = workspace_root();
+    let into = scratch("workspace");
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::copy(root.join(file), into.join(file)).unwrap();
+    }
+    for dir in ["crates", "labs", "tests"] {
+        copy(&root.join(dir), &into.join(dir));
+    }
+    into
+}
+
+// The checker names the declared checks while the bug is there, and says "fixed" once the
+// mirrored correct code replaces the copy's src/lib.rs.
+#[test]
+fn the_checker_tells_unfixed_from_fixed() {
+    let workspace = workspace_copy();
+    let dir = create(
+        &workspace.join("labs"),
+        &workspace.join("exercises"),
+        VARIANT,
+        VARIANT,
+        false,
+    )
+    .expect("a copy in the scratch workspace");
+    // A target folder of its own: the one of this `cargo test` may be locked by it.
+    let target = workspace_root().join("target/exercise-tests");
+    let target = target.to_string_lossy();
+    let env = [
+        ("CARGO_TARGET_DIR", target.as_ref()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ];
+    let declared = declared(VARIANT).unwrap();
+
+    let unfixed = check(&workspace, &dir, &env).expect("the checker runs");
+    assert!(!unfixed.fixed(), "{}", unfixed.render());
+    let still: Vec<String> = declared.must_fail.iter().cloned().collect();
+    assert_eq!(unfixed.still_failing, still, "{}", unfixed.render());
+    assert!(unfixed.undeclared.is_empty(), "{}", unfixed.render());
+    for check in &still {
+        assert!(
+            unfixed
+                .render()
+                .contains(&format!("still failing: {check}\n"))
+        );
+    }
+
+    std::fs::copy(workspace.join(&declared.mirrors), dir.join("src/lib.rs"))
+        .expect("the correct code");
+    let fixed = check(&workspace, &dir, &env).expect("the checker runs");
+    assert!(fixed.fixed(), "{}", fixed.render());
+    assert_eq!(
+        fixed.render(),
+        format!("fixed: all {} declared checks pass\n", still.len())
+    );
+}

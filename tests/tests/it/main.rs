@@ -1,0 +1,13 @@
+//! The integration tests of `tests`.
+//!
+//! One test program for the whole package (each extra program is another link of its
+//! dependencies): one module per behaviour, and the shared suites by their own names.
+
+mod diagrams;
+mod exercise;
+mod stage1_negatives;
+mod stage2_negatives;
+mod stage3_negatives;
+mod stage4_negatives;
+mod stage5_negatives;
+mod walkthrough;
