@@ -157,13 +157,14 @@ fn copy_manifest(text: &str, variant: &str, name: &str) -> Result<String, String
             out.push_str(&format!(
                 "description = \"Exercise: make the declared checks pass (just check-exercise {name})\"\n"
             ));
+        } else if !lib_added && renamed && trimmed == "[lib]" {
+            // Tests say `use <lab crate>::...`: the library keeps the lab's crate name.
+            out.push_str(&lib_table(variant));
+            lib_added = true;
         } else {
-            if !lib_added && renamed && trimmed.starts_with('[') {
-                // Tests say `use <lab crate>::...`: the library keeps the lab's crate name.
-                out.push_str(&format!(
-                    "[lib]\nname = \"{}\"\npath = \"src/lib.rs\"\n\n",
-                    variant.replace('-', "_")
-                ));
+            if !lib_added && renamed && trimmed.starts_with('[') && !text.contains("\n[lib]\n") {
+                out.push_str(&lib_table(variant));
+                out.push('\n');
                 lib_added = true;
             }
             out.push_str(&rename_bins(line, variant, name));
@@ -178,6 +179,15 @@ fn copy_manifest(text: &str, variant: &str, name: &str) -> Result<String, String
          [package.metadata.exercise]\nvariant = \"{variant}\"\n"
     ));
     Ok(out)
+}
+
+/// The copy's `[lib]` table head: the library keeps the lab's crate name, whatever the package
+/// is called.
+fn lib_table(variant: &str) -> String {
+    format!(
+        "[lib]\nname = \"{}\"\npath = \"src/lib.rs\"\n",
+        variant.replace('-', "_")
+    )
 }
 
 /// Binary names end with the lab's name (`crash-server-<variant>`, which `crash-matrix --variant`
@@ -404,5 +414,26 @@ path = \"src/bin/crash-server.rs\"
             Some("separate-transactions")
         );
         assert!(!out.contains("Negative variant"));
+    }
+
+    // A lab's own `[lib]` table is kept, once, with the crate name added to it.
+    #[test]
+    fn a_lib_table_of_the_lab_is_kept_once() {
+        let text = "\
+[package]
+name = \"no-receipt\"
+description = \"Negative variant: no receipt\"
+
+[lib]
+test = false
+
+[dependencies]
+retrykey.workspace = true
+";
+        let out = copy_manifest(text, "no-receipt", "nr").expect("a lab manifest");
+        assert_eq!(out.matches("[lib]").count(), 1, "{out}");
+        let parsed: toml::Table = toml::from_str(&out).expect("valid TOML");
+        assert_eq!(parsed["lib"]["name"].as_str(), Some("no_receipt"));
+        assert_eq!(parsed["lib"]["test"].as_bool(), Some(false));
     }
 }
