@@ -1,0 +1,3 @@
+//! The client's integration tests, one module per behaviour, built as one test program.
+
+mod key_grammar;
