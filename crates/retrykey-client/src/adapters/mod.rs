@@ -1,4 +1,5 @@
-//! Ready attempt functions for the in-memory ledger and for HTTP.
+//! Ready attempt functions for the in-memory ledger and for HTTP, and the encoder that writes a
+//! key in the HTTP header's grammar.
 
 mod http;
 mod key_header;
