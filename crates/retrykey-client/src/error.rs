@@ -1,8 +1,9 @@
-//! The one error type of the client crate: a policy that cannot work, or a service that cannot start.
+//! The one error type of the client crate: a policy that cannot work, a key a transport cannot
+//! carry, or a service that cannot start.
 
 use std::time::Duration;
 
-/// Why a policy could not be built or a loopback service could not start.
+/// Why a policy could not be built, a key could not be sent, or a loopback service could not start.
 ///
 /// A policy is checked once, when it is built, so a retry loop never runs with settings that
 /// make no sense (no attempts, no time, a cap that cuts below the first delay).
@@ -33,6 +34,15 @@ pub enum Error {
     /// A per-attempt timeout of zero would fail every attempt before it starts.
     #[error("the per-attempt timeout must be positive, got 0 ms")]
     ZeroAttemptTimeout,
+    /// The key holds a character the `Idempotency-Key` header cannot carry (a structured-field
+    /// string is printable ASCII only), so the operation was refused before any request left.
+    #[error(
+        "character {at} of the key is not printable ASCII, which the Idempotency-Key header cannot carry"
+    )]
+    KeyNotSendable {
+        /// The offending character's position in the key, counted in characters from 0.
+        at: usize,
+    },
     /// The loopback ledger service could not bind or serve.
     #[error("ledger service I/O: {0}")]
     Io(#[from] std::io::Error),

@@ -2,7 +2,7 @@
 //! share, so that neither can drift from the other.
 //!
 //! One delivery is `POST /conversions` with `Idempotency-Key: <event id>` (the same id as the
-//! body's `event`) and a [`ConversionRequest`] as JSON. The first delivery of an event answers `201 Created` with a
+//! body's `event`, bare or quoted as the header's grammar has it) and a [`ConversionRequest`] as JSON. The first delivery of an event answers `201 Created` with a
 //! [`Conversion`]; a redelivery answers `200 OK`, `Idempotent-Replayed: true` and the same
 //! [`Conversion`]. A refusal is `application/problem+json` (4xx: do not retry; 503 with
 //! `Retry-After`: retry).

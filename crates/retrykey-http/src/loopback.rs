@@ -1,5 +1,10 @@
 //! Loopback plumbing for the demos, tests and load runs: a server on 127.0.0.1, a client for it.
 //!
+//! [`LoopbackClient`] sends every header value raw, exactly as given: an `Idempotency-Key` of
+//! `a b` or `"q"` goes on the wire as those bytes, which is what the hostile-input tests need.
+//! A program that sends a caller's keys encodes them first with the retry client's
+//! `retrykey_client::adapters::KeyHeader`, as `spray` does.
+//!
 //! # Example
 //!
 //! ```
@@ -115,6 +120,9 @@ impl LoopbackReply {
 }
 
 /// A small pooled HTTP/1.1 client for one base URL.
+///
+/// It sends headers raw, with no encoding: a test can hand the layer any value at all,
+/// malformed ones included.
 #[derive(Debug, Clone)]
 pub struct LoopbackClient {
     inner: HyperClient<HttpConnector, Full<Bytes>>,
@@ -132,7 +140,7 @@ impl LoopbackClient {
         }
     }
 
-    /// Sends one request and reads the whole reply.
+    /// Sends one request, each header value exactly as given, and reads the whole reply.
     pub async fn send(
         &self,
         method: Method,

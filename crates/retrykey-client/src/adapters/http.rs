@@ -3,8 +3,10 @@
 use std::time::SystemTime;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use retrykey::Key;
 
-use crate::{Answer, Attempt, Failure, Reply, retry_after};
+use crate::adapters::KeyHeader;
+use crate::{Answer, Attempt, Client, Error, Failure, Outcome, Parts, Reply, retry_after};
 
 /// The header that carries the operation key.
 pub const KEY_HEADER: &str = "Idempotency-Key";
@@ -28,6 +30,10 @@ pub struct HttpResponse {
 /// or HTTP date). A 409 that carries `Retry-After` is read as "the first request with this key
 /// is still in progress", which the classifier retries. A 2xx with `Idempotent-Replayed: true`
 /// is a replay: the real result, delivered again.
+///
+/// The key travels as [`KeyHeader`] writes it: bare when it is a token, else quoted. A key the
+/// header cannot carry (one that is not ASCII) is refused by [`HttpAdapter::run_with_key`]
+/// before the first attempt, with [`Error::KeyNotSendable`]: no request, no attempt counted.
 #[derive(Clone, Debug)]
 pub struct HttpAdapter {
     http: reqwest::Client,
@@ -49,7 +55,36 @@ impl HttpAdapter {
         Self { http }
     }
 
-    /// One attempt: POSTs `body` to `url` with the attempt's key.
+    /// Runs one logical operation under `key`: POSTs `body` to `url` as often as `client`'s
+    /// policy allows.
+    ///
+    /// The key is checked against the header's grammar first. One the header cannot carry is
+    /// [`Error::KeyNotSendable`] before the first attempt: no request leaves, no attempt is
+    /// counted and no retry quota is spent, so it is never mistaken for the service's refusal
+    /// ([`Outcome::Rejected`]).
+    pub async fn run_with_key<P: Parts>(
+        &self,
+        client: &Client<P>,
+        key: Key,
+        url: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<Outcome<HttpResponse>, Error> {
+        KeyHeader::new(&key)?;
+        let outcome = client
+            .run_with_key(key, |attempt| {
+                self.post(attempt, url, content_type, body.clone())
+            })
+            .await;
+        Ok(outcome)
+    }
+
+    /// One attempt: POSTs `body` to `url` with the attempt's key, encoded by [`KeyHeader`].
+    ///
+    /// A key the header cannot carry is not sent: the attempt fails as [`Failure::Refused`]
+    /// (nothing left, so nothing applied). [`HttpAdapter::run_with_key`] refuses such a key
+    /// before the first attempt instead; callers that run `post` under their own
+    /// [`Client::run_with_key`] check it first with [`KeyHeader::new`].
     pub async fn post(
         &self,
         attempt: Attempt,
@@ -57,10 +92,12 @@ impl HttpAdapter {
         content_type: &str,
         body: Vec<u8>,
     ) -> Result<Reply<HttpResponse>, Failure> {
+        let key =
+            KeyHeader::new(&attempt.key).map_err(|error| Failure::Refused(error.to_string()))?;
         let response = self
             .http
             .post(url)
-            .header(KEY_HEADER, attempt.key.as_str())
+            .header(KEY_HEADER, key.as_str())
             .header(CONTENT_TYPE, content_type)
             .body(body)
             .send()

@@ -7,6 +7,7 @@ mod common;
 mod amplification;
 mod budget;
 mod http_adapter;
+mod key_grammar;
 mod policy_construction;
 mod quota;
 mod retry_after;

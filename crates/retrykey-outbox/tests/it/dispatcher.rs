@@ -12,6 +12,7 @@ use axum::routing::post;
 use retrykey::{Key, Request};
 use retrykey_client::Policy;
 use retrykey_durable::sqlite::ScratchFile;
+use retrykey_http::IdempotencyKey;
 use retrykey_http::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocuments};
@@ -71,7 +72,12 @@ fn scripted(
             let (seen, script) = (Arc::clone(&seen), Arc::clone(&script));
             async move {
                 seen.lock().unwrap().push(Instant::now());
-                let event = headers["idempotency-key"].to_str().unwrap().to_owned();
+                // The key travels in the header's grammar (a UUID may come quoted): read it
+                // as the layer does.
+                let key = IdempotencyKey::from_headers(&headers)
+                    .unwrap()
+                    .expect("a key");
+                let event = key.as_str().to_owned();
                 assert!(body.contains(&event), "the body names the key's event");
                 let (status, retry_after) = script.lock().unwrap().next().expect("an answer");
                 let mut response =

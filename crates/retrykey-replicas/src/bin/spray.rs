@@ -7,12 +7,18 @@
 //!
 //! `--keys M` sends M distinct keys instead (`K-1` … `K-M`, once each, round-robin) and prints
 //! a summary: answers per status, and charges.
+//!
+//! Every key is written in the header's grammar by the retry client's encoder
+//! ([`KeyHeader`]): bare when it is a token, else quoted. A key the header cannot carry
+//! (not ASCII, say) is refused before anything is sent.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use retrykey::Key;
+use retrykey_client::adapters::KeyHeader;
 use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_replicas::{flags, program};
 use tokio::sync::Barrier;
@@ -23,8 +29,9 @@ struct Args {
     /// The replicas' base URLs, comma-separated (http://127.0.0.1:PORT,...).
     #[arg(long, value_name = "URL,URL,...", value_delimiter = ',', required = true, value_parser = base_url)]
     replicas: Vec<String>,
-    /// The Idempotency-Key of every copy (with --keys: the prefix of each key).
-    #[arg(long, value_name = "K", default_value = "spray")]
+    /// The Idempotency-Key of every copy (with --keys: the prefix of each key). Sent bare
+    /// when it is a token, else quoted; a key that is not printable ASCII is refused.
+    #[arg(long, value_name = "K", default_value = "spray", value_parser = sendable_key)]
     key: String,
     /// How many copies of the one payment to send.
     #[arg(long, value_name = "N", value_parser = flags::positive, default_value = "9")]
@@ -43,6 +50,17 @@ fn base_url(text: &str) -> Result<String, String> {
         // The refused value is added by `flags::one_line`.
         _ => Err("expected http://HOST:PORT".to_owned()),
     }
+}
+
+/// `key` as the header carries it: a valid operation key of printable ASCII, encoded.
+fn key_header(key: &str) -> Result<KeyHeader, String> {
+    let key = Key::new(key).map_err(|error| error.to_string())?;
+    KeyHeader::new(&key).map_err(|error| error.to_string())
+}
+
+/// A `--key` the header can carry, refused before any replica is contacted otherwise.
+fn sendable_key(text: &str) -> Result<String, String> {
+    key_header(text).map(|_| text.to_owned())
 }
 
 /// A replica's name in the output: A, B, C… (then R27, R28… past Z).
@@ -67,6 +85,14 @@ async fn main() -> ExitCode {
     let keys: Vec<String> = match args.keys {
         None => vec![args.key.clone(); args.copies],
         Some(count) => (1..=count).map(|i| format!("{}-{i}", args.key)).collect(),
+    };
+    // A prefix that is sendable can still make a key too long once numbered.
+    let keys = match keys.iter().map(|key| key_header(key)).collect() {
+        Ok(keys) => keys,
+        Err(error) => {
+            eprintln!("spray: the keys made from --key cannot be sent: {error}");
+            return ExitCode::from(2);
+        }
     };
     let outcomes = spray(&clients, keys).await;
     let failed = outcomes.iter().filter(|outcome| outcome.is_err()).count();
@@ -104,7 +130,7 @@ async fn main() -> ExitCode {
 
 /// Sends one payment per key, key i to replica i mod R, all at the same moment; the outcomes
 /// come back in key order, whatever order they finished in.
-async fn spray(clients: &[LoopbackClient], keys: Vec<String>) -> Vec<Outcome> {
+async fn spray(clients: &[LoopbackClient], keys: Vec<KeyHeader>) -> Vec<Outcome> {
     // Every sender waits at the barrier until all are ready: the duplicates then race for real,
     // instead of each arriving after the previous one was answered.
     let barrier = Arc::new(Barrier::new(keys.len()));

@@ -100,3 +100,24 @@ fn a_bad_replica_address_is_refused_in_one_line() {
         )
     );
 }
+
+// A key the header cannot carry is refused in one line, with status 2, before any replica is
+// contacted: nothing connected to the listener named as the replica.
+#[test]
+fn an_unsendable_key_is_refused_before_any_request() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (code, stdout, stderr) = spray(&["--replicas", &url, "--key", "op\u{e9}"]);
+    assert_eq!((code, stdout.as_str()), (Some(2), ""), "{stderr}");
+    assert!(
+        stderr.starts_with("spray: --key: character 2 of the key is not printable ASCII"),
+        "{stderr}"
+    );
+    listener.set_nonblocking(true).unwrap();
+    let waiting = listener.accept().map(|_| ());
+    assert_eq!(
+        waiting.map_err(|error| error.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "spray connected to a replica with a key it refused"
+    );
+}
