@@ -10,7 +10,8 @@
 //! 1. `declared.rs`: what a variant promises (`[package.metadata.negative]`).
 //! 2. `bin/negatives.rs` with `cargo_test.rs`, `test_output.rs` and `verdict.rs`: how
 //!    `just test-negatives` runs a variant's real suite and holds it to that promise.
-//! 3. `diff.rs`: why a variant stays one small marked change of the file it copies.
+//! 3. `diff.rs` and `tidy/located.rs`: why a variant differs from the file it copies only
+//!    inside its `// NEGATIVE:` blocks.
 //! 4. `walkthrough/`: how every command in the book is run and its output compared.
 //! 5. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
 //!    `mutation.rs` (`just mutants`).
@@ -22,6 +23,7 @@ pub mod diff;
 pub mod exercise;
 pub mod mutation;
 pub mod test_output;
+pub mod tidy;
 pub mod verdict;
 pub mod walkthrough;
 

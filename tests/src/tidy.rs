@@ -1,0 +1,3 @@
+//! Tidy: the architecture's rules, read from the manifests and the sources.
+
+pub mod located;
