@@ -1,6 +1,6 @@
 //! What each negative variant declares in `[package.metadata.negative]` of its Cargo.toml.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -23,6 +23,10 @@ pub struct Declared {
     /// Tests under `--cfg loom` that must fail on every run.
     #[serde(default)]
     pub loom_must_fail: BTreeSet<String>,
+    /// Types the copy names after its bug: the mirrored file's name, and the copy's. The located
+    /// rule (`tidy::located`) reads a line that differs only by these names as unchanged.
+    #[serde(default)]
+    pub renames: BTreeMap<String, String>,
     /// Whether the declared checks need a PostgreSQL server (`RETRYKEY_PG_URL`): without one
     /// they cannot run, and the variant is reported as skipped, never as passed.
     #[serde(default)]

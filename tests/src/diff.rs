@@ -1,5 +1,6 @@
-//! How far a variant strays from the code it mirrors: a line diff, and its size.
+//! How a variant differs from the code it mirrors: a line diff, and where its changes lie.
 
+use crate::tidy::located::unlocated;
 use crate::{Declared, Error, read, workspace_root};
 
 /// The comment that marks and explains a variant's one change.
@@ -7,9 +8,6 @@ pub const MARKER: &str = "// NEGATIVE:";
 
 /// How every mirrored file begins: the labs that copy it follow (see labs/README.md).
 pub const MIRRORED_BY: &str = "// Mirrored by";
-
-/// Changed code lines (comments aside) a variant may have against the file it mirrors.
-pub const MAX_CHANGED_LINES: usize = 24;
 
 /// The mirrored file and the variant's copy of it.
 pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Error> {
@@ -19,33 +17,34 @@ pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Erro
     Ok((correct, variant))
 }
 
-/// What keeps a variant from being one small change explained by a `// NEGATIVE:` comment
-/// (nothing, for a well-made one).
+/// What keeps a variant from being a change located in its `// NEGATIVE:` blocks (nothing, for
+/// a well-made one). Each line names the file, the line and what is wrong.
 pub fn change_problems(name: &str, declared: &Declared) -> Result<Vec<String>, Error> {
     let (correct, variant) = sources(name, declared)?;
+    let copy = format!("labs/{name}/src/lib.rs");
+    let mirrors = declared.mirrors.display();
     let mut problems = Vec::new();
     // Whoever edits the correct file must learn, on its first line, which copies to update.
     let first_line = correct.lines().next().unwrap_or_default();
     if !(first_line.starts_with(MIRRORED_BY) && first_line.contains(&format!("labs/{name}"))) {
         problems.push(format!(
-            "the first line of {} does not name labs/{name} (`{MIRRORED_BY} labs/{name}: ...`)",
-            declared.mirrors.display()
+            "{mirrors}:1: the first line does not name labs/{name} \
+             (`{MIRRORED_BY} labs/{name}: ...`)"
         ));
+    }
+    if variant.lines().next() != Some(first_line) {
+        problems.push(format!("{copy}:1: the first line is not that of {mirrors}"));
     }
     if !variant.contains(MARKER) {
-        problems.push("src/lib.rs has no `// NEGATIVE:` comment marking its change".to_string());
+        problems.push(format!("{copy}: no `{MARKER}` block marks the change"));
     }
-    let changed = changed_code_lines(&diff(&correct, &variant));
-    if changed == 0 {
-        problems.push(format!(
-            "src/lib.rs changes no code of {}",
-            declared.mirrors.display()
-        ));
+    if changed_code_lines(&diff(&correct, &variant)) == 0 {
+        problems.push(format!("{copy}: changes no code of {mirrors}"));
     }
-    if changed > MAX_CHANGED_LINES {
+    for change in unlocated(&correct, &variant, &declared.renames) {
         problems.push(format!(
-            "src/lib.rs changes {changed} code lines of {} (at most {MAX_CHANGED_LINES})",
-            declared.mirrors.display()
+            "{copy}:{}: {change}, outside every `{MARKER}` block (a copy of {mirrors})",
+            change.line
         ));
     }
     Ok(problems)

@@ -2,7 +2,7 @@
 //!
 //! The negative variants under `labs/` must keep failing exactly the checks they declare, and
 //! every command shown in `docs/` and `README.md` must keep printing what the text says. This
-//! crate reads the declarations, measures how far each variant strays from the code it mirrors,
+//! crate reads the declarations, locates each variant's change in the code it mirrors,
 //! reads `cargo test` output, and runs the walkthrough.
 //!
 //! # Reading order
@@ -10,9 +10,11 @@
 //! 1. `declared.rs`: what a variant promises (`[package.metadata.negative]`).
 //! 2. `bin/negatives.rs` with `cargo_test.rs`, `test_output.rs` and `verdict.rs`: how
 //!    `just test-negatives` runs a variant's real suite and holds it to that promise.
-//! 3. `diff.rs`: why a variant stays one small marked change of the file it copies.
+//! 3. `diff.rs` and `tidy/located.rs`: why a variant differs from the file it copies only
+//!    inside its `// NEGATIVE:` blocks.
 //! 4. `walkthrough/`: how every command in the book is run and its output compared.
-//! 5. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
+//! 5. `tidy.rs`: the rules of `ARCHITECTURE.md`, read from the manifests and the sources.
+//! 6. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
 //!    `mutation.rs` (`just mutants`).
 
 pub mod cargo_test;
@@ -22,6 +24,7 @@ pub mod diff;
 pub mod exercise;
 pub mod mutation;
 pub mod test_output;
+pub mod tidy;
 pub mod verdict;
 pub mod walkthrough;
 

@@ -15,6 +15,7 @@ use crate::{Attempt, Budget, Client, Failure, JitterRng, Outcome, Policy, Reply,
 /// variants under `labs/` each replace one method with their copy of the file, so the shared
 /// checks (`retrykey-client-checks`) run the same loop around exactly one broken piece. A seam for
 /// the labs, hidden from the documented API (see `labs/README.md`).
+#[doc(hidden)]
 pub trait Parts: Sized + Send + Sync + 'static {
     /// Runs one logical operation: see [`crate::executor::execute`].
     fn execute<'a, T, F, Fut>(

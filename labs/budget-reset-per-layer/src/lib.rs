@@ -9,8 +9,8 @@ use retrykey_client::{Budget, Policy};
 /// the retries come from the parent's pool. Each layer may keep its own policy, but none of
 /// them can hand itself more time or more retries than the operation has left, so three layers
 /// that each "retry three times" still make at most the outer policy's downstream attempts.
+// NEGATIVE: the layer ignores its caller's budget and starts a fresh one, with full time and
+// full retries, so three layers of three attempts call the dependency 27 times.
 pub fn child_budget(_parent: &Budget, policy: &Policy) -> Budget {
-    // NEGATIVE: the layer ignores its caller's budget and starts a fresh one, with full time
-    // and full retries, so three layers of three attempts call the dependency 27 times.
     Budget::start(policy)
 }

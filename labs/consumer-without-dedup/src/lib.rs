@@ -8,6 +8,7 @@
 //! decides afresh.
 
 use retrykey_converter::{ConversionRequest, Converted};
+// NEGATIVE: no `OptionalExtension`: the lookup that needed it is gone (below).
 use rusqlite::{Transaction, params};
 
 // ANCHOR: convert

@@ -36,6 +36,7 @@ where
         Some(parent) => P::child_budget(parent, &policy),
         None => Budget::start(&policy),
     };
+    // NEGATIVE: no identity is fixed here, before the first attempt (see the loop).
     let mut may_have_applied = false;
     let mut last_retry_cost = None;
     let mut number = 0;

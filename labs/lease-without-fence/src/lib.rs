@@ -14,10 +14,10 @@ use retrykey_replicas::record::ResponseColumns;
 // ANCHOR: fence
 /// Whether the attempt holding `token` still holds `id`: the row is in flight under this very
 /// token. A charge made in `tx` commits only if this is true.
+// NEGATIVE: neither the token nor the state is compared: an attempt holds the key for as long
+// as the key's record exists, as if the lease alone kept it safe. A paused owner that wakes
+// after a takeover still "holds" the key, and its charge commits beside the new one.
 pub fn holds(tx: &Transaction<'_>, id: &EntryId, _token: Token) -> rusqlite::Result<bool> {
-    // NEGATIVE: neither the token nor the state is compared: an attempt holds the key for as
-    // long as the key's record exists, as if the lease alone kept it safe. A paused owner that
-    // wakes after a takeover still "holds" the key, and its charge commits beside the new one.
     let held: i64 = tx
         .prepare_cached("SELECT count(*) FROM http_keys WHERE entry_id = ?1")?
         .query_row(params![id.as_bytes()], |row| row.get(0))?;

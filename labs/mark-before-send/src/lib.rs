@@ -10,6 +10,7 @@
 
 use retrykey_client::Outcome;
 
+// NEGATIVE: `Acknowledgement`, for the answer this copy records before it has one (below).
 use retrykey_outbox::courier::{Acknowledgement, BoxFuture, Courier, Delivery};
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::{Claimed, Error};

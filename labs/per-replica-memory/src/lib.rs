@@ -9,6 +9,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use retrykey_http::payments::{MemoryBook, PaymentBook};
+// NEGATIVE: the types of `Unkeyed`, the book that charges without a key (at the end).
 use retrykey_http::{Error, MemoryStore, Reservation, ResponseStore, StoreFuture, StoredResponse};
 
 use retrykey_replicas::{Options, Parts, PgBook, PgStore, SqliteBook, SqliteStore};
@@ -55,10 +56,10 @@ impl StoreChoice {
                 book: Arc::new(MemoryBook::default()),
             },
             Self::Sqlite(path) => {
-                let store = SqliteStore::open_with_parts(path, options.clone(), parts)?;
                 // NEGATIVE: the charges go to the shared file, but the keys stay in this
                 // process's memory. Each replica knows only the keys it has seen itself: a
                 // duplicate that lands on another replica is charged again.
+                let store = SqliteStore::open_with_parts(path, options.clone(), parts)?;
                 Opened {
                     book: Arc::new(Unkeyed(SqliteBook::new(&store))),
                     store: Arc::new(MemoryStore::new(options.limits)),
@@ -106,6 +107,7 @@ pub struct Opened {
     pub book: Arc<dyn PaymentBook>,
 }
 
+// NEGATIVE: the book the keys-in-memory replica charges through (above).
 /// The shared charges table, written without a key: the keys are in another store.
 struct Unkeyed(SqliteBook);
 
@@ -123,3 +125,4 @@ impl PaymentBook for Unkeyed {
         self.0.charges()
     }
 }
+// END NEGATIVE

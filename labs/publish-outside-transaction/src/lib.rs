@@ -7,6 +7,7 @@
 //! it leaves both, and the dispatcher, which reads only committed rows, never sends an event for
 //! a job that did not commit.
 
+// NEGATIVE: `Ledger`, for the plain `apply` this copy commits the job with (below).
 use retrykey::{Key, Ledger, Request};
 
 use retrykey_outbox::sqlite::{SqliteDocuments, events};

@@ -89,7 +89,6 @@ impl Ledger for Store {
             },
         );
         let total = self.limits.admit(records, state.total, request.units())?;
-
         state.total = total;
         Ok(receipt)
     }

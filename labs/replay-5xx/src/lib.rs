@@ -136,9 +136,9 @@ fn keyed(
 /// Which first-attempt answers are kept and replayed: everything but server failures and the
 /// two "not processed, try again" statuses. A 5xx may come before the work was done, so
 /// replaying it would pin the client to an error for as long as the record lives.
+// NEGATIVE: every answer is kept, 5xx included. A transient failure is stored and replayed,
+// so no retry with this key can ever get the payment through.
 fn worth_keeping(_status: StatusCode) -> bool {
-    // NEGATIVE: every answer is kept, 5xx included. A transient failure is stored and
-    // replayed, so no retry with this key can ever get the payment through.
     true
 }
 

@@ -3,8 +3,8 @@
 //! A variant holds when `cargo test` fails exactly the checks it declares as `must_fail` (checks
 //! in `may_fail` are ignored), under loom exactly its `loom_must_fail`, it compiles without a
 //! warning, its suites run the same named checks as the suites of the package it mirrors, and
-//! its `src/lib.rs` stays a small, marked change of the file it mirrors. Anything else is a
-//! broken lab.
+//! its `src/lib.rs` differs from the file it mirrors only inside its `// NEGATIVE:` blocks.
+//! Anything else is a broken lab.
 //!
 //! A variant whose checks need PostgreSQL is only compiled when `RETRYKEY_PG_URL` is not set,
 //! and its row says `skipped`: a skip is its own verdict, never a pass. Under CI (`CI` set) or

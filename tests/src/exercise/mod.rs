@@ -18,6 +18,7 @@ pub use check::{Report, check};
 pub const EXERCISES_DIR: &str = "exercises";
 
 pub use crate::diff::MARKER;
+use crate::tidy::located::END_MARKER;
 
 /// Why an exercise could not be created or checked.
 #[derive(Debug, thiserror::Error)]
@@ -66,15 +67,20 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExerciseError + '_ {
 }
 
 /// `source` without its `// NEGATIVE:` comment blocks: the marker line and the `//` lines that
-/// continue it. A blank line that the removal would leave doubled goes too, so the copy stays
-/// formatted. `None` when there is no marker.
+/// continue it, and any `// END NEGATIVE` line. A blank line that the removal would leave
+/// doubled goes too, so the copy stays formatted. `None` when there is no marker.
 pub fn strip_marker(source: &str) -> Option<String> {
     let lines: Vec<&str> = source.lines().collect();
     let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
     let mut found = false;
     let mut at = 0;
     while at < lines.len() {
-        if !lines[at].trim_start().starts_with(MARKER) {
+        let line = lines[at].trim_start();
+        if line.starts_with(END_MARKER) {
+            at += 1;
+            continue;
+        }
+        if !line.starts_with(MARKER) {
             kept.push(lines[at]);
             at += 1;
             continue;
@@ -366,7 +372,14 @@ fn f() {
         assert_eq!(strip_marker("fn f() {}\n"), None);
     }
 
-    // Every lab's marker strips to a file without the marker, a few lines shorter.
+    // An end marker goes with the block it closes.
+    #[test]
+    fn strip_removes_the_end_marker() {
+        let source = "a\n// NEGATIVE: gone\nb\n\nc\n// END NEGATIVE\n";
+        assert_eq!(strip_marker(source).as_deref(), Some("a\nb\n\nc\n"));
+    }
+
+    // Every lab's markers strip to a file without them that keeps every line of code.
     #[test]
     fn every_lab_strips_cleanly() {
         let labs = crate::workspace_root().join("labs");
@@ -378,8 +391,24 @@ fn f() {
             let stripped =
                 strip_marker(&source).unwrap_or_else(|| panic!("{} has a marker", lib.display()));
             assert!(!stripped.contains("NEGATIVE"), "{}", lib.display());
-            let removed = source.lines().count() - stripped.lines().count();
-            assert!((1..=6).contains(&removed), "{}: {removed}", lib.display());
+            for line in crate::diff::diff(&source, &stripped) {
+                match line {
+                    crate::diff::Line::Same(_) => {}
+                    crate::diff::Line::Removed(text) => assert!(
+                        text.trim().is_empty() || is_plain_comment(text),
+                        "{} lost code: {text}",
+                        lib.display()
+                    ),
+                    crate::diff::Line::Added(text) => {
+                        panic!("{} gained a line: {text}", lib.display())
+                    }
+                }
+            }
+            assert!(
+                stripped.lines().count() < source.lines().count(),
+                "{}",
+                lib.display()
+            );
         }
     }
 

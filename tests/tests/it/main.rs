@@ -10,4 +10,5 @@ mod stage2_negatives;
 mod stage3_negatives;
 mod stage4_negatives;
 mod stage5_negatives;
+mod tidy;
 mod walkthrough;

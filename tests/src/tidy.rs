@@ -1,0 +1,606 @@
+//! Tidy: the rules of `ARCHITECTURE.md`, checked against the manifests and the sources.
+//!
+//! Each public function checks one rule over the whole workspace and returns its violations,
+//! one line each, naming the file (and the line, where there is one) and what is wrong; an empty
+//! list means the rule holds. `tests/tests/it/tidy.rs` turns each into a `#[test]`.
+//!
+//! The layer rules are not written here: [`map`] reads them from the table in `ARCHITECTURE.md`,
+//! so the page and the test cannot disagree.
+
+pub mod located;
+pub mod manifests;
+pub mod map;
+pub mod sources;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::{Error, read, workspace_root};
+use manifests::{Kind, Package, packages};
+use map::{Allowance, Layer, Row};
+
+/// What the core crate may depend on: it must build without tokio or a database.
+pub const CORE_DEPENDENCIES: [&str; 4] = ["anyhow", "clap", "thiserror", "loom"];
+
+/// The test knob that must never be on by default.
+pub const FAILPOINTS: &str = "failpoints";
+
+/// The three files that show the stages table, from the workspace root.
+pub const STAGE_TABLES: [&str; 3] = ["ARCHITECTURE.md", "README.md", "docs/src/introduction.md"];
+
+/// The rows of the layer map in `ARCHITECTURE.md`.
+pub fn map_rows() -> Result<Vec<Row>, Error> {
+    let path = workspace_root().join(map::MAP_FILE);
+    map::parse(&read(&path)?).map_err(|reason| Error::Declaration { path, reason })
+}
+
+/// The map row that governs `package`: its own, or the labs' row.
+fn row_of<'a>(rows: &'a [Row], package: &Package) -> Option<&'a Row> {
+    let name = if package.is_lab() {
+        map::LABS_ROW
+    } else {
+        package.name.as_str()
+    };
+    rows.iter().find(|row| row.name == name)
+}
+
+/// A map row for a crate the map names (the labs' row stands for every lab).
+fn target_row<'a>(rows: &'a [Row], packages: &[Package], name: &str) -> Option<&'a Row> {
+    match packages.iter().find(|p| p.name == name) {
+        Some(package) => row_of(rows, package),
+        None => rows.iter().find(|row| row.name == name),
+    }
+}
+
+fn describe(layer: Layer) -> String {
+    match layer {
+        Layer::Core => "core".to_string(),
+        Layer::Plumbing => "plumbing".to_string(),
+        Layer::TestSupport => "test support".to_string(),
+        Layer::Stage(n) => format!("stage {n}"),
+        Layer::Checks(n) => format!("checks {n}"),
+        Layer::Lab => "lab".to_string(),
+        Layer::Tools => "tools".to_string(),
+    }
+}
+
+/// The map lists the workspace: a row for every package under `crates/` (and for `tests/` and
+/// the labs), no row for a crate that does not exist, and no `(to come)` row for one that does.
+pub fn map_mismatches() -> Result<Vec<String>, Error> {
+    let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
+    let file = map::MAP_FILE;
+    let mut problems = Vec::new();
+    for package in &packages {
+        match row_of(&rows, package) {
+            None => problems.push(format!(
+                "{}: {} has no row in the layer map of {file}",
+                package.manifest().display(),
+                package.name
+            )),
+            Some(row) if row.to_come => problems.push(format!(
+                "{file}: the row of {} says {}, but {} exists: remove the mark",
+                package.name,
+                map::TO_COME,
+                package.dir.display()
+            )),
+            Some(_) => {}
+        }
+    }
+    let has_labs = packages.iter().any(Package::is_lab);
+    for row in &rows {
+        let exists = if row.name == map::LABS_ROW {
+            has_labs
+        } else {
+            packages.iter().any(|p| p.name == row.name)
+        };
+        if !exists && !row.to_come {
+            problems.push(format!(
+                "{file}: the layer map has a row for {}, which is no package of the workspace \
+                 (mark it {} if it is planned)",
+                row.name,
+                map::TO_COME
+            ));
+        }
+    }
+    Ok(problems)
+}
+
+/// Every normal or build dependency on a workspace crate is one its map row allows.
+pub fn dependency_direction() -> Result<Vec<String>, Error> {
+    let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
+    let mut problems = Vec::new();
+    for package in &packages {
+        let Some(row) = row_of(&rows, package) else {
+            continue;
+        };
+        for dependency in package.dependencies.iter().filter(|d| d.kind != Kind::Dev) {
+            let Some(target) = target_row(&rows, &packages, &dependency.package) else {
+                continue;
+            };
+            if row.allowance_for(target).is_none() {
+                problems.push(format!(
+                    "{}: {} ({}) depends on {} ({}), which its row in {} does not allow",
+                    package.manifest().display(),
+                    package.name,
+                    describe(row.layer),
+                    dependency.package,
+                    describe(target.layer),
+                    map::MAP_FILE
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// No product crate (core, plumbing, stage) has a checks crate, test support, a lab or the
+/// workspace tools among its normal or build dependencies.
+pub fn test_code_in_products() -> Result<Vec<String>, Error> {
+    let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
+    let mut problems = Vec::new();
+    for package in &packages {
+        if !row_of(&rows, package).is_some_and(|row| row.layer.is_product()) {
+            continue;
+        }
+        for dependency in package.dependencies.iter().filter(|d| d.kind != Kind::Dev) {
+            let Some(target) = target_row(&rows, &packages, &dependency.package) else {
+                continue;
+            };
+            if !target.layer.is_product() {
+                problems.push(format!(
+                    "{}: product crate {} has {} ({}) outside [dev-dependencies]",
+                    package.manifest().display(),
+                    package.name,
+                    dependency.package,
+                    describe(target.layer)
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// A crate allowed `only in` some files (the outbox's read of the consumer's database) is used
+/// in no other file of the importing crate's `src/`.
+pub fn sanctioned_edges() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let (rows, packages) = (map_rows()?, packages(&root)?);
+    let mut problems = Vec::new();
+    for row in &rows {
+        let Some(package) = packages.iter().find(|p| p.name == row.name) else {
+            continue;
+        };
+        for allowance in &row.may_import {
+            let Allowance::Crate { name, only_in } = allowance else {
+                continue;
+            };
+            if only_in.is_empty() {
+                continue;
+            }
+            let ident = name.replace('-', "_");
+            for file in sources::rust_files(&root.join(&package.dir).join("src"))? {
+                let relative = file.strip_prefix(root.join(&package.dir)).unwrap_or(&file);
+                if only_in.iter().any(|allowed| Path::new(allowed) == relative) {
+                    continue;
+                }
+                for (at, line) in read(&file)?.lines().enumerate() {
+                    if !line.trim_start().starts_with("//") && mentions(line, &ident) {
+                        problems.push(format!(
+                            "{}:{}: uses {ident}, which {} allows {} only in {}",
+                            shown(&root, &file),
+                            at + 1,
+                            map::MAP_FILE,
+                            row.name,
+                            only_in.join(", ")
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Whether `line` names `ident` as a whole word.
+fn mentions(line: &str, ident: &str) -> bool {
+    line.match_indices(ident).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + ident.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+fn shown(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The core crate depends on std, anyhow, clap and thiserror only (and loom under `cfg(loom)`).
+pub fn heavy_core_dependencies() -> Result<Vec<String>, Error> {
+    let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
+    let mut problems = Vec::new();
+    for row in rows.iter().filter(|row| row.layer == Layer::Core) {
+        let Some(package) = packages.iter().find(|p| p.name == row.name) else {
+            continue;
+        };
+        for dependency in package.dependencies.iter().filter(|d| d.kind != Kind::Dev) {
+            if !CORE_DEPENDENCIES.contains(&dependency.package.as_str()) {
+                problems.push(format!(
+                    "{}: the core crate depends on {} (allowed: {})",
+                    package.manifest().display(),
+                    dependency.package,
+                    CORE_DEPENDENCIES.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Whether a feature list entry turns failpoints on (`failpoints`, `dep/failpoints`,
+/// `dep?/failpoints`).
+fn is_failpoints(entry: &str) -> bool {
+    entry == FAILPOINTS || entry.rsplit('/').next() == Some(FAILPOINTS) && entry.contains('/')
+}
+
+/// The entries that `feature` of `features` turns on, followed through the package's own
+/// features, that turn failpoints on.
+fn failpoints_via(features: &BTreeMap<String, Vec<String>>, feature: &str) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![feature.to_string()];
+    let mut found = Vec::new();
+    while let Some(next) = pending.pop() {
+        if !seen.insert(next.clone()) {
+            continue;
+        }
+        for entry in features.get(&next).into_iter().flatten() {
+            if is_failpoints(entry) {
+                found.push(entry.clone());
+            } else if features.contains_key(entry) {
+                pending.push(entry.clone());
+            }
+        }
+    }
+    found
+}
+
+/// No package (crate, lab or tool) turns failpoints on in its `default` features.
+pub fn default_failpoints() -> Result<Vec<String>, Error> {
+    let mut problems = Vec::new();
+    for package in packages(&workspace_root())? {
+        for entry in failpoints_via(&package.features, "default") {
+            problems.push(format!(
+                "{}: the default features of {} turn on `{entry}`: failpoints are opt-in",
+                package.manifest().display(),
+                package.name
+            ));
+        }
+    }
+    Ok(problems)
+}
+
+/// No product crate turns failpoints on for a normal dependency, and no shared
+/// `[workspace.dependencies]` entry turns them on for every crate that inherits it.
+pub fn product_failpoints() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let (rows, packages) = (map_rows()?, packages(&root)?);
+    let mut problems = Vec::new();
+    for (name, features) in manifests::shared_features(&root)? {
+        if features.iter().any(|f| is_failpoints(f)) {
+            problems.push(format!(
+                "Cargo.toml: [workspace.dependencies] {name} turns on failpoints for every \
+                 crate that inherits it"
+            ));
+        }
+    }
+    for package in &packages {
+        if !row_of(&rows, package).is_some_and(|row| row.layer.is_product()) {
+            continue;
+        }
+        for dependency in package.dependencies.iter().filter(|d| d.kind != Kind::Dev) {
+            if dependency.features.iter().any(|f| is_failpoints(f)) {
+                problems.push(format!(
+                    "{}: product crate {} turns on failpoints of {}",
+                    package.manifest().display(),
+                    package.name,
+                    dependency.package
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// The folders whose sources the source rules read: every crate, lab and `tests/`.
+fn source_roots(root: &Path) -> [PathBuf; 3] {
+    [root.join("crates"), root.join("labs"), root.join("tests")]
+}
+
+/// No `allow(dead_code)`, in any spelling, and no `expect(dead_code)` without a reason, in any
+/// source of `crates/`, `labs/` or `tests/`.
+pub fn dead_code_allowances() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for dir in source_roots(&root) {
+        for file in sources::rust_files(&dir)? {
+            for (line, attribute) in sources::dead_code_allowances(&read(&file)?) {
+                problems.push(format!(
+                    "{}:{line}: `{attribute}`: delete the unused code, or use \
+                     #[expect(dead_code, reason = \"...\")]",
+                    shown(&root, &file)
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// Every lab's copy differs from the file it mirrors only inside its `// NEGATIVE:` blocks
+/// (see [`located`]), with the same first line.
+pub fn lab_changes_outside_blocks() -> Result<Vec<String>, Error> {
+    let mut problems = Vec::new();
+    for (name, declared) in crate::variants()? {
+        problems.extend(crate::diff::change_problems(&name, &declared)?);
+    }
+    Ok(problems)
+}
+
+/// Every public item of a product crate whose doc comment calls it a lab seam (it points at
+/// `labs/` or says "seam") is `#[doc(hidden)]` or behind a `lab` feature.
+pub fn unhidden_seams() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let (rows, packages) = (map_rows()?, packages(&root)?);
+    let mut problems = Vec::new();
+    for package in &packages {
+        if !row_of(&rows, package).is_some_and(|row| row.layer.is_product()) {
+            continue;
+        }
+        for file in sources::rust_files(&root.join(&package.dir).join("src"))? {
+            for (line, item) in sources::unhidden_seams(&read(&file)?) {
+                problems.push(format!(
+                    "{}:{line}: `{item}` is documented as a lab seam but not #[doc(hidden)]",
+                    shown(&root, &file)
+                ));
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// The one test program besides `tests/it/main.rs` a package may have: the loom models, which
+/// build only under `--cfg loom` and link nothing heavy.
+pub const LOOM_PROGRAM: &str = "loom.rs";
+
+/// Every crate's integration tests (and `tests/`'s) are one program, `tests/it/main.rs`: no
+/// other file directly in `tests/` but [`LOOM_PROGRAM`], and no other folder there with a
+/// `main.rs`. The labs are left out: the negatives runner names their suites one by one.
+pub fn extra_test_programs() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for package in packages(&root)?.into_iter().filter(|p| !p.is_lab()) {
+        let tests = root.join(&package.dir).join("tests");
+        let Ok(entries) = std::fs::read_dir(&tests) else {
+            continue;
+        };
+        let mut extra: Vec<PathBuf> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter_map(|path| {
+                if path.is_file()
+                    && path.extension().is_some_and(|ext| ext == "rs")
+                    && !path.ends_with(LOOM_PROGRAM)
+                {
+                    Some(path)
+                } else if path.is_dir() && !path.ends_with("it") && path.join("main.rs").is_file() {
+                    Some(path.join("main.rs"))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        extra.sort();
+        for path in extra {
+            problems.push(format!(
+                "{}: a test program of its own: make it a module of tests/it/main.rs",
+                shown(&root, &path)
+            ));
+        }
+    }
+    Ok(problems)
+}
+
+/// One row of a stages table, as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct StageRow {
+    /// The row as text, without link targets: what must read the same in every copy.
+    text: String,
+    stage: u32,
+    crates: Vec<String>,
+    /// `(number, title, link target)` of each chapter the row links.
+    chapters: Vec<(u32, String, String)>,
+}
+
+fn stage_table(text: &str) -> Vec<StageRow> {
+    text.lines()
+        .skip_while(|line| {
+            map::cells(line).is_none_or(|cells| cells != ["Stage", "Crates", "Chapters"])
+        })
+        .skip(2)
+        .map_while(map::cells)
+        .map(|cells| {
+            let joined = cells.join(" | ");
+            let stage = cells[0]
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let crates = map::backticked(cells.get(1).map_or("", String::as_str));
+            let chapters = cells
+                .get(2)
+                .map_or("", String::as_str)
+                .split(", ")
+                .filter_map(chapter_link)
+                .collect();
+            StageRow {
+                text: without_link_targets(&joined),
+                stage,
+                crates,
+                chapters,
+            }
+        })
+        .collect()
+}
+
+/// `N [Title](target)` as its parts.
+fn chapter_link(entry: &str) -> Option<(u32, String, String)> {
+    let (number, rest) = entry.split_once(' ')?;
+    let (title, target) = rest.strip_prefix('[')?.split_once("](")?;
+    Some((
+        number.parse().ok()?,
+        title.to_string(),
+        target.strip_suffix(')')?.to_string(),
+    ))
+}
+
+fn without_link_targets(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        out.push_str(&rest[..=at]);
+        rest = rest[at..].split_once(')').map_or("", |(_, after)| after);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The chapters of the book, in order: `(title, file)` from `docs/src/SUMMARY.md`.
+fn chapters(summary: &str) -> Vec<(String, String)> {
+    summary
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- ["))
+        .filter_map(|rest| rest.split_once("]("))
+        .map(|(title, file)| (title.to_string(), file.trim_end_matches(')').to_string()))
+        .collect()
+}
+
+/// The stages table reads the same in `ARCHITECTURE.md`, README.md and the book's
+/// introduction; its chapters are those of `docs/src/SUMMARY.md`, numbered in its order, and
+/// its crates per stage are those of the layer map.
+pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let summary = chapters(&read(root.join("docs/src/SUMMARY.md"))?);
+    let mut problems = Vec::new();
+    let mut tables = Vec::new();
+    for file in STAGE_TABLES {
+        let table = stage_table(&read(root.join(file))?);
+        if table.is_empty() {
+            problems.push(format!(
+                "{file}: no stages table (`| Stage | Crates | Chapters |`)"
+            ));
+        }
+        for row in &table {
+            for (number, title, target) in &row.chapters {
+                let index = usize::try_from(*number).unwrap_or(usize::MAX);
+                match index.checked_sub(1).and_then(|i| summary.get(i)) {
+                    Some((real, chapter))
+                        if real == title && target.ends_with(chapter.as_str()) => {}
+                    Some((real, chapter)) => problems.push(format!(
+                        "{file}: chapter {number} is \"{real}\" ({chapter}) in SUMMARY.md, \
+                         not \"{title}\" ({target})"
+                    )),
+                    None => problems.push(format!(
+                        "{file}: chapter {number} \"{title}\" is not in docs/src/SUMMARY.md"
+                    )),
+                }
+            }
+        }
+        tables.push((file, table));
+    }
+    let (first, reference) = &tables[0];
+    for (file, table) in &tables[1..] {
+        let texts = |t: &[StageRow]| t.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
+        if texts(table) != texts(reference) {
+            problems.push(format!(
+                "{file}: the stages table differs from the one in {first}"
+            ));
+        }
+    }
+    let rows = map_rows()?;
+    let mut by_stage: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+    for row in reference {
+        by_stage
+            .entry(row.stage)
+            .or_default()
+            .extend(row.crates.iter().cloned());
+    }
+    let mut mapped: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+    for row in &rows {
+        let stage = match row.layer {
+            Layer::Core => 1,
+            Layer::Stage(n) => n,
+            _ => continue,
+        };
+        mapped.entry(stage).or_default().insert(row.name.clone());
+    }
+    if by_stage != mapped {
+        problems.push(format!(
+            "{first}: the stages table's crates per stage ({by_stage:?}) are not the layer \
+             map's ({mapped:?})"
+        ));
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Failpoints are found directly, through a dependency's feature, and through another
+    // feature of the same package.
+    #[test]
+    fn failpoints_are_found_through_features() {
+        let features = BTreeMap::from([
+            ("default".to_string(), vec!["crash".to_string()]),
+            (
+                "crash".to_string(),
+                vec!["fail/failpoints".to_string(), "x".to_string()],
+            ),
+            ("failpoints".to_string(), vec![]),
+        ]);
+        assert_eq!(
+            failpoints_via(&features, "default"),
+            vec!["fail/failpoints"]
+        );
+        assert!(is_failpoints("failpoints"));
+        assert!(is_failpoints("retrykey-durable?/failpoints"));
+        assert!(!is_failpoints("failpoints-extra"));
+    }
+
+    // A stages table row keeps its text without link targets, and its parts.
+    #[test]
+    fn a_stage_row_reads_as_parts() {
+        let table = "| Stage | Crates | Chapters |\n|---|---|---|\n| 5 outbox | `a`, `b` | 7 [Work](docs/src/ch07.md), 8 (to come) |\n";
+        let rows = stage_table(table);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].stage, 5);
+        assert_eq!(rows[0].crates, vec!["a", "b"]);
+        assert_eq!(
+            rows[0].chapters,
+            vec![(7, "Work".to_string(), "docs/src/ch07.md".to_string())]
+        );
+        assert_eq!(rows[0].text, "5 outbox | `a`, `b` | 7 [Work], 8 (to come)");
+    }
+
+    // A word is a whole word: `retrykey_converter` is not in `retrykey_converters`.
+    #[test]
+    fn mentions_whole_words_only() {
+        assert!(mentions("use retrykey_converter::X;", "retrykey_converter"));
+        assert!(!mentions(
+            "use retrykey_converters::X;",
+            "retrykey_converter"
+        ));
+    }
+}
