@@ -370,17 +370,13 @@ pub fn unhidden_seams() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// The one test program besides `tests/it/main.rs` a package may have: the loom models, which
-/// build only under `--cfg loom` and link nothing heavy.
-pub const LOOM_PROGRAM: &str = "loom.rs";
-
-/// Every crate's integration tests (and `tests/`'s) are one program, `tests/it/main.rs`: no
-/// other file directly in `tests/` but [`LOOM_PROGRAM`], and no other folder there with a
-/// `main.rs`. The labs are left out: the negatives runner names their suites one by one.
+/// Every package's integration tests (the labs' and `tests/`'s too) are one program,
+/// `tests/it/main.rs`, whose loom models build only under `--cfg loom`: no other file directly
+/// in `tests/`, and no other folder there with a `main.rs`.
 pub fn extra_test_programs() -> Result<Vec<String>, Error> {
     let root = workspace_root();
     let mut problems = Vec::new();
-    for package in packages(&root)?.into_iter().filter(|p| !p.is_lab()) {
+    for package in packages(&root)? {
         let tests = root.join(&package.dir).join("tests");
         let Ok(entries) = std::fs::read_dir(&tests) else {
             continue;
@@ -389,10 +385,7 @@ pub fn extra_test_programs() -> Result<Vec<String>, Error> {
             .flatten()
             .map(|entry| entry.path())
             .filter_map(|path| {
-                if path.is_file()
-                    && path.extension().is_some_and(|ext| ext == "rs")
-                    && !path.ends_with(LOOM_PROGRAM)
-                {
+                if path.is_file() && path.extension().is_some_and(|ext| ext == "rs") {
                     Some(path)
                 } else if path.is_dir() && !path.ends_with("it") && path.join("main.rs").is_file() {
                     Some(path.join("main.rs"))

@@ -1,4 +1,4 @@
-//! The integration tests of `tests`.
+//! The integration tests of `retrykey-tests`: the workspace checks.
 //!
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
