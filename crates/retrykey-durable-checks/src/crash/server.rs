@@ -144,7 +144,15 @@ pub fn pg_options(schema: &str, options: Options) -> Options {
 /// The crash server's `main`: parses `--sqlite PATH` or `--pg-schema NAME` (the URL comes from
 /// `RETRYKEY_PG_URL`), opens the ledger with `open`, and serves the protocol until end of input.
 pub fn main(open: Opener) -> ExitCode {
-    let _failpoints = fail::FailScenario::setup();
+    // A crash point asked for in a build without them stops the server here, so that a
+    // scenario cannot pass by never crashing.
+    let _failpoints = match retrykey_crashpoints::scenario() {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("crash-server: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let backend = match words.as_slice() {

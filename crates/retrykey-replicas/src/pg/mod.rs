@@ -34,12 +34,13 @@ mod usage;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use retrykey_crashpoints::at;
 use retrykey_http::{
     EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
 };
 
 use crate::Options;
-use crate::crash::{Point, at};
+use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::running::Running;
