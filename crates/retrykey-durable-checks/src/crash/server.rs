@@ -81,37 +81,6 @@ impl Backend {
     }
 }
 
-/// A new PostgreSQL schema for one test, dropped with everything in it when the guard drops,
-/// also when the test fails. Declared before the ledgers that use it, it outlives them.
-#[derive(Debug)]
-pub struct FreshSchema(Backend);
-
-impl FreshSchema {
-    /// A new schema in the database at `url` (created by the first ledger opened in it).
-    pub fn new(url: &str) -> Self {
-        Self(Backend::fresh_pg(url))
-    }
-
-    /// The schema's name.
-    pub fn name(&self) -> &str {
-        match &self.0 {
-            Backend::Pg { schema, .. } => schema,
-            Backend::Sqlite(_) => unreachable!("fresh_pg makes a PostgreSQL backend"),
-        }
-    }
-
-    /// Options for a one-connection ledger in this schema.
-    pub fn options(&self) -> Options {
-        pg_options(self.name(), Options::default())
-    }
-}
-
-impl Drop for FreshSchema {
-    fn drop(&mut self) {
-        self.0.remove();
-    }
-}
-
 /// How a receipt was delivered, as the crash server's replies and the matrix print it.
 pub fn delivery(receipt: &Receipt) -> &'static str {
     if receipt.replayed {

@@ -34,42 +34,6 @@ pub fn ephemeral_path() -> PathBuf {
     std::env::temp_dir().join(name)
 }
 
-/// A database file of one test's or demo's own in the temporary folder, deleted with its log
-/// files when dropped. `what` names it; the process id and a counter keep it apart from the rest.
-#[derive(Debug)]
-pub struct ScratchFile(PathBuf);
-
-impl ScratchFile {
-    /// A path no other scratch file of this machine's running processes uses, with nothing there.
-    pub fn new(what: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-{what}-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        remove_files(&path); // left over by an earlier process with the same id
-        Self(path)
-    }
-
-    /// Where the file is (it exists once something opens it).
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for ScratchFile {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchFile {
-    fn drop(&mut self) {
-        remove_files(&self.0);
-    }
-}
-
 /// Deletes a database file with its write-ahead log and shared-memory index; what is already
 /// gone, or cannot be deleted, is left as it is (this is clean-up, not bookkeeping).
 pub fn remove_files(path: &Path) {
