@@ -6,9 +6,8 @@
 pub mod ledger;
 pub mod schema;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::time::Duration;
 
 use retrykey::{Error, Key, Receipt, Request};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -22,14 +21,17 @@ pub use ledger::SqliteLedger;
 ///
 /// The counter lives here rather than in `ledger.rs`: the negative variants copy that file, and
 /// each copy would otherwise count from zero and open the same files as the others in one
-/// process.
-pub fn ephemeral_path() -> PathBuf {
+/// process. A test knob, compiled only with the `test-support` feature.
+#[cfg(feature = "test-support")]
+pub fn ephemeral_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!(
         "retrykey-{}-{}-{}.sqlite",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed),
-        crate::options::unix_seconds(SystemTime::now()),
+        crate::options::unix_seconds(std::time::SystemTime::now()),
     );
     std::env::temp_dir().join(name)
 }

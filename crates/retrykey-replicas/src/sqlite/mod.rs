@@ -72,13 +72,15 @@ impl SqliteStore {
         Self::open_with_parts(path, options, Parts::standard())
     }
 
-    /// A store in a new file in the temporary folder, deleted when the last clone is dropped:
-    /// for tests and demos.
+    /// A store in a new file in the temporary folder, deleted when the last clone is dropped: a
+    /// test knob, compiled only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
     pub fn throwaway(options: Options) -> Result<Self, Error> {
         Self::throwaway_with_parts(options, Parts::standard())
     }
 
     /// The same, with the claim and fence a lab under `labs/` replaces.
+    #[cfg(feature = "test-support")]
     #[doc(hidden)]
     pub fn throwaway_with_parts(options: Options, parts: Parts) -> Result<Self, Error> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
