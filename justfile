@@ -23,6 +23,8 @@ prepare:
         cargo build -q -p "$package" --bins
         cargo test -q -p "$package" --no-run
     done
+    # `just outbox-faults` stops the outbox's programs at their crash points: a build of its own.
+    cargo build -q -p retrykey-outbox --bins --features failpoints
     for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
     for package in retrykey split-critical-section; do
         RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test it --no-run
@@ -208,7 +210,7 @@ reconcile *args:
 # Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL about 40 s).
 [no-exit-message]
 outbox-faults backend="all":
-    @cargo build -q -p retrykey-outbox --bins
+    @cargo build -q -p retrykey-outbox --bins --features failpoints
     @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
 
 # Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use retrykey::{Error, Key, Ledger, Receipt, Request};
 
 use retrykey_durable::Options;
+use retrykey_testkit::FreshSchema;
+use retrykey_testkit::proxy::{Fault, FaultProxy};
 
 use crate::admin::Admin;
-use crate::crash::server::FreshSchema;
 use crate::crash::{Hooks, Point};
-use crate::proxy::{Fault, FaultProxy};
 
 /// Opens a ledger on the database at a URL.
 pub type Open<L> = dyn Fn(&str, Options) -> Result<L, retrykey_durable::Error>;

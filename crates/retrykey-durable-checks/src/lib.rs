@@ -12,8 +12,8 @@
 //! 1. [`crash::scenario`]: what must hold after a crash at a point and a retry with the same key.
 //! 2. [`crash::harness`]: how a scenario starts, talks to and kills a ledger, as a real process
 //!    or in this one; then [`crash::server`], the process itself.
-//! 3. [`connections`]: the PostgreSQL checks, and [`proxy`], which cuts a connection exactly
-//!    around its `COMMIT`.
+//! 3. [`connections`]: the PostgreSQL checks, with `retrykey_testkit::proxy` cutting a
+//!    connection exactly around its `COMMIT`.
 //! 4. This file and `suites.rs`: the tables of names, and how they become tests.
 //!
 //! # Example
@@ -31,8 +31,6 @@
 pub mod admin;
 pub mod connections;
 pub mod crash;
-pub mod pgbench;
-pub mod proxy;
 mod suites;
 
 use std::collections::BTreeSet;

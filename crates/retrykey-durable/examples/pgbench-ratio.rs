@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::Parser;
 use retrykey::{Key, Ledger, Limits, Request};
 use retrykey_durable::{Options, PgLedger, pg};
-use retrykey_durable_checks::pgbench;
+use retrykey_testkit::pgbench;
 
 /// Compare the ledger's new operations per second with `pgbench -N`.
 #[derive(Parser)]

@@ -27,10 +27,12 @@
 //! # Example
 //!
 //! ```
-//! use retrykey::{Key, Ledger, Limits, Request};
-//! use retrykey_durable::SqliteLedger;
+//! use retrykey::{Key, Ledger, Request};
+//! use retrykey_durable::{Options, SqliteLedger};
+//! # let scratch = retrykey_testkit::ScratchFile::new("doc-durable");
+//! # let path = scratch.path();
 //!
-//! let ledger = SqliteLedger::ephemeral(Limits::default())?;
+//! let ledger = SqliteLedger::open(path, Options::default())?;
 //! let key = Key::new("op-1")?;
 //! let request = Request::new("convert-document", 7)?;
 //!

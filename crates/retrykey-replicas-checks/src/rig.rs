@@ -1,9 +1,8 @@
 //! The rig: the subject under test, the shared file, replicas on it, and what a check reads back.
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Method, Uri};
@@ -15,6 +14,7 @@ use retrykey_http::{
 };
 use retrykey_replicas::sqlite::Holder;
 use retrykey_replicas::{Clock, Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
+use retrykey_testkit::ScratchFile;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;
@@ -81,7 +81,7 @@ pub(crate) const PAY: &str = r#"{"amount":5}"#;
 /// Runs one check against a fresh shared file, on its own runtime, bounded so a hang fails
 /// instead of blocking forever. The file is deleted afterwards, whether the check passed or not.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce(PathBuf) -> Fut) {
-    let file = SharedFile::new();
+    let file = ScratchFile::new("replicas-check");
     // Declared after the file, so dropped before it: the replicas close their connections
     // before the file goes.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -90,7 +90,7 @@ pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce(PathBuf) -> Fut) 
         .build()
         .expect("a tokio runtime");
     runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(30), check(file.0.clone()))
+        tokio::time::timeout(Duration::from_secs(30), check(file.path().to_owned()))
             .await
             .expect("the check did not finish within 30 s");
     });
@@ -101,36 +101,6 @@ pub(crate) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T 
     tokio::time::timeout(STEP, future)
         .await
         .unwrap_or_else(|_| panic!("gave up after {STEP:?} waiting for {what}"))
-}
-
-/// A SQLite file in the temporary folder, deleted with its log when dropped.
-struct SharedFile(PathBuf);
-
-impl SharedFile {
-    fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-replicas-check-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        remove_files(&path); // left over by an earlier process with the same id
-        Self(path)
-    }
-}
-
-impl Drop for SharedFile {
-    fn drop(&mut self) {
-        remove_files(&self.0);
-    }
-}
-
-fn remove_files(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.as_os_str().to_owned();
-        file.push(suffix);
-        let _ = std::fs::remove_file(file);
-    }
 }
 
 /// The entry a key names: every request of the checks is anonymous.

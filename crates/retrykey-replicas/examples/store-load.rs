@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
-use retrykey_durable_checks::pgbench;
 use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
@@ -31,6 +30,7 @@ use retrykey_http::{
     Scope, StoreLimits,
 };
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_testkit::pgbench;
 use tower_layer::Layer;
 
 const URL_VAR: &str = "RETRYKEY_PG_URL";

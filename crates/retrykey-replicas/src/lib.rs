@@ -57,8 +57,6 @@ mod running;
 pub mod sqlite;
 mod wait;
 
-use std::time::Duration;
-
 use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
 use rusqlite::Transaction;
 
@@ -93,8 +91,10 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The same, with a short lease: for tests and demos that kill a replica.
-    pub fn with_lease(self, duration: Duration) -> Self {
+    /// The same, with a short lease: a test knob for the tests that kill a replica, compiled
+    /// only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
+    pub fn with_lease(self, duration: std::time::Duration) -> Self {
         Self {
             lease: Lease {
                 duration,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+use retrykey::{Error, Key, Ledger, Receipt, Request};
 use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
@@ -39,8 +39,10 @@ impl SqliteLedger {
         })
     }
 
-    /// A fresh, empty ledger in a new file under the temporary directory, deleted on drop.
-    pub fn ephemeral(limits: Limits) -> Result<Self, retrykey_durable::Error> {
+    /// A fresh, empty ledger in a new file under the temporary directory, deleted on drop: a
+    /// test knob, compiled only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
+    pub fn ephemeral(limits: retrykey::Limits) -> Result<Self, retrykey_durable::Error> {
         let mut ledger = Self::open(sqlite::ephemeral_path(), Options::with_limits(limits))?;
         ledger.ephemeral = true;
         Ok(ledger)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use retrykey_converter::{ConversionRequest, ConverterDb};
 use retrykey_durable_checks::admin::url;
-use retrykey_durable_checks::crash::server::FreshSchema;
+use retrykey_testkit::FreshSchema;
 
 fn request(event: &str) -> ConversionRequest {
     ConversionRequest {

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use retrykey_converter::{ConverterDb, service};
-use retrykey_durable::sqlite::ScratchFile;
 use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_testkit::ScratchFile;
 
 struct Consumer {
     db: Arc<ConverterDb>,

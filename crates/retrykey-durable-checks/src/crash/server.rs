@@ -81,37 +81,6 @@ impl Backend {
     }
 }
 
-/// A new PostgreSQL schema for one test, dropped with everything in it when the guard drops,
-/// also when the test fails. Declared before the ledgers that use it, it outlives them.
-#[derive(Debug)]
-pub struct FreshSchema(Backend);
-
-impl FreshSchema {
-    /// A new schema in the database at `url` (created by the first ledger opened in it).
-    pub fn new(url: &str) -> Self {
-        Self(Backend::fresh_pg(url))
-    }
-
-    /// The schema's name.
-    pub fn name(&self) -> &str {
-        match &self.0 {
-            Backend::Pg { schema, .. } => schema,
-            Backend::Sqlite(_) => unreachable!("fresh_pg makes a PostgreSQL backend"),
-        }
-    }
-
-    /// Options for a one-connection ledger in this schema.
-    pub fn options(&self) -> Options {
-        pg_options(self.name(), Options::default())
-    }
-}
-
-impl Drop for FreshSchema {
-    fn drop(&mut self) {
-        self.0.remove();
-    }
-}
-
 /// How a receipt was delivered, as the crash server's replies and the matrix print it.
 pub fn delivery(receipt: &Receipt) -> &'static str {
     if receipt.replayed {
@@ -144,7 +113,15 @@ pub fn pg_options(schema: &str, options: Options) -> Options {
 /// The crash server's `main`: parses `--sqlite PATH` or `--pg-schema NAME` (the URL comes from
 /// `RETRYKEY_PG_URL`), opens the ledger with `open`, and serves the protocol until end of input.
 pub fn main(open: Opener) -> ExitCode {
-    let _failpoints = fail::FailScenario::setup();
+    // A crash point asked for in a build without them stops the server here, so that a
+    // scenario cannot pass by never crashing.
+    let _failpoints = match retrykey_crashpoints::scenario() {
+        Ok(scenario) => scenario,
+        Err(error) => {
+            eprintln!("crash-server: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let backend = match words.as_slice() {

@@ -5,10 +5,9 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+use retrykey::{Error, Key, Ledger, Receipt, Request};
 use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
@@ -91,8 +90,12 @@ impl PgLedger {
     }
 
     /// A fresh, empty ledger at `url`: a new scope in a schema shared by the ephemeral ledgers
-    /// of this crate; the scope's rows are deleted on drop.
-    pub fn ephemeral(url: &str, limits: Limits) -> Result<Self, retrykey_durable::Error> {
+    /// of this crate; the scope's rows are deleted on drop. A test knob, compiled only with the
+    /// `test-support` feature.
+    #[cfg(feature = "test-support")]
+    pub fn ephemeral(url: &str, limits: retrykey::Limits) -> Result<Self, retrykey_durable::Error> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let scope = format!(
             "ephemeral-{}-{}-{}",

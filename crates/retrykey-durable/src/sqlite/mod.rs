@@ -6,9 +6,8 @@
 pub mod ledger;
 pub mod schema;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::time::Duration;
 
 use retrykey::{Error, Key, Receipt, Request};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -22,52 +21,19 @@ pub use ledger::SqliteLedger;
 ///
 /// The counter lives here rather than in `ledger.rs`: the negative variants copy that file, and
 /// each copy would otherwise count from zero and open the same files as the others in one
-/// process.
-pub fn ephemeral_path() -> PathBuf {
+/// process. A test knob, compiled only with the `test-support` feature.
+#[cfg(feature = "test-support")]
+pub fn ephemeral_path() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = format!(
         "retrykey-{}-{}-{}.sqlite",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed),
-        crate::options::unix_seconds(SystemTime::now()),
+        crate::options::unix_seconds(std::time::SystemTime::now()),
     );
     std::env::temp_dir().join(name)
-}
-
-/// A database file of one test's or demo's own in the temporary folder, deleted with its log
-/// files when dropped. `what` names it; the process id and a counter keep it apart from the rest.
-#[derive(Debug)]
-pub struct ScratchFile(PathBuf);
-
-impl ScratchFile {
-    /// A path no other scratch file of this machine's running processes uses, with nothing there.
-    pub fn new(what: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "retrykey-{what}-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        remove_files(&path); // left over by an earlier process with the same id
-        Self(path)
-    }
-
-    /// Where the file is (it exists once something opens it).
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for ScratchFile {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchFile {
-    fn drop(&mut self) {
-        remove_files(&self.0);
-    }
 }
 
 /// Deletes a database file with its write-ahead log and shared-memory index; what is already

@@ -3,10 +3,11 @@
 //! RETRYKEY_PG_URL is not set.
 
 use retrykey::{Key, Ledger, Limits};
-use retrykey_durable::PgLedger;
 use retrykey_durable::pg::{Pool, add_effect_within_limits};
+use retrykey_durable::{Options, PgLedger};
 use retrykey_durable_checks::admin::url;
-use retrykey_durable_checks::crash::server::FreshSchema;
+use retrykey_durable_checks::crash::server::pg_options;
+use retrykey_testkit::FreshSchema;
 
 // Requirement: run on its own (autocommit, as if BEGIN had failed), the effect statement
 // changes nothing; inside the ledger's transaction the same operation applies.
@@ -15,7 +16,7 @@ retrykey_durable_checks::postgres_test! {
         let url = url();
         let place = FreshSchema::new(&url);
         let schema = place.name();
-        let options = place.options();
+        let options = pg_options(schema, Options::default());
         let ledger = PgLedger::open(&url, options.clone()).expect("open");
         let pool = Pool::connect(&url, schema, 1, "retrykey-autocommit").expect("pool");
         let key = Key::new("op-1").expect("valid key");

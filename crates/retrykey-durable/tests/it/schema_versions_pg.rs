@@ -8,7 +8,8 @@ use retrykey::Ledger;
 use retrykey_durable::pg::schema;
 use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
 use retrykey_durable_checks::admin::{Admin, url};
-use retrykey_durable_checks::crash::server::FreshSchema;
+use retrykey_durable_checks::crash::server::pg_options;
+use retrykey_testkit::FreshSchema;
 
 /// A fresh schema, dropped at the end of the test, and the URL of its database.
 struct Place {
@@ -25,7 +26,7 @@ impl Place {
     }
 
     fn options(&self) -> Options {
-        self.schema.options()
+        pg_options(self.schema.name(), Options::default())
     }
 
     fn admin(&self) -> Admin {

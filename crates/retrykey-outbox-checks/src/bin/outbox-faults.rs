@@ -27,7 +27,7 @@ fn main() -> anyhow::Result<ExitCode> {
     for program in [&programs.dispatcher, &programs.converter] {
         if !program.is_file() {
             bail!(
-                "{} is missing: build it first (cargo build -p retrykey-outbox --bins)",
+                "{} is missing: build it first (cargo build -p retrykey-outbox --bins --features failpoints)",
                 program.display()
             );
         }

@@ -3,10 +3,10 @@
 
 use retrykey_converter::ConverterDb;
 use retrykey_durable::pg::URL_VAR;
-use retrykey_durable::sqlite::ScratchFile;
-use retrykey_durable_checks::crash::server::FreshSchema;
 use retrykey_outbox::{Documents, DocumentsOptions, documents};
 use retrykey_replicas::flags::Database;
+use retrykey_testkit::FreshSchema;
+use retrykey_testkit::ScratchFile;
 
 use super::postgres::PrivateServer;
 

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use retrykey_client::Policy;
+use retrykey_crashpoints::pause_at;
 use retrykey_http::server::signalled;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
-use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
 use retrykey_replicas::program;
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use retrykey_durable::sqlite::ScratchFile;
+use retrykey_testkit::ScratchFile;
 
 /// The `--db` value that names `file`.
 fn db_flag(file: &ScratchFile) -> String {

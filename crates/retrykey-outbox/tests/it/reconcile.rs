@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use retrykey::{Key, Request};
 use retrykey_converter::{ConversionRequest, ConverterDb};
-use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
     Acted, ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
     SqliteDocuments,
 };
 use retrykey_replicas::Clock;
+use retrykey_testkit::ScratchFile;
 
 /// A document file and a consumer file, deleted on drop.
 struct Files {

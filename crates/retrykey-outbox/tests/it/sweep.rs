@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::{Documents, DocumentsOptions, EventState, SqliteDocuments};
+use retrykey_testkit::ScratchFile;
 
 fn job(n: u64) -> (Key, Request) {
     (

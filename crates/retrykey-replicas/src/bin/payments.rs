@@ -12,11 +12,12 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use http::Method;
+use retrykey_crashpoints::pause_at;
 use retrykey_http::payments::Payments;
 use retrykey_http::server::{self, Running, ServerLimits};
 use retrykey_http::timeouts::Timeouts;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
-use retrykey_replicas::crash::{self, Point};
+use retrykey_replicas::crash::Point;
 use retrykey_replicas::flags::{self, Span};
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
 use retrykey_replicas::program;
@@ -136,7 +137,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     // address is printed stops the server gracefully too.
     let stop = server::signalled();
     if let Some(point) = args.pause_at {
-        crash::pause_at(point.name()).map_err(anyhow::Error::msg)?;
+        pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
     let opened = match &args.store {
         StoreChoice::Postgres(url) => {

@@ -4,10 +4,11 @@
 //! (the key's lease lapses and a retry runs it again); a crash after leaves both (a retry
 //! replays the answer).
 
+use retrykey_crashpoints::at;
 use retrykey_http::payments::PaymentBook;
 use retrykey_http::{Error, Reservation, StoreFuture, StoredResponse};
 
-use crate::crash::{Point, at};
+use crate::crash::Point;
 use crate::lease::millis;
 use crate::pg::PgStore;
 use crate::pg::fence;

@@ -32,14 +32,15 @@ mod schema;
 mod usage;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use retrykey_crashpoints::at;
 use retrykey_http::{
     EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
 };
 
 use crate::Options;
-use crate::crash::{Point, at};
+use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::running::Running;
@@ -102,10 +103,11 @@ impl PgStore {
         Self::open(url, schema, options, false).await
     }
 
-    /// A store in a new, empty schema, dropped when the last clone is dropped: for tests and
-    /// demos.
+    /// A store in a new, empty schema, dropped when the last clone is dropped: a test knob,
+    /// compiled only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
     pub async fn throwaway(url: &str, options: Options) -> Result<Self, Error> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let schema = format!(
             "rk_http_{}_{}",
             std::process::id(),

@@ -4,11 +4,12 @@
 //! commit leaves neither the charge nor the answer (the key's lease lapses and a retry runs
 //! it again); a crash after leaves both (a retry replays the answer).
 
+use retrykey_crashpoints::at;
 use retrykey_http::payments::PaymentBook;
 use retrykey_http::{Error, Reservation, StoreFuture, StoredResponse};
 use rusqlite::params;
 
-use crate::crash::{Point, at};
+use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::sqlite::{SqliteStore, Usage};

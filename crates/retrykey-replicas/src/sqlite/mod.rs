@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use retrykey_crashpoints::at;
 use retrykey_http::{
     EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::crash::{Point, at};
+use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::running::Running;
@@ -71,13 +72,15 @@ impl SqliteStore {
         Self::open_with_parts(path, options, Parts::standard())
     }
 
-    /// A store in a new file in the temporary folder, deleted when the last clone is dropped:
-    /// for tests and demos.
+    /// A store in a new file in the temporary folder, deleted when the last clone is dropped: a
+    /// test knob, compiled only with the `test-support` feature.
+    #[cfg(feature = "test-support")]
     pub fn throwaway(options: Options) -> Result<Self, Error> {
         Self::throwaway_with_parts(options, Parts::standard())
     }
 
     /// The same, with the claim and fence a lab under `labs/` replaces.
+    #[cfg(feature = "test-support")]
     #[doc(hidden)]
     pub fn throwaway_with_parts(options: Options, parts: Parts) -> Result<Self, Error> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);

@@ -3,7 +3,7 @@
 //! Tests put it between a ledger and the server to produce the two failures a client cannot
 //! tell apart: the connection lost *before* the server saw COMMIT (nothing committed) and lost
 //! *after* the server committed but before its reply arrived (everything committed). Either
-//! way the caller gets [`retrykey::Error::Storage`]: the outcome is unknown, and only a retry
+//! way the caller gets `retrykey::Error::Storage`: the outcome is unknown, and only a retry
 //! with the same key tells which it was.
 //!
 //! It can also play an outage ([`FaultProxy::set_reachable`]): while the server is

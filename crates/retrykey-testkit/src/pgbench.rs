@@ -11,15 +11,13 @@ use anyhow::{Context, bail};
 /// Creates pgbench's tables at scale 1, unless they are there already with a scale; returns the
 /// scale.
 pub fn prepare(url: &str) -> anyhow::Result<i64> {
-    let scale = crate::admin::Admin::connect(url, "public").and_then(|admin| {
-        let exists = admin.number(
-            "SELECT CASE WHEN to_regclass('pgbench_branches') IS NULL THEN 0 ELSE 1 END::int8",
-            &[],
-        )?;
-        if exists == 0 {
-            return Ok(0);
-        }
-        admin.number("SELECT count(*) FROM pgbench_branches", &[])
+    let scale = crate::plain::number(
+        url,
+        "SELECT CASE WHEN to_regclass('pgbench_branches') IS NULL THEN 0 ELSE 1 END::int8",
+    )
+    .and_then(|exists| match exists {
+        0 => Ok(0),
+        _ => crate::plain::number(url, "SELECT count(*) FROM pgbench_branches"),
     });
     match scale.context("cannot read pgbench's tables")? {
         0 => {

@@ -1,0 +1,38 @@
+//! Test support shared by the stages' checks, tests, examples and labs.
+//!
+//! None of this is product code: a product crate only depends on this crate as a
+//! dev-dependency. What is here is what several stages' tests need alike:
+//!
+//! - [`ScratchFile`]: an SQLite file of one test's own, deleted with its log files when dropped.
+//! - [`FreshSchema`]: a PostgreSQL schema of one test's own, dropped with everything in it.
+//! - [`proxy`]: a TCP proxy that cuts a PostgreSQL connection exactly around its COMMIT, or
+//!   plays an outage.
+//! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
+//!
+//! # Reading order
+//!
+//! 1. [`scratch`]: the two throwaway places a test's data lives in.
+//! 2. [`proxy`]: how a test produces the connection losses a client cannot tell apart.
+//! 3. [`pgbench`]: how a benchmark runs pgbench next to itself.
+//!
+//! # Example
+//!
+//! ```
+//! use retrykey_testkit::ScratchFile;
+//!
+//! let path = {
+//!     let file = ScratchFile::new("example");
+//!     std::fs::write(file.path(), b"a database would go here")?;
+//!     assert!(file.path().exists());
+//!     file.path().to_owned()
+//! };
+//! assert!(!path.exists(), "dropping the scratch file deletes it");
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+pub mod pgbench;
+mod plain;
+pub mod proxy;
+pub mod scratch;
+
+pub use scratch::{FreshSchema, ScratchFile, remove_files};
