@@ -11,7 +11,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use retrykey_converter::{ConverterDb, service};
-//! use retrykey_http::loopback::{LoopbackClient, Server};
+//! use retrykey_server::loopback::{LoopbackClient, Server};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::sqlite::ScratchFile;
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 
 struct Consumer {
     db: Arc<ConverterDb>,

@@ -10,11 +10,11 @@ use retrykey_client::Policy;
 use retrykey_converter::{ConversionRow, ConverterDb, crash as consumer_crash, service};
 use retrykey_durable::crash::Hooks as LedgerHooks;
 use retrykey_durable::sqlite::ScratchFile;
-use retrykey_http::loopback::Server;
 use retrykey_outbox::crash::Hooks as DispatchHooks;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions, Tally};
 use retrykey_outbox::{Documents, DocumentsOptions, EventRow, SqliteDocuments, sqlite};
 use retrykey_replicas::Clock;
+use retrykey_server::loopback::Server;
 
 /// What the checks run against: the accepting transaction, the consumer's dedup transaction and
 /// the dispatcher's delivery. A variant replaces one of the three with its one changed file.

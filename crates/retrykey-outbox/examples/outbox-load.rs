@@ -27,10 +27,10 @@ use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
 use retrykey_durable_checks::pgbench::{self, quantile};
-use retrykey_http::loopback::Server;
 use retrykey_outbox::Documents;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox_checks::faults::Place;
+use retrykey_server::loopback::Server;
 
 #[derive(Debug, Parser)]
 struct Args {

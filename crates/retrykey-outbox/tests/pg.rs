@@ -12,10 +12,10 @@ use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::crash::{Hooks, Point};
 use retrykey_durable_checks::admin::url;
 use retrykey_durable_checks::crash::server::FreshSchema;
-use retrykey_http::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, PgDocuments};
 use retrykey_replicas::Clock;
+use retrykey_server::loopback::Server;
 
 /// A schema of one test's own, empty at the start and dropped at the end.
 struct Schema(FreshSchema);

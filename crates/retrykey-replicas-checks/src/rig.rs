@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Method, Uri};
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::{PaymentBook, Payments};
 use retrykey_http::{
     BoxFuture, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight, Reserve,
@@ -15,6 +14,7 @@ use retrykey_http::{
 };
 use retrykey_replicas::sqlite::Holder;
 use retrykey_replicas::{Clock, Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;

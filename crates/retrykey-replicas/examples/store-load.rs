@@ -24,13 +24,13 @@ use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
 use retrykey_durable_checks::pgbench;
-use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
     EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryStore, Reserve, ResponseStore,
     Scope, StoreLimits,
 };
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_server::loopback::{LoopbackClient, Server};
 use tower_layer::Layer;
 
 const URL_VAR: &str = "RETRYKEY_PG_URL";

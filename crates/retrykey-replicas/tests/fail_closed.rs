@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_durable_checks::proxy::{Fault, FaultProxy};
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::{PaymentBook, Payments};
 use retrykey_http::{IdempotencyLayer, PROBLEM_JSON, ResponseStore};
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use tower_layer::Layer;
 
 const PAY: &str = r#"{"amount":5}"#;

@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use retrykey_http::loopback::LoopbackReply;
+use retrykey_server::loopback::LoopbackReply;
 use support::{DbFile, Replica};
 use tokio::sync::Barrier;
 

@@ -11,7 +11,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use retrykey_http::loopback::LoopbackReply;
+use retrykey_server::loopback::LoopbackReply;
 use support::{DbFile, PgSchema, Replica};
 
 const PAY: &str = r#"{"amount":7}"#;

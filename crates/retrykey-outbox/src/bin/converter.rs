@@ -13,10 +13,10 @@ use clap::Parser;
 use retrykey_converter::crash::Point;
 use retrykey_converter::pg::DEFAULT_SCHEMA;
 use retrykey_converter::{ConverterDb, service};
-use retrykey_http::server::{self, ServerLimits};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError};
 use retrykey_replicas::program;
+use retrykey_server::ServerLimits;
 use tokio::net::TcpListener;
 
 /// Serve `POST /conversions` (one delivery of one outbox event) and `GET /conversions/count`.
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
 
 async fn serve(args: Args) -> anyhow::Result<()> {
     // Listening for SIGTERM and Ctrl-C from the start, as the payments server does.
-    let stop = server::signalled();
+    let stop = retrykey_server::signalled();
     if let Some(point) = args.pause_at {
         pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -71,7 +71,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
     let router = service::router(Arc::clone(&db));
-    let stopped = server::serve(listener, router, ServerLimits::default(), stop).await;
+    let stopped = retrykey_server::serve(listener, router, ServerLimits::default(), stop).await;
     let conversions = tokio::task::spawn_blocking(move || db.count()).await??;
     println!("stopped: conversions={conversions}");
     if stopped.cut_off > 0 {

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use retrykey_client::Policy;
-use retrykey_http::server::signalled;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
 use retrykey_replicas::crash::pause_at;
 use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
 use retrykey_replicas::program;
+use retrykey_server::signalled;
 
 /// Deliver the outbox's events to the consumer, at least once each.
 #[derive(Debug, Parser)]

@@ -13,14 +13,13 @@ use anyhow::Context;
 use clap::Parser;
 use http::Method;
 use retrykey_http::payments::Payments;
-use retrykey_http::server::{self, Running, ServerLimits};
-use retrykey_http::timeouts::Timeouts;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
 use retrykey_replicas::crash::{self, Point};
 use retrykey_replicas::flags::{self, Span};
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
 use retrykey_replicas::program;
 use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
+use retrykey_server::{Running, ServerLimits, Timeouts};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
 
@@ -134,7 +133,7 @@ fn main() -> ExitCode {
 async fn serve(args: Args) -> anyhow::Result<()> {
     // Listening for SIGTERM and Ctrl-C from the start: a signal that comes as soon as the
     // address is printed stops the server gracefully too.
-    let stop = server::signalled();
+    let stop = retrykey_server::signalled();
     if let Some(point) = args.pause_at {
         crash::pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -167,7 +166,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    let stopped = server::serve(listener, service, args.server_limits(), stop).await;
+    let stopped = retrykey_server::serve(listener, service, args.server_limits(), stop).await;
     let unfinished = running.settle_by(stopped.deadline).await;
     println!(
         "stopped: charges={} attempts={}",

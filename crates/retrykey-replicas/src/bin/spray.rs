@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_replicas::{flags, program};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use tokio::sync::Barrier;
 
 /// Send concurrent payments over several replicas and print what each caller got.
