@@ -9,7 +9,7 @@ use retrykey_converter::{CONVERSIONS_PATH, ConversionRequest};
 use retrykey_durable::crash::{Hooks as LedgerHooks, Point as LedgerPoint};
 use retrykey_outbox::crash::{Hooks as DispatchHooks, Point as DispatchPoint};
 use retrykey_outbox::{Documents, EventState};
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 
 use crate::Subject;

@@ -13,7 +13,7 @@ use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::crash::Hooks as DispatchHooks;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions, Tally};
 use retrykey_outbox::{Documents, DocumentsOptions, EventRow, SqliteDocuments, sqlite};
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 use retrykey_server::loopback::Server;
 
 /// What the checks run against: the accepting transaction, the consumer's dedup transaction and

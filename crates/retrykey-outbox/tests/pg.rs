@@ -14,7 +14,7 @@ use retrykey_durable_checks::admin::url;
 use retrykey_durable_checks::crash::server::FreshSchema;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, PgDocuments};
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 use retrykey_server::loopback::Server;
 
 /// A schema of one test's own, empty at the start and dropped at the end.

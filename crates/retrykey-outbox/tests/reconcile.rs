@@ -12,7 +12,7 @@ use retrykey_outbox::{
     Acted, ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
     SqliteDocuments,
 };
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 
 /// A document file and a consumer file, deleted on drop.
 struct Files {

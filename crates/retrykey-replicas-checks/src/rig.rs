@@ -12,8 +12,9 @@ use retrykey_http::{
     BoxFuture, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight, Reserve,
     Scope, Token,
 };
+use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
-use retrykey_replicas::{Clock, Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
+use retrykey_replicas::{Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;

@@ -6,7 +6,7 @@ use retrykey_durable::pg::URL_VAR;
 use retrykey_durable::sqlite::ScratchFile;
 use retrykey_durable_checks::crash::server::FreshSchema;
 use retrykey_outbox::{Documents, DocumentsOptions, documents};
-use retrykey_replicas::flags::Database;
+use retrykey_program::flags::Database;
 
 use super::postgres::PrivateServer;
 

@@ -13,9 +13,8 @@ use clap::Parser;
 use retrykey_converter::crash::Point;
 use retrykey_converter::pg::DEFAULT_SCHEMA;
 use retrykey_converter::{ConverterDb, service};
+use retrykey_program::flags::{self, Database, FlagError};
 use retrykey_replicas::crash::pause_at;
-use retrykey_replicas::flags::{self, Database, FlagError};
-use retrykey_replicas::program;
 use retrykey_server::ServerLimits;
 use tokio::net::TcpListener;
 
@@ -46,11 +45,11 @@ fn pause_point(text: &str) -> Result<Point, FlagError> {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("converter") {
+    let args = match retrykey_program::parse::<Args>("converter") {
         Ok(args) => args,
         Err(exit) => return exit,
     };
-    program::run("converter", serve(args))
+    retrykey_program::run("converter", serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use retrykey_replicas::{flags, program};
+use retrykey_program::flags;
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use tokio::sync::Barrier;
 
@@ -58,7 +58,7 @@ type Outcome = Result<LoopbackReply, String>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match program::parse::<Args>("spray") {
+    let args = match retrykey_program::parse::<Args>("spray") {
         Ok(args) => args,
         Err(exit) => return exit,
     };
