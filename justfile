@@ -198,7 +198,7 @@ dispatcher *args:
 
 # Stage 5: the consumer, converting at most once per event id until Ctrl-C (`--db`, `--listen`).
 converter *args:
-    cargo run -q -p retrykey-outbox --bin converter -- {{args}}
+    cargo run -q -p retrykey-converter --bin converter -- {{args}}
 
 # Stage 5: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
 [no-exit-message]
@@ -208,7 +208,7 @@ reconcile *args:
 # Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL about 40 s).
 [no-exit-message]
 outbox-faults backend="all":
-    @cargo build -q -p retrykey-outbox --bins
+    @cargo build -q -p retrykey-outbox -p retrykey-converter --bins
     @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
 
 # Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).

@@ -46,7 +46,9 @@ use retrykey_http::{IDEMPOTENT_REPLAYED, IdempotencyKey};
 
 use crate::crash::{Hooks, Point};
 use crate::problem::Refusal;
-use crate::{CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest, ConverterDb};
+use retrykey_wire::{CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest};
+
+use crate::ConverterDb;
 
 /// The largest body a delivery may have: a conversion request is well under 1 KiB.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_converter::{ConversionRequest, ConverterDb};
+use retrykey_converter::ConverterDb;
 use retrykey_durable::sqlite::ScratchFile;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
@@ -13,6 +13,7 @@ use retrykey_outbox::{
     SqliteDocuments,
 };
 use retrykey_program::Clock;
+use retrykey_wire::ConversionRequest;
 
 /// A document file and a consumer file, deleted on drop.
 struct Files {

@@ -27,7 +27,8 @@ fn main() -> anyhow::Result<ExitCode> {
     for program in [&programs.dispatcher, &programs.converter] {
         if !program.is_file() {
             bail!(
-                "{} is missing: build it first (cargo build -p retrykey-outbox --bins)",
+                "{} is missing: build it first \
+                 (cargo build -p retrykey-outbox -p retrykey-converter --bins)",
                 program.display()
             );
         }
