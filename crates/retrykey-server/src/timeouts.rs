@@ -5,8 +5,8 @@
 //! The server's connection task asks [`ConnectionClock::deadline`] when to look again and closes
 //! the connection when [`ConnectionClock::expired`] says so; the socket wrapper ([`Watched`]) and the per-request
 //! wrappers ([`Timed`], [`ReplyGuard`]) move the phase along. A body's own deadline is enforced
-//! by the body ([`Deadline`]), so that the handler sees a typed error ([`BodyTimedOut`]) and
-//! the client gets a 408 rather than a closed socket.
+//! by the body ([`Deadline`]), so that the handler sees a typed error (an `io::Error` of kind
+//! `TimedOut` holding [`BodyTimedOut`]) and the client gets a 408 rather than a closed socket.
 //!
 //! # Example
 //!
