@@ -24,7 +24,7 @@ prepare:
         cargo test -q -p "$package" --no-run
     done
     # `just outbox-faults` stops the outbox's programs at their crash points: a build of its own.
-    cargo build -q -p retrykey-outbox --bins --features failpoints
+    cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
     for package in retrykey split-critical-section; do
         RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test it --no-run
@@ -200,7 +200,7 @@ dispatcher *args:
 
 # Stage 5: the consumer, converting at most once per event id until Ctrl-C (`--db`, `--listen`).
 converter *args:
-    cargo run -q -p retrykey-outbox --bin converter -- {{args}}
+    cargo run -q -p retrykey-converter --bin converter -- {{args}}
 
 # Stage 5: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
 [no-exit-message]
@@ -210,7 +210,7 @@ reconcile *args:
 # Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL about 40 s).
 [no-exit-message]
 outbox-faults backend="all":
-    @cargo build -q -p retrykey-outbox --bins --features failpoints
+    @cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
 
 # Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).

@@ -9,7 +9,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::pg::PgConverter;
 use crate::sqlite::{Parts, SqliteConverter};
-use crate::{ConversionRequest, Error};
+use retrykey_wire::ConversionRequest;
+
+use crate::Error;
 
 /// What one delivery came to: the conversion's number, and whether an earlier delivery had
 /// already made it.

@@ -9,7 +9,7 @@
 //!
 //! # Reading order
 //!
-//! 1. [`wire`]: what the dispatcher sends and what it gets back.
+//! 1. `retrykey-wire`: what the dispatcher sends and what it gets back.
 //! 2. [`convert`]: the whole dedup transaction on SQLite, in one function; [`sqlite`] is the
 //!    file and connection around it.
 //! 3. [`pg`]: the same transaction on PostgreSQL, where the primary key of the record picks
@@ -18,13 +18,14 @@
 //! 5. [`service`] and [`problem`]: the HTTP endpoint and its refusals; [`crash`]: the point
 //!    the fault tests stop it at.
 //!
-//! The server, `converter`, is built in `retrykey-outbox` beside the outbox's other programs, so
-//! that their fault tests can start it.
+//! The server, `converter` (`bin/converter.rs`), is built here: the outbox, its producer, does
+//! not build it, and its fault tests find it in the cargo target folder.
 //!
 //! # Example
 //!
 //! ```
-//! use retrykey_converter::{ConversionRequest, ConverterDb};
+//! use retrykey_converter::ConverterDb;
+//! use retrykey_wire::ConversionRequest;
 //!
 //! let path = std::env::temp_dir().join(format!("retrykey-converter-doc-{}.sqlite", std::process::id()));
 //! # retrykey_durable::sqlite::remove_files(&path);
@@ -52,9 +53,7 @@ pub mod pg;
 pub mod problem;
 pub mod service;
 pub mod sqlite;
-pub mod wire;
 
 pub use db::{ConversionRow, Converted, ConverterDb, ProcessedRow};
 pub use error::Error;
 pub use sqlite::Parts;
-pub use wire::{CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest};

@@ -13,7 +13,9 @@ use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
 use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
-use crate::{ConversionRequest, Error};
+use retrykey_wire::ConversionRequest;
+
+use crate::Error;
 
 /// The schema a consumer's tables live in unless told otherwise.
 pub const DEFAULT_SCHEMA: &str = "retrykey_converter";

@@ -11,7 +11,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use retrykey_converter::{ConverterDb, service};
-//! use retrykey_http::loopback::{LoopbackClient, Server};
+//! use retrykey_server::loopback::{LoopbackClient, Server};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -46,7 +46,9 @@ use retrykey_http::{IDEMPOTENT_REPLAYED, IdempotencyKey};
 
 use crate::crash::{Hooks, Point};
 use crate::problem::Refusal;
-use crate::{CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest, ConverterDb};
+use retrykey_wire::{CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest};
+
+use crate::ConverterDb;
 
 /// The largest body a delivery may have: a conversion request is well under 1 KiB.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;

@@ -12,7 +12,9 @@ use retrykey_durable::Durability;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
-use crate::{ConversionRequest, Error};
+use retrykey_wire::ConversionRequest;
+
+use crate::Error;
 
 /// The two tables: the effect (`conversions`) and the dedup record (`processed`).
 ///

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use retrykey_http::loopback::LoopbackReply;
 use retrykey_http::{BoxError, InFlight, MAX_KEY_CHARS, Problem, StoreLimits};
+use retrykey_server::loopback::LoopbackReply;
 use tokio::task::JoinHandle;
 
 use crate::Subject;

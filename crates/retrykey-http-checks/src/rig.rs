@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Request, Response};
-use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::{
     Builder, EntryId, Fingerprint, Lookup, MemoryStore, Reserve, ResponseStore, StandardEngine,
     StoreFuture, StoreLimits, StoredResponse, Token,
 };
+use retrykey_server::loopback::{LoopbackClient, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{Barrier, watch};

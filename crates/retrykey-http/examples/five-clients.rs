@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use clap::Parser;
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::Payments;
 use retrykey_http::{BoxError, IdempotencyLayer};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use tower_layer::Layer;
 
 const PAY_500: &str = r#"{"amount":500}"#;

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use retrykey_http::loopback::{LoopbackClient, Server};
 use retrykey_http::payments::Payments;
 use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits};
+use retrykey_server::loopback::{LoopbackClient, Server};
 use tower_layer::Layer;
 
 #[derive(Debug, Parser)]

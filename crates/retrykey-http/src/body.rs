@@ -142,8 +142,9 @@ impl http_body::Body for Prefixed {
 pub enum ReadError {
     /// The body is longer than the limit; reading stopped at the limit.
     TooLarge,
-    /// The body did not arrive within the server's body timeout
-    /// ([`BodyTimedOut`](crate::timeouts::BodyTimedOut)).
+    /// The body did not arrive within the server's body timeout: its stream failed with an
+    /// [`std::io::Error`] of kind [`TimedOut`](std::io::ErrorKind::TimedOut), as
+    /// `retrykey-server`'s body deadline does.
     TimedOut,
     /// The stream failed before its end (the client went away, a malformed chunk).
     Broken(BoxError),
@@ -160,7 +161,10 @@ pub async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, ReadErr
     let mut chunks = Chunks::default();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|error| {
-            if error.is::<crate::timeouts::BodyTimedOut>() {
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|error| error.kind() == std::io::ErrorKind::TimedOut)
+            {
                 ReadError::TimedOut
             } else {
                 ReadError::Broken(error)

@@ -13,7 +13,8 @@
 //! - a client that disconnects does not cancel the handler: its answer is still stored.
 //!
 //! It needs a Tokio runtime (with its time driver, for the wait deadline), as hyper and axum
-//! servers have.
+//! servers have. Serving it to hostile clients (timeouts, a connection cap, a graceful stop)
+//! is the work of `retrykey-server`, which knows nothing of keys.
 //!
 //! # Reading order
 //!
@@ -26,10 +27,7 @@
 //! 5. `layer.rs`: the tower `Layer` and its options, around the engine.
 //! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
-//!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs` and `loopback.rs`.
-//! 8. Serving it to hostile clients: `server.rs` (connection cap, graceful stop),
-//!    `timeouts.rs` (the head, body and idle clocks of each connection) and `running.rs` (the
-//!    work a stop waits for).
+//!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs`.
 //!
 //! # Example
 //!
@@ -64,15 +62,11 @@ mod error;
 mod fingerprint;
 mod key;
 mod layer;
-pub mod loopback;
 mod memory;
 pub mod payments;
 mod problem;
-mod running;
-pub mod server;
 mod store;
 mod stored;
-pub mod timeouts;
 
 pub use body::{Body, BoxError};
 #[doc(hidden)]

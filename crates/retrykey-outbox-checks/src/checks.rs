@@ -5,12 +5,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_converter::{CONVERSIONS_PATH, ConversionRequest};
 use retrykey_durable::crash::{Hooks as LedgerHooks, Point as LedgerPoint};
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_outbox::crash::{Hooks as DispatchHooks, Point as DispatchPoint};
 use retrykey_outbox::{Documents, EventState};
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
+use retrykey_wire::{CONVERSIONS_PATH, ConversionRequest};
 
 use crate::Subject;
 use crate::rig::{AHEAD, LEASE, Rig, drain, events, refused_url, run};

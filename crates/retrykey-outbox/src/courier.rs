@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use retrykey::Key;
 use retrykey_client::adapters::{HttpAdapter, HttpResponse};
 use retrykey_client::{Answer, Client, JitterRng, Outcome, Policy, backoff};
-use retrykey_converter::{CONVERSIONS_PATH, Conversion, ConversionRequest};
+use retrykey_wire::{CONVERSIONS_PATH, Conversion, ConversionRequest};
 
 use crate::crash::{Hooks, Point};
 use crate::dispatcher::DispatcherOptions;

@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Request};
-use retrykey_replicas::flags::Database;
+use retrykey_program::flags::Database;
 
 use crate::pg::{PgDocuments, events as pg_events};
 use crate::sqlite::{SqliteDocuments, events as sqlite_events};

@@ -26,8 +26,9 @@
 //!    [`dispatcher`], the loop around it.
 //! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
 //! 5. [`action`] and [`reconcile`]: the operator's view and actions.
-//! 6. `bin/documents.rs`, `bin/dispatcher.rs`, `bin/converter.rs` (the consumer's server) and
-//!    `bin/reconcile.rs`: the programs; `retrykey_http::server::signalled`: when they stop; [`output`]: what they print.
+//! 6. `bin/documents.rs`, `bin/dispatcher.rs` and `bin/reconcile.rs`: the programs (the
+//!    consumer's server, `converter`, is `retrykey-converter`'s); `retrykey_server::signalled`:
+//!    when they stop; [`output`]: what they print.
 //!
 //! # Example
 //!

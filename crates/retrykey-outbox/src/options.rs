@@ -5,7 +5,7 @@ use std::time::Duration;
 use retrykey::Limits;
 use retrykey_durable::Durability;
 use retrykey_durable::crash::Hooks;
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 
 /// The schema the document service's tables live in on PostgreSQL unless told otherwise.
 pub const DEFAULT_SCHEMA: &str = "retrykey_documents";

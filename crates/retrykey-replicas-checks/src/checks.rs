@@ -1,8 +1,8 @@
 //! The checks themselves, one function per behaviour, each opened by the requirement it checks.
 
 use retrykey_http::TYPE_BASE;
-use retrykey_http::loopback::LoopbackReply;
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
+use retrykey_server::loopback::LoopbackReply;
 
 use crate::Subject;
 use crate::rig::{AHEAD, Cluster, Replica, run, within};

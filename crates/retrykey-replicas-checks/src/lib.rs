@@ -10,7 +10,7 @@
 //!
 //! No check depends on timing luck. A first attempt is parked at a gate until the check lets it
 //! go; a replica "paused past its lease" is one whose peer's clock runs ahead
-//! ([`retrykey_replicas::Clock::ahead`]), not one that sleeps; a "killed" replica is one whose
+//! ([`retrykey_program::Clock::ahead`]), not one that sleeps; a "killed" replica is one whose
 //! runtime is shut down under it. Every wait is bounded, so a hang fails the check.
 //!
 //! # Example

@@ -6,15 +6,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Method, Uri};
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::{PaymentBook, Payments};
 use retrykey_http::{
     BoxFuture, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight, Reserve,
     Scope, Token,
 };
+use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
 use retrykey_replicas::{Clock, Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
 use retrykey_testkit::ScratchFile;
+use retrykey_replicas::{Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;

@@ -23,7 +23,7 @@ use std::time::Instant;
 use anyhow::{Context, anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
 use common::Payments;
-use retrykey_http::loopback::LoopbackClient;
+use retrykey_server::loopback::LoopbackClient;
 
 #[derive(Debug, Parser)]
 struct Args {

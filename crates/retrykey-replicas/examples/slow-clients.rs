@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, ensure};
 use clap::Parser;
 use common::Payments;
-use retrykey_http::loopback::LoopbackClient;
+use retrykey_server::loopback::LoopbackClient;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;

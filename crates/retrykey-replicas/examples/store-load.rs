@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
-use retrykey_http::loopback::{LoopbackClient, Server};
+use retrykey_server::loopback::{LoopbackClient, Server};
+use retrykey_testkit::pgbench;
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
     EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryStore, Reserve, ResponseStore,
@@ -31,6 +32,7 @@ use retrykey_http::{
 };
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
 use retrykey_testkit::pgbench;
+use retrykey_server::loopback::{LoopbackClient, Server};
 use tower_layer::Layer;
 
 const URL_VAR: &str = "RETRYKEY_PG_URL";

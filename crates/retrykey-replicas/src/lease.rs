@@ -1,11 +1,12 @@
-//! How long an in-flight record belongs to its owner, and the clock that says when that ends.
+//! How long an in-flight record belongs to its owner (the clock that says when that ends is
+//! [`retrykey_program::Clock`]).
 //!
 //! A lease lets another replica take over a key whose owner died mid-request. It does not make
 //! the takeover safe: an expired lease proves only that the owner stopped renewing, not that it
 //! stopped working (it may be paused, or its clock may differ). The fencing token does that:
 //! see `fence.rs`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The lease an in-flight record is held with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,36 +34,6 @@ impl Default for Lease {
             duration: Duration::from_secs(10),
             max_hold: Duration::from_secs(600),
         }
-    }
-}
-
-/// The wall clock a store reads lease and retention times from, in milliseconds.
-///
-/// Replicas on different machines read different clocks. [`Clock::ahead`] builds one that
-/// runs ahead, which is how a test plays a replica that believes a lease has long expired.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Clock {
-    ahead: Duration,
-}
-
-impl Clock {
-    /// This machine's clock.
-    pub fn system() -> Self {
-        Self::default()
-    }
-
-    /// This machine's clock plus `ahead`.
-    pub fn ahead(ahead: Duration) -> Self {
-        Self { ahead }
-    }
-
-    /// Milliseconds since the Unix epoch, as this clock reads them.
-    pub fn now_ms(&self) -> i64 {
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            + self.ahead;
-        i64::try_from(since_epoch.as_millis()).unwrap_or(i64::MAX)
     }
 }
 

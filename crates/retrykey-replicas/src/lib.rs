@@ -39,18 +39,17 @@
 //! 5. `sqlite/mod.rs`: the store around them; `wait.rs`: how a duplicate in another process
 //!    waits; `running.rs`: the renewals and finished answers of this process's attempts.
 //! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
-//! 7. `bin/payments.rs` (its flags in `flags.rs`, its crash points in `crash.rs`) and
-//!    `bin/spray.rs`: the server, and the client that sprays replicas.
+//! 7. `bin/payments.rs` (its crash points in `crash.rs`; the flags' values, start-up and
+//!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
+//!    sprays replicas.
 
 // Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_replicas;
 
 pub mod crash;
-pub mod flags;
 pub mod lease;
 pub mod open;
 pub mod pg;
-pub mod program;
 #[doc(hidden)]
 pub mod record;
 mod running;
@@ -58,9 +57,10 @@ pub mod sqlite;
 mod wait;
 
 use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
+use retrykey_program::Clock;
 use rusqlite::Transaction;
 
-pub use lease::{Clock, Lease};
+pub use lease::Lease;
 pub use open::{Opened, StoreChoice};
 pub use pg::{PgBook, PgStore};
 pub use sqlite::{SqliteBook, SqliteStore};

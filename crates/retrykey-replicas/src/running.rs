@@ -12,9 +12,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use retrykey_http::{EntryId, Error, Token};
+use retrykey_program::Clock;
 use tokio::task::AbortHandle;
 
-use crate::lease::{Clock, Lease, millis};
+use crate::lease::{Lease, millis};
 
 /// The running attempts of one store, by token (tokens are never reused, so one is enough).
 #[derive(Debug, Default)]

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use retrykey_converter::{ConversionRequest, ConverterDb};
+use retrykey_converter::ConverterDb;
 use retrykey_durable_checks::admin::url;
 use retrykey_testkit::FreshSchema;
+use retrykey_wire::ConversionRequest;
 
 fn request(event: &str) -> ConversionRequest {
     ConversionRequest {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use retrykey_converter::{ConverterDb, service};
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::ScratchFile;
 
 struct Consumer {

@@ -8,7 +8,7 @@ use axum::extract::{Json, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use retrykey_http::IdempotencyLayer;
-use retrykey_http::loopback::LoopbackClient;
+use retrykey_server::loopback::LoopbackClient;
 
 async fn pay(
     State(charges): State<Arc<AtomicU64>>,

@@ -14,8 +14,8 @@ use http_body::Frame;
 use http_body_util::BodyExt;
 use retrykey_http::body::boxed;
 use retrykey_http::payments::Payments;
-use retrykey_http::timeouts::Deadline;
 use retrykey_http::{IdempotencyLayer, MemoryStore, PROBLEM_JSON, StoreLimits};
+use retrykey_server::timeouts::Deadline;
 use tower::ServiceExt;
 use tower_layer::Layer;
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use retrykey_http::loopback::Server;
 use retrykey_http::payments::Payments;
 use retrykey_http::{IdempotencyLayer, MemoryStore, PROBLEM_JSON};
+use retrykey_server::loopback::Server;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

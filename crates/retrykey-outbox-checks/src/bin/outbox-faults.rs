@@ -27,7 +27,8 @@ fn main() -> anyhow::Result<ExitCode> {
     for program in [&programs.dispatcher, &programs.converter] {
         if !program.is_file() {
             bail!(
-                "{} is missing: build it first (cargo build -p retrykey-outbox --bins --features failpoints)",
+                "{} is missing: build it first (cargo build -p retrykey-outbox -p retrykey-converter \
+                 --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints)",
                 program.display()
             );
         }

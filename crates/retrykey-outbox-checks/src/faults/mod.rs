@@ -41,6 +41,29 @@ impl Programs {
     }
 }
 
+/// The consumer's server, `converter`, from the cargo target folder (`target/debug`) that the
+/// running test was built into.
+///
+/// Cargo tells a test where its own package's binaries are, and `converter` belongs to
+/// `retrykey-converter`, not to the outbox: `cargo test` builds it with that package, and a
+/// test of the outbox alone needs it built first. Panics, naming the command, when it is not
+/// there.
+pub fn converter_binary() -> PathBuf {
+    let me = std::env::current_exe().expect("the running test's path");
+    let mut dir = me.parent().expect("the running test's folder");
+    // Tests run from `target/debug/deps`; the binaries are one folder up.
+    if dir.ends_with("deps") {
+        dir = dir.parent().expect("the target folder");
+    }
+    let converter = dir.join("converter");
+    assert!(
+        converter.is_file(),
+        "{} is missing: build it first (cargo build -p retrykey-converter --bin converter)",
+        converter.display()
+    );
+    converter
+}
+
 /// One row of the fault table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {

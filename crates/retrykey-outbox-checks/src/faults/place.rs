@@ -4,7 +4,7 @@
 use retrykey_converter::ConverterDb;
 use retrykey_durable::pg::URL_VAR;
 use retrykey_outbox::{Documents, DocumentsOptions, documents};
-use retrykey_replicas::flags::Database;
+use retrykey_program::flags::Database;
 use retrykey_testkit::FreshSchema;
 use retrykey_testkit::ScratchFile;
 

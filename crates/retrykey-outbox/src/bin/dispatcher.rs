@@ -11,12 +11,11 @@ use anyhow::Context;
 use clap::Parser;
 use retrykey_client::Policy;
 use retrykey_crashpoints::pause_at;
-use retrykey_http::server::signalled;
+use retrykey_server::signalled;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
-use retrykey_replicas::flags::{self, Database, FlagError, Span, positive};
-use retrykey_replicas::program;
+use retrykey_program::flags::{self, Database, FlagError, Span, positive};
 
 /// Deliver the outbox's events to the consumer, at least once each.
 #[derive(Debug, Parser)]
@@ -120,7 +119,7 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("dispatcher") {
+    let args = match retrykey_program::parse::<Args>("dispatcher") {
         Ok(args) => args,
         Err(exit) => return exit,
     };
@@ -134,7 +133,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    program::run("dispatcher", dispatch(args, options))
+    retrykey_program::run("dispatcher", dispatch(args, options))
 }
 
 async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> {

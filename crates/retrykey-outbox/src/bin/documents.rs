@@ -13,8 +13,7 @@ use retrykey::{Key, Request};
 use retrykey_outbox::output;
 use retrykey_outbox::reconcile::age;
 use retrykey_outbox::{DEFAULT_SCHEMA, DEFAULT_SCOPE, Documents, DocumentsOptions, documents};
-use retrykey_replicas::flags::{self, Database};
-use retrykey_replicas::program;
+use retrykey_program::flags::{self, Database};
 
 /// Accept conversion jobs into the outbox, and list their events.
 #[derive(Debug, Parser)]
@@ -51,7 +50,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("documents") {
+    let args = match retrykey_program::parse::<Args>("documents") {
         Ok(args) => args,
         Err(exit) => return exit,
     };

@@ -15,8 +15,7 @@ use retrykey_outbox::{
     Acted, ActionError, DEFAULT_SCHEMA, Documents, DocumentsOptions, check_reason, documents,
 };
 use retrykey_outbox::{output, reconcile};
-use retrykey_replicas::flags::{self, Database, Span};
-use retrykey_replicas::program;
+use retrykey_program::flags::{self, Database, Span};
 
 /// List the operations whose outcome is uncertain, re-drive an event, or mark it failed.
 #[derive(Debug, Parser)]
@@ -65,7 +64,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("reconcile") {
+    let args = match retrykey_program::parse::<Args>("reconcile") {
         Ok(args) => args,
         Err(exit) => return exit,
     };

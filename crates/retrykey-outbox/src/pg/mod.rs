@@ -13,7 +13,7 @@ use std::sync::Arc;
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::PgLedger;
 use retrykey_durable::pg::{Pool, storage};
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 
 use crate::{Accepted, DocumentsOptions, Error, EventId};
 

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::SqliteLedger;
-use retrykey_replicas::Clock;
+use retrykey_program::Clock;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::{Accepted, DocumentsOptions, Error, EventId};

@@ -12,7 +12,7 @@ use axum::routing::post;
 use retrykey::{Key, Request};
 use retrykey_client::Policy;
 use retrykey_http::IdempotencyKey;
-use retrykey_http::loopback::Server;
+use retrykey_server::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocuments};
 use retrykey_testkit::ScratchFile;

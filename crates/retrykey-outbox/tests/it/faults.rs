@@ -4,12 +4,12 @@
 //! `just outbox-faults` prints the same rows as a table.
 
 use retrykey_durable::pg::url_from_env;
-use retrykey_outbox_checks::faults::{Fault, Place, Programs, run};
+use retrykey_outbox_checks::faults::{Fault, Place, Programs, converter_binary, run};
 
 fn programs() -> Programs {
     Programs {
         dispatcher: env!("CARGO_BIN_EXE_dispatcher").into(),
-        converter: env!("CARGO_BIN_EXE_converter").into(),
+        converter: converter_binary(),
     }
 }
 

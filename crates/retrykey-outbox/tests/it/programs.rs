@@ -2,10 +2,11 @@
 //! and exit status 2, with no database created; a refusal is one line and status 1, with
 //! nothing changed; the answers a person reads, and the JSON a script reads.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use retrykey_testkit::ScratchFile;
+use retrykey_outbox_checks::faults::converter_binary;
 
 /// The `--db` value that names `file`.
 fn db_flag(file: &ScratchFile) -> String {
@@ -13,14 +14,14 @@ fn db_flag(file: &ScratchFile) -> String {
 }
 
 fn run(program: &str, args: &[&str]) -> Output {
-    let path = match program {
-        "documents" => env!("CARGO_BIN_EXE_documents"),
-        "dispatcher" => env!("CARGO_BIN_EXE_dispatcher"),
-        "converter" => env!("CARGO_BIN_EXE_converter"),
-        "reconcile" => env!("CARGO_BIN_EXE_reconcile"),
+    let path: PathBuf = match program {
+        "documents" => env!("CARGO_BIN_EXE_documents").into(),
+        "dispatcher" => env!("CARGO_BIN_EXE_dispatcher").into(),
+        "converter" => converter_binary(),
+        "reconcile" => env!("CARGO_BIN_EXE_reconcile").into(),
         other => panic!("no program {other}"),
     };
-    Command::new(Path::new(path))
+    Command::new(path)
         .args(args)
         .env_remove("RETRYKEY_PG_URL")
         .output()

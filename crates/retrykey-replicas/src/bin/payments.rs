@@ -14,14 +14,15 @@ use clap::Parser;
 use http::Method;
 use retrykey_crashpoints::pause_at;
 use retrykey_http::payments::Payments;
-use retrykey_http::server::{self, Running, ServerLimits};
-use retrykey_http::timeouts::Timeouts;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
 use retrykey_replicas::crash::Point;
-use retrykey_replicas::flags::{self, Span};
+use retrykey_program::flags::{self, Span};
+use retrykey_program::flags::{self, FlagError, Span};
+use retrykey_replicas::crash::{self, Point};
+use retrykey_replicas::open::StoreChoiceError;
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
-use retrykey_replicas::program;
 use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
+use retrykey_server::{Running, ServerLimits, Timeouts};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
 
@@ -33,7 +34,7 @@ struct Args {
     listen: SocketAddr,
     /// Where keys and charges live: memory, sqlite:PATH, or postgres (reads RETRYKEY_PG_URL).
     /// Replicas share an authority only on the same database.
-    #[arg(long, value_name = "STORE", default_value = "memory")]
+    #[arg(long, value_name = "STORE", value_parser = store_choice, default_value = "memory")]
     store: StoreChoice,
     /// With postgres: the schema that holds the tables. Replicas share an authority only in
     /// the same schema.
@@ -88,8 +89,25 @@ struct Args {
     shutdown_deadline: Span,
     /// Crash tests: stop every keyed request at this point (database stores), after printing
     /// `paused at <point>`, so that the process can be killed exactly there.
-    #[arg(long, value_name = "POINT", value_parser = flags::pause_point, hide = true)]
+    #[arg(long, value_name = "POINT", value_parser = pause_point, hide = true)]
     pause_at: Option<Point>,
+}
+
+/// A `--store` value; its refusal already says what was expected, as the flags' own do.
+fn store_choice(text: &str) -> Result<StoreChoice, FlagError> {
+    text.parse()
+        .map_err(|error: StoreChoiceError| FlagError::Refused(error.to_string()))
+}
+
+/// The crash points, as `--pause-at` names them in a refusal, in the order a request passes them.
+const POINT_NAMES: &str = "reserved, handler, charged or committed";
+
+/// A crash point named by `--pause-at`.
+fn pause_point(text: &str) -> Result<Point, FlagError> {
+    Point::from_name(text).ok_or_else(|| FlagError::OneOf {
+        expected: POINT_NAMES,
+        got: text.to_owned(),
+    })
 }
 
 impl Args {
@@ -125,17 +143,17 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("payments") {
+    let args = match retrykey_program::parse::<Args>("payments") {
         Ok(args) => args,
         Err(exit) => return exit,
     };
-    program::run("payments", serve(args))
+    retrykey_program::run("payments", serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
     // Listening for SIGTERM and Ctrl-C from the start: a signal that comes as soon as the
     // address is printed stops the server gracefully too.
-    let stop = server::signalled();
+    let stop = retrykey_server::signalled();
     if let Some(point) = args.pause_at {
         pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -168,7 +186,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
-    let stopped = server::serve(listener, service, args.server_limits(), stop).await;
+    let stopped = retrykey_server::serve(listener, service, args.server_limits(), stop).await;
     let unfinished = running.settle_by(stopped.deadline).await;
     println!(
         "stopped: charges={} attempts={}",
@@ -183,4 +201,24 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Every crash point can be named, and the refusal lists them all, in their order.
+    #[test]
+    fn pause_points_by_name() {
+        for point in Point::ALL {
+            assert_eq!(pause_point(point.name()), Ok(point));
+        }
+        let names: Vec<&str> = Point::ALL.iter().map(|point| point.name()).collect();
+        let (last, rest) = names.split_last().expect("there are crash points");
+        assert_eq!(POINT_NAMES, format!("{} or {last}", rest.join(", ")));
+        assert_eq!(
+            pause_point("later").unwrap_err().to_string(),
+            r#"expected reserved, handler, charged or committed, got "later""#
+        );
+    }
 }

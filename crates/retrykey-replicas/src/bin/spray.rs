@@ -19,8 +19,9 @@ use std::sync::Arc;
 use clap::Parser;
 use retrykey::Key;
 use retrykey_client::adapters::KeyHeader;
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_replicas::{flags, program};
+use retrykey_program::flags;
 use tokio::sync::Barrier;
 
 /// Send concurrent payments over several replicas and print what each caller got.
@@ -76,7 +77,7 @@ type Outcome = Result<LoopbackReply, String>;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match program::parse::<Args>("spray") {
+    let args = match retrykey_program::parse::<Args>("spray") {
         Ok(args) => args,
         Err(exit) => return exit,
     };

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::{PaymentBook, Payments};
 use retrykey_http::{IdempotencyLayer, PROBLEM_JSON, ResponseStore};
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};

@@ -17,8 +17,9 @@ fn slow_payment(
     server: &Replica,
     key: &'static str,
     delay_ms: &'static str,
-) -> tokio::task::JoinHandle<Result<retrykey_http::loopback::LoopbackReply, retrykey_http::BoxError>>
-{
+) -> tokio::task::JoinHandle<
+    Result<retrykey_server::loopback::LoopbackReply, retrykey_http::BoxError>,
+> {
     let client = server.client.clone();
     tokio::spawn(async move {
         client

@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 
 /// The server process; killed when dropped, so a failing test leaves nothing behind.
 struct Payments {

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use retrykey_http::loopback::LoopbackReply;
+use retrykey_server::loopback::LoopbackReply;
 use crate::support::{DbFile, Replica};
 use tokio::sync::Barrier;
 

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use retrykey_http::loopback::LoopbackReply;
+use retrykey_server::loopback::LoopbackReply;
 use crate::support::{DbFile, PgSchema, Replica};
 
 const PAY: &str = r#"{"amount":7}"#;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use retrykey_http::loopback::{LoopbackClient, LoopbackReply};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 
 /// One `payments` process and the lines it prints.
 pub struct Replica {

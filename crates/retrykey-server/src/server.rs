@@ -8,22 +8,26 @@
 //!   each running request gets until [`ServerLimits::shutdown_deadline`] to send its reply;
 //!   connections still open then are cut off, and [`Stopped::cut_off`] counts them.
 //! - A handler whose client left runs on beyond its connection (the layer's run-to-completion):
-//!   wrap the inner service in [`Running::track`] and wait for [`Running::settle_by`] with the
+//!   wrap the inner service in [`Running::track`](crate::Running::track) and wait for
+//!   [`Running::settle_by`](crate::Running::settle_by) with the
 //!   stop's deadline, so that such work gets the same deadline.
 //!
 //! # Example
 //!
 //! ```
-//! use std::time::Duration;
-//! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_http::server::{ServerLimits, serve};
+//! use std::convert::Infallible;
+//! use bytes::Bytes;
+//! use http::{Request, Response};
+//! use http_body_util::Full;
+//! use retrykey_server::{RequestBody, ServerLimits, serve};
 //! use tokio::net::TcpListener;
-//! use tower_layer::Layer;
+//! use tower::service_fn;
 //!
 //! # #[tokio::main]
 //! # async fn main() -> std::io::Result<()> {
-//! let payments = Payments::new(Duration::ZERO);
-//! let service = IdempotencyLayer::new().layer(payments.service());
+//! let service = service_fn(|_request: Request<RequestBody>| async {
+//!     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"done"))))
+//! });
 //! let listener = TcpListener::bind("127.0.0.1:0").await?;
 //! let limits = ServerLimits { max_connections: 100, ..ServerLimits::default() };
 //! let stopped = serve(listener, service, limits, async {}).await; // stops at once
@@ -48,11 +52,18 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
-use crate::body::{Body, BoxError};
-use crate::problem::{PROBLEM_JSON, TYPE_BASE};
-use crate::timeouts::{ConnectionClock, Timed, Timeouts, Watched};
+use crate::BoxError;
+use crate::timeouts::{ConnectionClock, Deadline, Timed, Timeouts, Watched};
 
-pub use crate::running::{Running, Tracked};
+/// The body of a request as the served service receives it: hyper's, with the body deadline
+/// of [`Timeouts::body`] (past it, a read fails as [`Deadline`] says).
+pub type RequestBody = Deadline<hyper::body::Incoming>;
+
+/// The media type of the refusal's answer (RFC 9457), as the middleware's problems have.
+const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The refusal's problem type, under the same base as the middleware's problem types.
+const TOO_MANY_CONNECTIONS: &str = "https://retrykey.example/problems/too-many-connections";
 
 /// The bounds a server holds every client to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +117,10 @@ pub async fn serve<S, B>(
     shutdown: impl Future<Output = ()>,
 ) -> Stopped
 where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<RequestBody>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<BoxError>,
@@ -186,7 +200,10 @@ async fn connection<S, B>(
     limits: ServerLimits,
     mut stopping: watch::Receiver<bool>,
 ) where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<RequestBody>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<BoxError>,
@@ -239,7 +256,7 @@ async fn connection<S, B>(
 /// Answers a connection over the cap with 503 and closes it.
 async fn refuse(mut stream: TcpStream) {
     let body = format!(
-        "{{\"type\":\"{TYPE_BASE}too-many-connections\",\"title\":\"Too many connections; retry \
+        "{{\"type\":\"{TOO_MANY_CONNECTIONS}\",\"title\":\"Too many connections; retry \
          later\",\"status\":503}}\n"
     );
     let answer = format!(

@@ -1,4 +1,4 @@
-//! The wire protocol between the outbox's dispatcher and this consumer, as types both sides
+//! The wire protocol between the outbox's dispatcher and its consumer, as types both sides
 //! share, so that neither can drift from the other.
 //!
 //! One delivery is `POST /conversions` with `Idempotency-Key: <event id>` (the same id as the
@@ -8,7 +8,7 @@
 //! `Retry-After`: retry).
 //!
 //! ```
-//! use retrykey_converter::{Conversion, ConversionRequest};
+//! use retrykey_wire::{Conversion, ConversionRequest};
 //!
 //! let request: ConversionRequest =
 //!     serde_json::from_str(r#"{"event":"evt-1","job":"report.docx","units":3}"#)?;
@@ -52,7 +52,7 @@ impl ConversionRequest {
     /// them, and units that a database column can hold. The reason otherwise, for people.
     ///
     /// ```
-    /// use retrykey_converter::ConversionRequest;
+    /// use retrykey_wire::ConversionRequest;
     ///
     /// let request = |job: &str, units| ConversionRequest { event: "e".into(), job: job.into(), units };
     /// assert!(request("report.docx", 3).check().is_ok());

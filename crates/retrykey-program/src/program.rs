@@ -1,6 +1,7 @@
 //! How the lab's programs start and fail: their flags parsed (`--help` printed, a refused value
 //! as one line and exit status 2), their async work run on a runtime, and a failure reported as
-//! one line and exit status 1. `payments` and `spray` here, and the outbox's programs, share it.
+//! one line and exit status 1. The replicas' `payments` and `spray` and the outbox's programs
+//! share it.
 
 use std::future::Future;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! The requests a service is running, so that a stop can wait for work that outlives its
 //! connection: a keyed request whose client left runs on by itself (the layer's
-//! run-to-completion). Reached as `retrykey_http::server::Running`.
+//! run-to-completion).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -20,7 +20,7 @@ use tower_service::Service;
 ///
 /// ```
 /// use std::time::Instant;
-/// use retrykey_http::server::Running;
+/// use retrykey_server::Running;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

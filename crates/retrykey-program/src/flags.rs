@@ -1,4 +1,4 @@
-//! The values the lab's servers' flags take (`payments` here, and the outbox's `documents`,
+//! The values the lab's servers' flags take (the replicas' `payments`, and the outbox's `documents`,
 //! `dispatcher` and `converter`), parsed into types before anything is opened, and the one line
 //! a binary prints when it refuses one.
 //!
@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use retrykey_replicas::flags::{Span, positive};
+//! use retrykey_program::flags::{Span, positive};
 //!
 //! assert_eq!("500ms".parse::<Span>().unwrap().0, Duration::from_millis(500));
 //! assert_eq!("24h".parse::<Span>().unwrap().0, Duration::from_secs(86_400));
@@ -19,15 +19,11 @@
 //! assert!(positive("0").is_err());
 //! ```
 
-use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-
-use crate::crash::Point;
-use crate::open::StoreChoiceError;
 
 /// A duration written as a whole number and a unit: `500ms`, `30s`, `10m`, `24h`.
 ///
@@ -129,11 +125,6 @@ impl FromStr for Database {
     }
 }
 
-/// A crash point named by `--pause-at`.
-pub fn pause_point(text: &str) -> Result<Point, FlagError> {
-    Point::from_name(text).ok_or_else(|| FlagError::Point(text.to_owned()))
-}
-
 /// Why a flag's value was refused; the text follows `payments: --<flag>: `.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FlagError {
@@ -154,10 +145,7 @@ pub enum FlagError {
         "expected a schema name of lower-case letters, digits and _ (not a digit first, at most 63 bytes), got {0:?}"
     )]
     Schema(String),
-    /// Not one of the crash points.
-    #[error("expected {names}, got {0:?}", names = point_names())]
-    Point(String),
-    /// Not one of a fixed set of names (another binary's crash points, say).
+    /// Not one of a fixed set of names (a binary's crash points, say).
     #[error("expected {expected}, got {got:?}")]
     OneOf {
         /// The accepted names, as a phrase: "sent" or "a, b or c".
@@ -174,26 +162,10 @@ pub enum FlagError {
     /// `postgres` without `RETRYKEY_PG_URL`.
     #[error("postgres needs RETRYKEY_PG_URL, as in postgres://user:password@127.0.0.1:5432/db")]
     NoPgUrl,
-}
-
-/// "reserved, handler, charged or committed", from [`Point::ALL`].
-fn point_names() -> impl fmt::Display {
-    struct Names;
-    impl fmt::Display for Names {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            let last = Point::ALL.len() - 1;
-            for (i, point) in Point::ALL.iter().enumerate() {
-                let separator = match i {
-                    0 => "",
-                    _ if i == last => " or ",
-                    _ => ", ",
-                };
-                write!(f, "{separator}{point}")?;
-            }
-            Ok(())
-        }
-    }
-    Names
+    /// A value of a program's own type (the replicas' `--store`, say), refused by that type's
+    /// parser in words that already say what it expected.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A clap error as one line. Clap's own text runs over several lines (usage, a hint), which a
@@ -212,9 +184,7 @@ pub fn one_line(error: &clap::Error) -> String {
     match (error.kind(), flag, std::error::Error::source(error)) {
         // Our own refusals say what they expected; a standard parser's (--listen) does not
         // name the value it refused.
-        (ErrorKind::ValueValidation, Some(flag), Some(reason))
-            if reason.is::<FlagError>() || reason.is::<StoreChoiceError>() =>
-        {
+        (ErrorKind::ValueValidation, Some(flag), Some(reason)) if reason.is::<FlagError>() => {
             format!("{flag}: {reason}")
         }
         (ErrorKind::ValueValidation, Some(flag), Some(reason)) => {
@@ -346,17 +316,5 @@ mod tests {
                 "{value:?}"
             );
         }
-    }
-
-    // Every crash point can be named, and the refusal lists them all.
-    #[test]
-    fn pause_points_by_name() {
-        for point in Point::ALL {
-            assert_eq!(pause_point(point.name()), Ok(point));
-        }
-        assert_eq!(
-            pause_point("later").unwrap_err().to_string(),
-            r#"expected reserved, handler, charged or committed, got "later""#
-        );
     }
 }

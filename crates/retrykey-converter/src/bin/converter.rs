@@ -14,9 +14,8 @@ use retrykey_converter::crash::Point;
 use retrykey_converter::pg::DEFAULT_SCHEMA;
 use retrykey_converter::{ConverterDb, service};
 use retrykey_crashpoints::pause_at;
-use retrykey_http::server::{self, ServerLimits};
-use retrykey_replicas::flags::{self, Database, FlagError};
-use retrykey_replicas::program;
+use retrykey_program::flags::{self, Database, FlagError};
+use retrykey_server::ServerLimits;
 use tokio::net::TcpListener;
 
 /// Serve `POST /conversions` (one delivery of one outbox event) and `GET /conversions/count`.
@@ -46,16 +45,16 @@ fn pause_point(text: &str) -> Result<Point, FlagError> {
 }
 
 fn main() -> ExitCode {
-    let args = match program::parse::<Args>("converter") {
+    let args = match retrykey_program::parse::<Args>("converter") {
         Ok(args) => args,
         Err(exit) => return exit,
     };
-    program::run("converter", serve(args))
+    retrykey_program::run("converter", serve(args))
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
     // Listening for SIGTERM and Ctrl-C from the start, as the payments server does.
-    let stop = server::signalled();
+    let stop = retrykey_server::signalled();
     if let Some(point) = args.pause_at {
         pause_at(point.name()).map_err(anyhow::Error::msg)?;
     }
@@ -71,7 +70,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     println!("listening on http://{}", listener.local_addr()?);
     let router = service::router(Arc::clone(&db));
-    let stopped = server::serve(listener, router, ServerLimits::default(), stop).await;
+    let stopped = retrykey_server::serve(listener, router, ServerLimits::default(), stop).await;
     let conversions = tokio::task::spawn_blocking(move || db.count()).await??;
     println!("stopped: conversions={conversions}");
     if stopped.cut_off > 0 {

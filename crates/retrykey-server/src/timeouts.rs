@@ -5,14 +5,14 @@
 //! The server's connection task asks [`ConnectionClock::deadline`] when to look again and closes
 //! the connection when [`ConnectionClock::expired`] says so; the socket wrapper ([`Watched`]) and the per-request
 //! wrappers ([`Timed`], [`ReplyGuard`]) move the phase along. A body's own deadline is enforced
-//! by the body ([`Deadline`]), so that the handler sees a typed error ([`BodyTimedOut`]) and
-//! the client gets a 408 rather than a closed socket.
+//! by the body ([`Deadline`]), so that the handler sees a typed error (an `io::Error` of kind
+//! `TimedOut` holding [`BodyTimedOut`]) and the client gets a 408 rather than a closed socket.
 //!
 //! # Example
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use retrykey_http::timeouts::{ConnectionClock, Timeouts};
+//! use retrykey_server::timeouts::{ConnectionClock, Timeouts};
 //!
 //! let timeouts = Timeouts { head: Duration::from_secs(1), ..Timeouts::default() };
 //! let clock = ConnectionClock::new(Instant::now());
@@ -35,7 +35,7 @@ use tokio::sync::Notify;
 use tokio::time::Sleep;
 use tower_service::Service;
 
-use crate::body::{Body, BoxError, boxed};
+use crate::BoxError;
 
 /// How long a client may take at each step of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,7 +261,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
     }
 }
 
-/// A request body with a deadline: past it, the next read fails with [`BodyTimedOut`].
+/// A request body with a deadline: past it, the next read fails with an [`std::io::Error`] of
+/// kind [`TimedOut`](std::io::ErrorKind::TimedOut) that holds a [`BodyTimedOut`], so that a
+/// handler can tell a late body from a broken one by the kind alone, without naming this crate.
 pub struct Deadline<B> {
     body: B,
     sleep: Pin<Box<Sleep>>,
@@ -293,7 +295,8 @@ where
             return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
         }
         ready!(self.sleep.as_mut().poll(cx));
-        Poll::Ready(Some(Err(Box::new(BodyTimedOut))))
+        let late = std::io::Error::new(std::io::ErrorKind::TimedOut, BodyTimedOut);
+        Poll::Ready(Some(Err(Box::new(late))))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -327,10 +330,8 @@ impl<S> Timed<S> {
 
 impl<S, In, B> Service<Request<In>> for Timed<S>
 where
-    S: Service<Request<Body>, Response = Response<B>>,
+    S: Service<Request<Deadline<In>>, Response = Response<B>>,
     S::Future: Send + 'static,
-    In: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
-    In::Error: Into<BoxError>,
 {
     type Response = Response<ReplyGuard<B>>;
     type Error = S::Error;
@@ -345,7 +346,7 @@ where
         // Dropped with the future if the client leaves first, or with the reply once sent:
         // either way the connection is idle again.
         let idle_after = Idle(Arc::clone(&self.clock));
-        let request = request.map(|body| boxed(Deadline::new(body, self.body)));
+        let request = request.map(|body| Deadline::new(body, self.body));
         let reply = self.inner.call(request);
         let clock = Arc::clone(&self.clock);
         Box::pin(async move {
