@@ -240,15 +240,33 @@ pub fn heavy_core_dependencies() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
+/// The test knob a labs' manifest may turn on by default: its copy keeps the throwaway
+/// constructors of the file it mirrors.
+pub const TEST_SUPPORT: &str = "test-support";
+
+/// Whether a feature list entry turns `knob` on (`knob`, `dep/knob`, `dep?/knob`).
+fn turns_on(entry: &str, knob: &str) -> bool {
+    entry == knob || entry.rsplit('/').next() == Some(knob) && entry.contains('/')
+}
+
 /// Whether a feature list entry turns failpoints on (`failpoints`, `dep/failpoints`,
 /// `dep?/failpoints`).
 fn is_failpoints(entry: &str) -> bool {
-    entry == FAILPOINTS || entry.rsplit('/').next() == Some(FAILPOINTS) && entry.contains('/')
+    turns_on(entry, FAILPOINTS)
+}
+
+/// Whether a feature list entry turns on a test knob: failpoints or the throwaway stores.
+fn is_knob(entry: &str) -> bool {
+    is_failpoints(entry) || turns_on(entry, TEST_SUPPORT)
 }
 
 /// The entries that `feature` of `features` turns on, followed through the package's own
-/// features, that turn failpoints on.
-fn failpoints_via(features: &BTreeMap<String, Vec<String>>, feature: &str) -> Vec<String> {
+/// features, that `matches`.
+fn knobs_via(
+    features: &BTreeMap<String, Vec<String>>,
+    feature: &str,
+    matches: fn(&str) -> bool,
+) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut pending = vec![feature.to_string()];
     let mut found = Vec::new();
@@ -257,7 +275,7 @@ fn failpoints_via(features: &BTreeMap<String, Vec<String>>, feature: &str) -> Ve
             continue;
         }
         for entry in features.get(&next).into_iter().flatten() {
-            if is_failpoints(entry) {
+            if matches(entry) {
                 found.push(entry.clone());
             } else if features.contains_key(entry) {
                 pending.push(entry.clone());
@@ -267,13 +285,19 @@ fn failpoints_via(features: &BTreeMap<String, Vec<String>>, feature: &str) -> Ve
     found
 }
 
-/// No package (crate, lab or tool) turns failpoints on in its `default` features.
+/// No package turns a test knob on in its `default` features (a lab may keep `test-support`).
 pub fn default_failpoints() -> Result<Vec<String>, Error> {
     let mut problems = Vec::new();
     for package in packages(&workspace_root())? {
-        for entry in failpoints_via(&package.features, "default") {
+        // A lab keeps its copy's throwaway constructors on; failpoints stay opt-in everywhere.
+        let matches = if package.is_lab() {
+            is_failpoints
+        } else {
+            is_knob
+        };
+        for entry in knobs_via(&package.features, "default", matches) {
             problems.push(format!(
-                "{}: the default features of {} turn on `{entry}`: failpoints are opt-in",
+                "{}: the default features of {} turn on `{entry}`: test knobs are opt-in",
                 package.manifest().display(),
                 package.name
             ));
@@ -289,9 +313,9 @@ pub fn product_failpoints() -> Result<Vec<String>, Error> {
     let (rows, packages) = (map_rows()?, packages(&root)?);
     let mut problems = Vec::new();
     for (name, features) in manifests::shared_features(&root)? {
-        if features.iter().any(|f| is_failpoints(f)) {
+        if features.iter().any(|f| is_knob(f)) {
             problems.push(format!(
-                "Cargo.toml: [workspace.dependencies] {name} turns on failpoints for every \
+                "Cargo.toml: [workspace.dependencies] {name} turns on a test knob for every \
                  crate that inherits it"
             ));
         }
@@ -301,9 +325,9 @@ pub fn product_failpoints() -> Result<Vec<String>, Error> {
             continue;
         }
         for dependency in package.dependencies.iter().filter(|d| d.kind != Kind::Dev) {
-            if dependency.features.iter().any(|f| is_failpoints(f)) {
+            if dependency.features.iter().any(|f| is_knob(f)) {
                 problems.push(format!(
-                    "{}: product crate {} turns on failpoints of {}",
+                    "{}: product crate {} turns on a test knob of {}",
                     package.manifest().display(),
                     package.name,
                     dependency.package
@@ -400,6 +424,63 @@ pub fn extra_test_programs() -> Result<Vec<String>, Error> {
                 "{}: a test program of its own: make it a module of tests/it/main.rs",
                 shown(&root, &path)
             ));
+        }
+    }
+    Ok(problems)
+}
+
+/// A library or binary whose manifest says `test = false` links no test harness, so a unit
+/// test in its sources would never run: no `#[cfg(test)]` there.
+pub fn unrun_unit_tests() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for package in packages(&root)? {
+        let dir = root.join(&package.dir);
+        let manifest = manifests::table(&dir.join("Cargo.toml"))?;
+        let off =
+            |target: &toml::Value| target.get("test").and_then(toml::Value::as_bool) == Some(false);
+        let mut silent: Vec<PathBuf> = Vec::new();
+        if manifest.get("lib").is_some_and(off) {
+            // The library is every source but the binaries'.
+            silent.extend(
+                sources::rust_files(&dir.join("src"))?
+                    .into_iter()
+                    .filter(|file| {
+                        !file.starts_with(dir.join("src/bin")) && !file.ends_with("src/main.rs")
+                    }),
+            );
+        }
+        for bin in manifest
+            .get("bin")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !off(bin) {
+                continue;
+            }
+            let name = bin
+                .get("name")
+                .and_then(toml::Value::as_str)
+                .unwrap_or_default();
+            let path = match bin.get("path").and_then(toml::Value::as_str) {
+                Some(path) => dir.join(path),
+                None if name == package.name => dir.join("src/main.rs"),
+                None => dir.join("src/bin").join(format!("{name}.rs")),
+            };
+            silent.push(path);
+        }
+        for file in silent {
+            if read(&file)?
+                .lines()
+                .any(|line| line.trim() == "#[cfg(test)]")
+            {
+                problems.push(format!(
+                    "{}: has unit tests, but its target says `test = false` in {}",
+                    shown(&root, &file),
+                    package.manifest().display()
+                ));
+            }
         }
     }
     Ok(problems)
@@ -564,9 +645,11 @@ mod tests {
             ("failpoints".to_string(), vec![]),
         ]);
         assert_eq!(
-            failpoints_via(&features, "default"),
+            knobs_via(&features, "default", is_failpoints),
             vec!["fail/failpoints"]
         );
+        assert!(is_knob("retrykey-replicas/test-support"));
+        assert!(!is_failpoints("retrykey-replicas/test-support"));
         assert!(is_failpoints("failpoints"));
         assert!(is_failpoints("retrykey-durable?/failpoints"));
         assert!(!is_failpoints("failpoints-extra"));

@@ -9,11 +9,11 @@ use std::time::Duration;
 use retrykey_client::Policy;
 use retrykey_converter::{ConversionRow, ConverterDb, crash as consumer_crash, service};
 use retrykey_durable::crash::Hooks as LedgerHooks;
-use retrykey_server::loopback::Server;
 use retrykey_outbox::crash::Hooks as DispatchHooks;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions, Tally};
 use retrykey_outbox::{Documents, DocumentsOptions, EventRow, SqliteDocuments, sqlite};
 use retrykey_program::Clock;
+use retrykey_server::loopback::Server;
 use retrykey_testkit::ScratchFile;
 
 /// What the checks run against: the accepting transaction, the consumer's dedup transaction and

@@ -26,10 +26,10 @@ use clap::Parser;
 use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
-use retrykey_server::loopback::Server;
 use retrykey_outbox::Documents;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox_checks::faults::Place;
+use retrykey_server::loopback::Server;
 use retrykey_testkit::pgbench::{self, quantile};
 
 #[derive(Debug, Parser)]

@@ -13,10 +13,9 @@ use retrykey_http::{
 };
 use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
-use retrykey_replicas::{Clock, Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
-use retrykey_testkit::ScratchFile;
 use retrykey_replicas::{Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
+use retrykey_testkit::ScratchFile;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;

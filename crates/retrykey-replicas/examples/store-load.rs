@@ -23,16 +23,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
-use retrykey_server::loopback::{LoopbackClient, Server};
-use retrykey_testkit::pgbench;
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
     EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryStore, Reserve, ResponseStore,
     Scope, StoreLimits,
 };
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
-use retrykey_testkit::pgbench;
 use retrykey_server::loopback::{LoopbackClient, Server};
+use retrykey_testkit::pgbench;
 use tower_layer::Layer;
 
 const URL_VAR: &str = "RETRYKEY_PG_URL";

@@ -80,7 +80,8 @@ pub fn packages(root: &Path) -> Result<Vec<Package>, Error> {
         .collect()
 }
 
-fn table(path: &Path) -> Result<Table, Error> {
+/// One manifest, parsed.
+pub fn table(path: &Path) -> Result<Table, Error> {
     toml::from_str(&read(path)?).map_err(|error| Error::Declaration {
         path: path.to_path_buf(),
         reason: error.message().to_string(),

@@ -85,3 +85,9 @@ fn every_package_has_one_integration_test_program() {
 fn the_stages_table_agrees_everywhere() {
     holds("stages and chapters", tidy::stage_table_mismatches);
 }
+
+// A target that links no test harness holds no unit test that would then never run.
+#[test]
+fn no_unit_test_hides_behind_test_false() {
+    holds("unit tests run", tidy::unrun_unit_tests);
+}

@@ -3,9 +3,9 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
-mod common;
 mod amplification;
 mod budget;
+mod common;
 mod http_adapter;
 mod key_grammar;
 mod policy_construction;

@@ -1,7 +1,6 @@
 //! Schema versions: a ledger written in the previous layout migrates and replays its
 //! operations; a layout newer than this build is refused, unchanged.
 
-
 use std::path::PathBuf;
 
 use crate::common::{key, migrated_ledger_replays, request, v1_operations};

@@ -2,7 +2,6 @@
 //! its operations; a layout newer than this build, or an unreadable old record, is refused with
 //! the data left as it was. Skipped, with a message, when RETRYKEY_PG_URL is not set.
 
-
 use crate::common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey::Ledger;
 use retrykey_durable::pg::schema;

@@ -11,11 +11,11 @@ use anyhow::Context;
 use clap::Parser;
 use retrykey_client::Policy;
 use retrykey_crashpoints::pause_at;
-use retrykey_server::signalled;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
 use retrykey_program::flags::{self, Database, FlagError, Span, positive};
+use retrykey_server::signalled;
 
 /// Deliver the outbox's events to the consumer, at least once each.
 #[derive(Debug, Parser)]

@@ -12,9 +12,9 @@ use axum::routing::post;
 use retrykey::{Key, Request};
 use retrykey_client::Policy;
 use retrykey_http::IdempotencyKey;
-use retrykey_server::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocuments};
+use retrykey_server::loopback::Server;
 use retrykey_testkit::ScratchFile;
 
 /// A document file with one accepted job, deleted on drop.

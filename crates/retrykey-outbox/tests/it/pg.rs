@@ -11,10 +11,10 @@ use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::crash::{Hooks, Point};
 use retrykey_durable_checks::admin::url;
-use retrykey_server::loopback::Server;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, PgDocuments};
 use retrykey_program::Clock;
+use retrykey_server::loopback::Server;
 use retrykey_testkit::FreshSchema;
 
 /// A schema of one test's own, empty at the start and dropped at the end.

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use retrykey_testkit::ScratchFile;
 use retrykey_outbox_checks::faults::converter_binary;
+use retrykey_testkit::ScratchFile;
 
 /// The `--db` value that names `file`.
 fn db_flag(file: &ScratchFile) -> String {

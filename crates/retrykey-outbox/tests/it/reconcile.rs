@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use retrykey::{Key, Request};
 use retrykey_converter::ConverterDb;
-use retrykey_converter::ConverterDb;
-use retrykey_testkit::ScratchFile;
 use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
     Acted, ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
     SqliteDocuments,
 };
 use retrykey_program::Clock;
+use retrykey_testkit::ScratchFile;
 use retrykey_wire::ConversionRequest;
 
 /// A document file and a consumer file, deleted on drop.

@@ -19,9 +19,8 @@ use std::sync::Arc;
 use clap::Parser;
 use retrykey::Key;
 use retrykey_client::adapters::KeyHeader;
-use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
-use retrykey_replicas::{flags, program};
 use retrykey_program::flags;
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use tokio::sync::Barrier;
 
 /// Send concurrent payments over several replicas and print what each caller got.

@@ -5,11 +5,10 @@
 //!
 //! The PostgreSQL rows are ignored, not passed, without RETRYKEY_PG_URL.
 
-
 use std::time::{Duration, Instant};
 
-use retrykey_replicas::crash::Point;
 use crate::support::{DbFile, PgSchema, Replica};
+use retrykey_replicas::crash::Point;
 
 const PAY: &str = r#"{"amount":5}"#;
 

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_http::payments::{PaymentBook, Payments};
 use retrykey_http::{IdempotencyLayer, PROBLEM_JSON, ResponseStore};
 use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::proxy::{Fault, FaultProxy};
 use tower_layer::Layer;
 

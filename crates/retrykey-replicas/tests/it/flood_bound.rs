@@ -3,7 +3,6 @@
 //! `Retry-After` (nothing live is evicted to make room), and once the accepted answers have
 //! expired the sweep reclaims their rows for new keys. (`just flood` is the 100,000-key run.)
 
-
 use std::time::Duration;
 
 use crate::support::{DbFile, PgSchema, Replica};

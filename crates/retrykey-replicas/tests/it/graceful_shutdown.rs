@@ -4,11 +4,10 @@
 //! status and stderr say so, and with a database store its key is left in flight, never
 //! completed, so that the client's retry runs it once instead of replaying an answer nobody got.
 
-
 use std::time::{Duration, Instant};
 
-use retrykey_http::{EntryId, IdempotencyKey, Scope};
 use crate::support::{DbFile, PgSchema, Replica};
+use retrykey_http::{EntryId, IdempotencyKey, Scope};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -3,7 +3,6 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
-mod support;
 mod bound_pg;
 mod crash_matrix;
 mod fail_closed;
@@ -18,6 +17,7 @@ mod payments_sqlite;
 mod processes;
 mod slow_clients;
 mod spray;
+mod support;
 mod takeover;
 
 // The Stage 5 replica checks against the correct crate: every check must pass.

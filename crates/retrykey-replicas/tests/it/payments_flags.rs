@@ -1,7 +1,6 @@
 //! A bad flag value stops the server before it opens anything: one line on stderr, status 2,
 //! and no database file.
 
-
 use std::process::Command;
 
 use crate::support::DbFile;

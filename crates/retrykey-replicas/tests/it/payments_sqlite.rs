@@ -1,6 +1,5 @@
 //! The payments server on a SQLite file, as a client sees it across a crash and at its limits.
 
-
 use crate::support::{DbFile, Replica};
 
 // A charge survives SIGKILL: a retry to a new process on the same file replays it, uncharged.

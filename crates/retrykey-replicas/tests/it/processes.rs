@@ -2,12 +2,11 @@
 //! duplicates reach. On SQLite always; on PostgreSQL when RETRYKEY_PG_URL is set (ignored, not
 //! passed, without it).
 
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use retrykey_server::loopback::LoopbackReply;
 use crate::support::{DbFile, Replica};
+use retrykey_server::loopback::LoopbackReply;
 use tokio::sync::Barrier;
 
 const BODY: &str = r#"{"amount":250}"#;

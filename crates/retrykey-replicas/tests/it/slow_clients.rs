@@ -2,7 +2,6 @@
 //! never arrives, a kept-alive connection that says nothing, more connections than the cap.
 //! Each is cut off by its own limit while ordinary keyed payments go on, exactly once each.
 
-
 use std::time::{Duration, Instant};
 
 use crate::support::Replica;

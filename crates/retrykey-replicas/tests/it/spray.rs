@@ -1,7 +1,6 @@
 //! The `spray` client against three real replicas on one SQLite file: what it prints is the
 //! same on every run, except which copy happened to run first.
 
-
 use std::process::Command;
 
 use crate::support::{DbFile, Replica};

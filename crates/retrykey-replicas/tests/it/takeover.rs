@@ -7,11 +7,10 @@
 //!
 //! The PostgreSQL runs are ignored, not passed, without RETRYKEY_PG_URL.
 
-
 use std::time::{Duration, Instant};
 
-use retrykey_server::loopback::LoopbackReply;
 use crate::support::{DbFile, PgSchema, Replica};
+use retrykey_server::loopback::LoopbackReply;
 
 const PAY: &str = r#"{"amount":7}"#;
 

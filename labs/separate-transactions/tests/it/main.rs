@@ -3,9 +3,9 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
-use separate_transactions::SqliteLedger;
 use retrykey_durable_checks::crash::harness::ProcessHarness;
 use retrykey_durable_checks::crash::server::Backend;
+use separate_transactions::SqliteLedger;
 
 // The Stage 1 contract, model and stress suites on this variant's SQLite ledger.
 retrykey_contract::ledger_suite!(|limits| {
