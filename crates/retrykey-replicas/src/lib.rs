@@ -37,7 +37,7 @@
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
 //! 4. `sqlite/book.rs`: the charge and the key's answer in one transaction.
 //! 5. `sqlite/mod.rs`: the store around them; `wait.rs`: how a duplicate in another process
-//!    waits; `running.rs`: the renewals and finished answers of this process's attempts.
+//!    waits; `attempts.rs`: the renewals and finished answers of this process's attempts.
 //! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
 //! 7. `bin/payments.rs` (its crash points in `crash.rs`; the flags' values, start-up and
 //!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
@@ -52,7 +52,7 @@ pub mod open;
 pub mod pg;
 #[doc(hidden)]
 pub mod record;
-mod running;
+mod attempts;
 pub mod sqlite;
 mod wait;
 

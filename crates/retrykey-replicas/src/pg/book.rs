@@ -88,7 +88,7 @@ impl PaymentBook for PgBook {
                 .await?;
             if charged.is_some() {
                 if let Some(Reservation { token, .. }) = reservation {
-                    inner.running.answered(token);
+                    inner.attempts.answered(token);
                 }
                 at(Point::Committed);
             }

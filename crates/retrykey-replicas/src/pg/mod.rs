@@ -43,7 +43,7 @@ use crate::Options;
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::running::Running;
+use crate::attempts::Attempts;
 use crate::wait::Seen;
 
 pub use book::PgBook;
@@ -73,7 +73,7 @@ pub(crate) struct Inner {
     schema: String,
     /// Where to drop the schema from when the last clone goes (a throwaway store).
     throwaway: Option<String>,
-    pub(crate) running: Running,
+    pub(crate) attempts: Attempts,
     /// Claims made, to give every [`SWEEP_EVERY`]th one the sweep of the claims between.
     claims: AtomicU64,
 }
@@ -137,7 +137,7 @@ impl PgStore {
                 options,
                 schema: schema.to_owned(),
                 throwaway: None,
-                running: Running::default(),
+                attempts: Attempts::default(),
                 claims: AtomicU64::new(0),
             }),
         })
@@ -234,7 +234,7 @@ impl Inner {
     fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
         let inner = Arc::clone(self);
         let (lease, clock) = (self.options.lease, self.options.clock);
-        self.running
+        self.attempts
             .keep_renewing(id, token, lease, clock, move |until| {
                 let inner = Arc::clone(&inner);
                 async move {
@@ -342,7 +342,7 @@ impl ResponseStore for PgStore {
         response: StoredResponse,
     ) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
-            if self.inner.running.end(token) {
+            if self.inner.attempts.end(token) {
                 return Ok(()); // the book stored this very answer with its charge
             }
             let id = *id;
@@ -374,7 +374,7 @@ impl ResponseStore for PgStore {
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
-            self.inner.running.end(token);
+            self.inner.attempts.end(token);
             let id = *id;
             let released = self
                 .inner

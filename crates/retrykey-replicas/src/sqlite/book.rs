@@ -78,7 +78,7 @@ impl PaymentBook for SqliteBook {
                 .await?;
             if charged.is_some() {
                 if let Some(Reservation { token, .. }) = reservation {
-                    inner.running().answered(token);
+                    inner.attempts().answered(token);
                 }
                 at(Point::Committed);
             }

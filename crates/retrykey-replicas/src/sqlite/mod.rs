@@ -23,7 +23,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::running::Running;
+use crate::attempts::Attempts;
 use crate::wait::Seen;
 use crate::{Options, Parts};
 
@@ -54,7 +54,7 @@ pub(crate) struct Inner {
     parts: Parts,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
-    running: Running,
+    attempts: Attempts,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -122,7 +122,7 @@ impl SqliteStore {
                 parts,
                 connections,
                 next: AtomicUsize::new(0),
-                running: Running::default(),
+                attempts: Attempts::default(),
             }),
         })
     }
@@ -254,8 +254,8 @@ impl Inner {
         &self.options
     }
 
-    pub(crate) fn running(&self) -> &Running {
-        &self.running
+    pub(crate) fn attempts(&self) -> &Attempts {
+        &self.attempts
     }
 
     /// What is known about `id` now, read in one statement.
@@ -293,7 +293,7 @@ impl Inner {
     fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
         let inner = Arc::clone(self);
         let (lease, clock) = (self.options.lease, self.options.clock);
-        self.running
+        self.attempts
             .keep_renewing(id, token, lease, clock, move |until| {
                 let inner = Arc::clone(&inner);
                 let renew = inner.parts.renew;
@@ -353,7 +353,7 @@ impl ResponseStore for SqliteStore {
         response: StoredResponse,
     ) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
-            if self.inner.running.end(token) {
+            if self.inner.attempts.end(token) {
                 return Ok(()); // the book stored this very answer with its charge
             }
             let id = *id;
@@ -380,7 +380,7 @@ impl ResponseStore for SqliteStore {
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
         StoreFuture::new(async move {
-            self.inner.running.end(token);
+            self.inner.attempts.end(token);
             let id = *id;
             let released = self
                 .inner

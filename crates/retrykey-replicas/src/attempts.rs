@@ -19,7 +19,7 @@ use crate::lease::{Lease, millis};
 
 /// The running attempts of one store, by token (tokens are never reused, so one is enough).
 #[derive(Debug, Default)]
-pub(crate) struct Running(Mutex<HashMap<Token, Attempt>>);
+pub(crate) struct Attempts(Mutex<HashMap<Token, Attempt>>);
 
 #[derive(Debug, Default)]
 struct Attempt {
@@ -28,10 +28,10 @@ struct Attempt {
     answered: bool,
 }
 
-impl Running {
+impl Attempts {
     /// Keeps the lease of the attempt holding `token` on `id` alive while it runs, within the
     /// lease's `max_hold`: `renew(until)` extends it, fenced by the token. Stops when the attempt
-    /// ends ([`Running::end`]), or as soon as a renewal changes nothing (another replica took the
+    /// ends ([`Attempts::end`]), or as soon as a renewal changes nothing (another replica took the
     /// key over).
     pub(crate) fn keep_renewing<F, Fut>(
         &self,
