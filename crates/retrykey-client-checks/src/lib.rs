@@ -149,7 +149,9 @@ macro_rules! __with_retry_checks {
 #[macro_export]
 macro_rules! __retry_checks {
     (table { $parts:ty } $($check:ident)*) => {
-        $crate::__checks::table!(retry_suite: $( $check => $crate::$check::<$parts> as $crate::Check ),*)
+        $crate::__checks::table!(retry_suite: $(
+            $check => $crate::$check::<$parts> as $crate::Check
+        ),*)
     };
     (tests { #[$attr:meta] $parts:ty } $($check:ident)*) => {
         $crate::__checks::tests! {

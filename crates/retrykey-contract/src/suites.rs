@@ -32,7 +32,9 @@ macro_rules! contract_suite {
 #[macro_export]
 macro_rules! __contract_checks {
     (table { $ledger:ty } $($name:ident)*) => {
-        $crate::__checks::table!(contract: $( $name => $crate::checks::$name as $crate::Check<$ledger> ),*)
+        $crate::__checks::table!(contract: $(
+            $name => $crate::checks::$name as $crate::Check<$ledger>
+        ),*)
     };
     (tests { #[$attr:meta] $make:expr } $($name:ident)*) => {
         $crate::__checks::tests! {
