@@ -50,18 +50,22 @@
 //!
 //! const CHECKS: &[(&str, fn(&Subject))] = &retrykey_checks::table!(demo:
 //!     answers_42 => answers_42 as fn(&Subject),
-//!     answers_nonzero => answers_nonzero,
+//!     answers_nonzero => answers_nonzero as fn(&Subject),
 //! );
 //!
-//! let failing = retrykey_checks::failing_checks(CHECKS, |check| check(&Subject { answer: 7 }));
-//! assert_eq!(failing, BTreeSet::from(["demo::answers_42".to_string()]));
-//!
-//! // The same checks as #[test]s, in a module `demo`: `demo::answers_42`, `demo::answers_nonzero`.
+//! // The same checks as #[test]s in a module `demo` (`demo::answers_42`, ...): in a test file,
+//! // `cargo test` runs them.
 //! retrykey_checks::tests! {
 //!     mod demo;
 //!     #[cfg_attr(any(), ignore)]
 //!     fn answers_42() { answers_42(&Subject { answer: 42 }); }
 //!     fn answers_nonzero() { answers_nonzero(&Subject { answer: 42 }); }
+//! }
+//!
+//! fn main() {
+//!     let seven = Subject { answer: 7 };
+//!     let failing = retrykey_checks::failing_checks(CHECKS, |check| check(&seven));
+//!     assert_eq!(failing, BTreeSet::from(["demo::answers_42".to_string()]));
 //! }
 //! ```
 
