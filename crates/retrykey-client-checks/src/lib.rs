@@ -11,7 +11,8 @@
 //! # Reading order
 //!
 //! 1. This file: the table of check names ([`__with_retry_checks!`]), the macro that turns it
-//!    into tests, and [`failing_checks`].
+//!    into tests, and [`failing_checks`], all on the scaffold every checks crate shares
+//!    (`retrykey-checks`).
 //! 2. `identity.rs`: one key per operation, the reason the client exists.
 //! 3. `classification.rs`: what is retried and what is final.
 //! 4. `timing.rs`: attempts, backoff, jitter, Retry-After, budget and cancellation.
@@ -35,7 +36,6 @@ mod variant;
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
 use retrykey_client::{Client, Failure, Outcome, Parts, Reply};
@@ -57,18 +57,22 @@ pub use timing::{
 
 // The crates the exported macros name, so a caller needs no dependency of its own on them.
 #[doc(hidden)]
-pub use {retrykey as __retrykey, retrykey_client as __client};
+pub use {retrykey as __retrykey, retrykey_checks as __checks, retrykey_client as __client};
+
+/// One retry check, for the executor built from the pieces it was instantiated with.
+pub type Check = fn();
+
+/// Every check for the executor built from `P`, named as `cargo test` prints it
+/// (`retry_suite::<check>`), in the order they run.
+pub fn checks<P: Parts>() -> Vec<(&'static str, Check)> {
+    __with_retry_checks!(table { P }).to_vec()
+}
 
 /// The checks that fail for the executor built from `P`, named as `cargo test` prints them
 /// (`retry_suite::<check>`). Every check runs on its own paused-clock runtime, so the set is
 /// the same on every run.
 pub fn failing_checks<P: Parts>() -> BTreeSet<String> {
-    let checks: Vec<(&str, fn())> = __with_retry_checks!(__retry_check_table!(P));
-    checks
-        .into_iter()
-        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(check)).is_err())
-        .map(|(name, _)| name.to_string())
-        .collect()
+    retrykey_checks::failing_checks(&checks::<P>(), |check| check())
 }
 
 /// Runs `future` on a fresh current-thread runtime whose clock starts paused.
@@ -111,58 +115,50 @@ async fn timed<P: Parts>(
     (outcome, starts.into_inner().unwrap())
 }
 
-/// The list of check names, handed to `$callback` (the one place the names are written).
+/// Expands `__retry_checks! { mode { context } check_1 check_2 ... }` with every check name.
+///
+/// The one list of check names: the `#[test]` generator and [`checks`] both read it, so the two
+/// can never disagree.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_retry_checks {
-    ($callback:ident ! ($($args:tt)*)) => {
-        $crate::$callback! { ($($args)*)
-            key_is_fixed_before_the_first_attempt,
-            lost_reply_is_replayed_not_reapplied,
-            definitive_answers_are_not_retried,
-            transient_failures_are_retried,
-            plain_500_is_retried_only_when_configured,
-            attempts_stop_at_the_policy_maximum,
-            waits_stay_below_the_backoff_ceiling,
-            retries_of_synchronised_clients_spread_out,
-            retry_after_is_honoured,
-            retry_after_past_the_budget_stops_early,
-            budget_bounds_the_whole_operation,
-            dropping_the_operation_cancels_it,
-            nested_layers_share_one_budget,
-            nested_layer_cannot_outlive_its_caller,
-            quota_bounds_retries_during_an_outage,
+    ($mode:ident { $($context:tt)* }) => {
+        $crate::__retry_checks! {
+            $mode { $($context)* }
+            key_is_fixed_before_the_first_attempt
+            lost_reply_is_replayed_not_reapplied
+            definitive_answers_are_not_retried
+            transient_failures_are_retried
+            plain_500_is_retried_only_when_configured
+            attempts_stop_at_the_policy_maximum
+            waits_stay_below_the_backoff_ceiling
+            retries_of_synchronised_clients_spread_out
+            retry_after_is_honoured
+            retry_after_past_the_budget_stops_early
+            budget_bounds_the_whole_operation
+            dropping_the_operation_cancels_it
+            nested_layers_share_one_budget
+            nested_layer_cannot_outlive_its_caller
+            quota_bounds_retries_during_an_outage
         }
     };
 }
 
-/// What the table expands to for [`failing_checks`]: `(name, check)` pairs.
+/// What the check list expands to: the named table, or `#[test]`s in a module `retry_suite`.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __retry_check_table {
-    (($parts:ty) $($check:ident),* $(,)?) => {
-        vec![$((
-            concat!("retry_suite::", stringify!($check)),
-            $crate::$check::<$parts> as fn(),
-        )),*]
+macro_rules! __retry_checks {
+    (table { $parts:ty } $($check:ident)*) => {
+        $crate::__checks::table!(retry_suite: $(
+            $check => $crate::$check::<$parts> as $crate::Check
+        ),*)
     };
-}
-
-/// What the table expands to for [`retry_suite!`]: one `#[test]` per check.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __retry_suite_tests {
-    (($parts:ty) $($check:ident),* $(,)?) => {
-        /// The shared retry checks (`retrykey_client_checks`), one `#[test]` each.
-        mod retry_suite {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[test]
-                fn $check() {
-                    $crate::$check::<$parts>();
-                }
-            )*
+    (tests { #[$attr:meta] $parts:ty } $($check:ident)*) => {
+        $crate::__checks::tests! {
+            /// The shared retry checks (`retrykey_client_checks`), one `#[test]` each.
+            mod retry_suite;
+            #[$attr]
+            $( fn $check() { $crate::$check::<$parts>(); } )*
         }
     };
 }
@@ -170,9 +166,21 @@ macro_rules! __retry_suite_tests {
 /// Turns every retry check into a `#[test]` in a module named `retry_suite`, for the executor
 /// built from `$parts` (a type implementing `retrykey_client::Parts`): for example
 /// `retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);` in a test file.
+///
+/// `retry_suite!(#[attribute] parts)` puts the attribute on every test; without one the tests
+/// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! retry_suite {
+    (#[$attr:meta] $parts:ty) => {
+        $crate::__with_retry_checks!(tests {
+            #[$attr]
+            $parts
+        });
+    };
     ($parts:ty) => {
-        $crate::__with_retry_checks!(__retry_suite_tests!($parts));
+        $crate::retry_suite!(
+            #[cfg_attr(any(), ignore)]
+            $parts
+        );
     };
 }

@@ -9,7 +9,8 @@
 //!
 //! 1. `checks.rs`: the contract, one function per behaviour; read any check on its own.
 //! 2. `fixtures.rs`: the small helpers every check uses (keys, requests, stored state).
-//! 3. `suites.rs`: how one macro turns the list of names in this file into `#[test]`s.
+//! 3. `suites.rs`: how one macro turns the list of names in this file into `#[test]`s, with the
+//!    scaffold every checks crate shares (`retrykey-checks`).
 //! 4. `model.rs`: the property test, which compares a ledger with a plain reference model.
 //! 5. `concurrency.rs` and `loom_models.rs`: the same key from many threads, by stress and by
 //!    loom's exhaustive interleavings.
@@ -34,21 +35,22 @@ pub mod model;
 mod suites;
 
 use std::collections::BTreeSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use retrykey::Limits;
+pub use retrykey_checks::run_check;
 
-/// Runs every contract check against `make` in this process and reports each one by name.
-///
-/// `Err` carries the panic message of a failed check. Used to confirm, inside plain
-/// `cargo test`, that each negative variant still fails the checks it declares.
-pub fn run_contract<L>(
-    make: &(dyn Fn(Limits) -> L + Sync),
-) -> Vec<(&'static str, Result<(), String>)>
-where
-    L: retrykey::Ledger + 'static,
-{
-    __with_contract_checks!(run { make })
+// The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
+#[doc(hidden)]
+pub use retrykey_checks as __checks;
+
+/// One contract check: it builds its ledgers with the constructor it is given and panics with
+/// the requirement those ledgers break.
+pub type Check<L> = fn(&dyn Fn(Limits) -> L);
+
+/// Every contract check, named as `cargo test` prints it (`contract::<check>`), in the order
+/// they run.
+pub fn checks<L: retrykey::Ledger>() -> Vec<(&'static str, Check<L>)> {
+    __with_contract_checks!(table { L }).to_vec()
 }
 
 /// The contract and model checks that fail for the ledgers `make` builds, named as `cargo test`
@@ -57,37 +59,17 @@ pub fn failing_checks<L>(make: &(dyn Fn(Limits) -> L + Sync)) -> BTreeSet<String
 where
     L: retrykey::Ledger + 'static,
 {
-    let mut failing: BTreeSet<String> = run_contract(make)
-        .into_iter()
-        .filter(|(_, result)| result.is_err())
-        .map(|(name, _)| format!("contract::{name}"))
-        .collect();
+    let mut failing = retrykey_checks::failing_checks(&checks::<L>(), |check| check(make));
     if run_check(|| model::matches_reference_model(make)).is_err() {
         failing.insert("model::matches_reference_model".to_string());
     }
     failing
 }
 
-/// The names of the contract checks, in the order they run.
-pub fn contract_check_names() -> Vec<&'static str> {
-    __with_contract_checks!(names {})
-}
-
-/// Runs one check, turning its panic into an `Err` with the panic message.
-pub fn run_check(check: impl FnOnce()) -> Result<(), String> {
-    catch_unwind(AssertUnwindSafe(check)).map_err(|panic| {
-        panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "the check panicked".to_string())
-    })
-}
-
 /// Expands `__contract_checks! { mode { context } check_1 check_2 ... }` with every check name.
 ///
-/// The one list of check names: the `#[test]` generator and [`run_contract`] both read it, so the
-/// two can never disagree.
+/// The one list of check names: the `#[test]` generator and [`checks`] both read it, so the two
+/// can never disagree.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_contract_checks {

@@ -1,4 +1,5 @@
-//! The macros that turn the checks into `#[test]` functions, one module per suite.
+//! The macros that turn the checks into `#[test]` functions, one module per suite, each through
+//! the shared scaffold's `tests!` (`retrykey-checks`).
 //!
 //! Each suite macro takes `make` and, optionally, one attribute put on every test it makes, for
 //! a suite that cannot run everywhere: `ledger_suite!(#[cfg_attr(not(retrykey_pg), ignore =
@@ -26,27 +27,20 @@ macro_rules! contract_suite {
     };
 }
 
-/// What the check list expands to: `#[test]`s, an in-process run, or the names.
+/// What the check list expands to: the named table, or `#[test]`s in a module `contract`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __contract_checks {
-    (run { $make:ident } $($name:ident)*) => {
-        vec![$( (stringify!($name), $crate::run_check(|| $crate::checks::$name($make))) ),*]
-    };
-    (names {} $($name:ident)*) => {
-        vec![$( stringify!($name) ),*]
+    (table { $ledger:ty } $($name:ident)*) => {
+        $crate::__checks::table!(contract: $(
+            $name => $crate::checks::$name as $crate::Check<$ledger>
+        ),*)
     };
     (tests { #[$attr:meta] $make:expr } $($name:ident)*) => {
-        mod contract {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[$attr]
-                #[test]
-                fn $name() {
-                    $crate::checks::$name(&$make);
-                }
-            )*
+        $crate::__checks::tests! {
+            mod contract;
+            #[$attr]
+            $( fn $name() { $crate::checks::$name(&$make); } )*
         }
     };
 }
@@ -55,11 +49,9 @@ macro_rules! __contract_checks {
 #[macro_export]
 macro_rules! model_suite {
     (#[$attr:meta] $make:expr) => {
-        mod model {
-            #[allow(unused_imports)]
-            use super::*;
+        $crate::__checks::tests! {
+            mod model;
             #[$attr]
-            #[test]
             fn matches_reference_model() {
                 $crate::model::matches_reference_model(&$make);
             }
@@ -78,18 +70,14 @@ macro_rules! model_suite {
 #[macro_export]
 macro_rules! stress_suite {
     (#[$attr:meta] $make:expr) => {
-        mod stress {
-            #[allow(unused_imports)]
-            use super::*;
+        $crate::__checks::tests! {
+            mod stress;
             #[$attr]
-            #[test]
             fn one_key_64_threads() {
                 for _ in 0..$crate::concurrency::stress_rounds() {
                     $crate::concurrency::one_key_burst(&$make, 64);
                 }
             }
-            #[$attr]
-            #[test]
             fn distinct_keys_64_threads() {
                 for _ in 0..$crate::concurrency::stress_rounds() {
                     $crate::concurrency::distinct_keys_burst(&$make, 64);

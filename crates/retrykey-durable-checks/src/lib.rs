@@ -14,7 +14,8 @@
 //!    or in this one; then [`crash::server`], the process itself.
 //! 3. [`connections`]: the PostgreSQL checks, with `retrykey_testkit::proxy` cutting a
 //!    connection exactly around its `COMMIT`.
-//! 4. This file and `suites.rs`: the tables of names, and how they become tests.
+//! 4. This file and `suites.rs`: the tables of names, and how they become tests, on the
+//!    scaffold every checks crate shares (`retrykey-checks`).
 //!
 //! # Example
 //!
@@ -38,8 +39,13 @@ use std::collections::BTreeSet;
 use retrykey::{Ledger, Limits};
 
 use crate::connections::Open;
+use crate::crash::Point;
 use crate::crash::harness::InProcess;
 use crate::crash::server::{Backend, Opener};
+
+// The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
+#[doc(hidden)]
+pub use retrykey_checks as __checks;
 
 /// Builds a fresh, empty ledger with the given limits (the contract and model suites).
 pub type Make<'a, L> = &'a (dyn Fn(Limits) -> L + Sync);
@@ -66,6 +72,19 @@ pub enum Subject<'a, L> {
     },
 }
 
+/// Every crash check, named as `cargo test` prints it (`crash::<point>`), with the point it
+/// crashes at, in the order they run.
+pub const CRASH_CHECKS: &[(&str, Point)] = &__with_crash_checks!(table {});
+
+/// One connection check: it runs against the server at the URL, on ledgers the opener opens.
+pub type ConnectionCheck<L> = fn(&str, &Open<L>);
+
+/// Every connection check, named as `cargo test` prints it (`connections::<check>`), in the
+/// order they run.
+pub fn connection_checks<L: Ledger>() -> Vec<(&'static str, ConnectionCheck<L>)> {
+    __with_connection_checks!(table { L }).to_vec()
+}
+
 /// The Stage 4 checks that fail for `subject`, named as `cargo test` prints them
 /// (`contract::<check>`, `model::matches_reference_model`, `crash::<point>`,
 /// `connections::<check>`).
@@ -73,31 +92,38 @@ pub fn failing_checks<L>(subject: Subject<'_, L>) -> BTreeSet<String>
 where
     L: Ledger + 'static,
 {
-    let (mut failing, results) = match subject {
+    match subject {
         Subject::Sqlite { make, open } => {
-            let fresh = || InProcess::new(Backend::fresh_sqlite(), open);
-            (
-                retrykey_contract::failing_checks(make),
-                __with_crash_checks!(run { fresh }),
-            )
+            let mut failing = retrykey_contract::failing_checks(make);
+            failing.extend(retrykey_checks::failing_checks(CRASH_CHECKS, |point| {
+                let harness = InProcess::new(Backend::fresh_sqlite(), open);
+                if let Err(problem) = crash::scenario::check(&harness, point) {
+                    panic!("{problem}");
+                }
+            }));
+            failing
         }
-        Subject::Postgres { url, make, open } => (
-            retrykey_contract::failing_checks(make),
-            __with_connection_checks!(run { url open }),
-        ),
-    };
-    failing.extend(
-        results
-            .into_iter()
-            .filter(|(_, result)| result.is_err())
-            .map(|(name, _)| name.to_owned()),
-    );
-    failing
+        Subject::Postgres { url, make, open } => {
+            let mut failing = retrykey_contract::failing_checks(make);
+            failing.extend(retrykey_checks::failing_checks(
+                &connection_checks::<L>(),
+                |check| check(url, open),
+            ));
+            failing
+        }
+    }
+}
+
+/// Runs one connection check against the server at `RETRYKEY_PG_URL` (what
+/// [`connections_suite!`] expands to).
+#[doc(hidden)]
+pub fn __run_connection_check<L: Ledger>(check: ConnectionCheck<L>, open: &Open<L>) {
+    check(&admin::url(), open);
 }
 
 /// Expands `__crash_checks! { mode { context } test_name Point ... }` with every crash point.
 ///
-/// The one list of crash check names: the `#[test]` generator and [`failing_checks`] both read
+/// The one list of crash check names: the `#[test]` generator and [`CRASH_CHECKS`] both read
 /// it.
 #[doc(hidden)]
 #[macro_export]
@@ -115,8 +141,8 @@ macro_rules! __with_crash_checks {
 
 /// Expands `__connection_checks! { mode { context } check ... }` with every connection check.
 ///
-/// The one list of connection check names: the `#[test]` generator and [`failing_checks`] both
-/// read it.
+/// The one list of connection check names: the `#[test]` generator and [`connection_checks`]
+/// both read it.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_connection_checks {

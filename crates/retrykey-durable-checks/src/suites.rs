@@ -53,23 +53,19 @@ macro_rules! connections_suite {
     };
 }
 
-/// What the crash table expands to: `#[test]`s, or an in-process run on fresh harnesses.
+/// What the crash table expands to: the named table of points, or `#[test]`s in a module
+/// `crash`, each on a fresh harness.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __crash_checks {
-    (run { $fresh:ident } $($name:ident $point:ident)*) => {
-        vec![$((
-            concat!("crash::", stringify!($name)),
-            $crate::crash::scenario::check(&$fresh(), $crate::crash::Point::$point),
-        )),*]
+    (table {} $($name:ident $point:ident)*) => {
+        $crate::__checks::table!(crash: $( $name => $crate::crash::Point::$point ),*)
     };
     (tests { #[$attr:meta] $make:expr } $($name:ident $point:ident)*) => {
-        mod crash {
-            #[allow(unused_imports)]
-            use super::*;
+        $crate::__checks::tests! {
+            mod crash;
+            #[$attr]
             $(
-                #[$attr]
-                #[test]
                 fn $name() {
                     let harness = $make;
                     let point = $crate::crash::Point::$point;
@@ -82,35 +78,21 @@ macro_rules! __crash_checks {
     };
 }
 
-/// What the connection table expands to: `#[test]`s, or an in-process run.
+/// What the connection table expands to: the named table, or `#[test]`s in a module
+/// `connections` that need PostgreSQL (see [`postgres_test!`](crate::postgres_test)).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __connection_checks {
-    (run { $url:ident $open:ident } $($name:ident)*) => {
-        vec![$((
-            concat!("connections::", stringify!($name)),
-            retrykey_contract::run_check(|| $crate::connections::$name($url, $open)),
-        )),*]
+    (table { $ledger:ty } $($name:ident)*) => {
+        $crate::__checks::table!(connections: $(
+            $name => $crate::connections::$name as $crate::ConnectionCheck<$ledger>
+        ),*)
     };
     (tests { $open:expr } $($name:ident)*) => {
-        mod connections {
-            #[allow(unused_imports)]
-            use super::*;
-
-            fn run<L: retrykey::Ledger>(
-                check: fn(&str, &$crate::connections::Open<L>),
-                open: &$crate::connections::Open<L>,
-            ) {
-                check(&$crate::admin::url(), open);
-            }
-
-            $(
-                $crate::postgres_test! {
-                    fn $name() {
-                        run($crate::connections::$name, &$open);
-                    }
-                }
-            )*
+        $crate::__checks::tests! {
+            mod connections;
+            #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+            $( fn $name() { $crate::__run_connection_check($crate::connections::$name, &$open); } )*
         }
     };
 }

@@ -23,31 +23,31 @@
 //! 2. `rig.rs`: what a check starts (the [`Subject`]'s layer in front of a server, a store
 //!    probe that forces races, raw TCP for clients that leave).
 //! 3. `shop.rs`: the handler behind the layer, which counts charges and obeys fault headers.
-//! 4. This file: the one list of check names and what it expands to.
+//! 4. This file: the one list of check names and what it expands to, on the scaffold
+//!    every checks crate shares (`retrykey-checks`).
 
 pub mod checks;
 mod rig;
 mod shop;
 
 use std::collections::BTreeSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use rig::Subject;
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
 pub type Check = fn(&Subject);
 
+// The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
+#[doc(hidden)]
+pub use retrykey_checks as __checks;
+
 /// Every check, named as `cargo test` prints it (`http_suite::<check>`), in the order they run.
-pub const CHECKS: &[(&str, Check)] = crate::__with_http_checks!(table {});
+pub const CHECKS: &[(&str, Check)] = &crate::__with_http_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them
 /// (`http_suite::<check>`).
 pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
-    CHECKS
-        .iter()
-        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(|| check(subject))).is_err())
-        .map(|(name, _)| (*name).to_string())
-        .collect()
+    retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
 /// Expands `__http_checks! { mode { context } check_1 check_2 ... }` with every check name.
@@ -94,19 +94,13 @@ macro_rules! __with_http_checks {
 #[macro_export]
 macro_rules! __http_checks {
     (table {} $($name:ident)*) => {
-        &[$( (concat!("http_suite::", stringify!($name)), $crate::checks::$name as $crate::Check) ),*]
+        $crate::__checks::table!(http_suite: $( $name => $crate::checks::$name as $crate::Check ),*)
     };
     (tests { #[$attr:meta] $subject:expr } $($name:ident)*) => {
-        mod http_suite {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[$attr]
-                #[test]
-                fn $name() {
-                    $crate::checks::$name(&$subject);
-                }
-            )*
+        $crate::__checks::tests! {
+            mod http_suite;
+            #[$attr]
+            $( fn $name() { $crate::checks::$name(&$subject); } )*
         }
     };
 }

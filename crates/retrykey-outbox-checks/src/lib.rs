@@ -20,7 +20,8 @@
 //!
 //! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
 //! 2. `rig.rs`: what a check starts and reads back.
-//! 3. This file: the one list of check names and what it expands to.
+//! 3. This file: the one list of check names and what it expands to, on the scaffold
+//!    every checks crate shares (`retrykey-checks`).
 //! 4. [`faults`]: the same rule held with real processes, killed, stopped and restarted.
 
 pub mod checks;
@@ -28,23 +29,22 @@ pub mod faults;
 mod rig;
 
 use std::collections::BTreeSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use rig::Subject;
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
 pub type Check = fn(&Subject);
 
+// The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
+#[doc(hidden)]
+pub use retrykey_checks as __checks;
+
 /// Every check, named as `cargo test` prints it (`outbox::<check>`), in the order they run.
-pub const CHECKS: &[(&str, Check)] = crate::__with_outbox_checks!(table {});
+pub const CHECKS: &[(&str, Check)] = &crate::__with_outbox_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them (`outbox::<check>`).
 pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
-    CHECKS
-        .iter()
-        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(|| check(subject))).is_err())
-        .map(|(name, _)| (*name).to_string())
-        .collect()
+    retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
 /// Expands `__outbox_checks! { mode { context } check_1 check_2 ... }` with every check name.
@@ -74,28 +74,34 @@ macro_rules! __with_outbox_checks {
 #[macro_export]
 macro_rules! __outbox_checks {
     (table {} $($name:ident)*) => {
-        &[$( (concat!("outbox::", stringify!($name)), $crate::checks::$name as $crate::Check) ),*]
+        $crate::__checks::table!(outbox: $( $name => $crate::checks::$name as $crate::Check ),*)
     };
-    (tests { $subject:expr } $($name:ident)*) => {
-        mod outbox {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[test]
-                fn $name() {
-                    $crate::checks::$name(&$subject);
-                }
-            )*
+    (tests { #[$attr:meta] $subject:expr } $($name:ident)*) => {
+        $crate::__checks::tests! {
+            mod outbox;
+            #[$attr]
+            $( fn $name() { $crate::checks::$name(&$subject); } )*
         }
     };
 }
 
 /// Every check as a `#[test]` in a module `outbox`, against `subject`.
 ///
-/// `outbox_suite!(subject)`, where `subject` is a [`Subject`] expression.
+/// `outbox_suite!(subject)` or `outbox_suite!(#[attribute] subject)`, where `subject` is a
+/// [`Subject`] expression and the attribute goes on every test. Without an attribute the tests
+/// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! outbox_suite {
+    (#[$attr:meta] $subject:expr) => {
+        $crate::__with_outbox_checks!(tests {
+            #[$attr]
+            $subject
+        });
+    };
     ($subject:expr) => {
-        $crate::__with_outbox_checks!(tests { $subject });
+        $crate::outbox_suite!(
+            #[cfg_attr(any(), ignore)]
+            $subject
+        );
     };
 }

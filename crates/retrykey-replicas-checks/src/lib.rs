@@ -27,31 +27,31 @@
 //!    [`Subject`], a replica killed mid-request) and what it reads back from the file.
 //! 3. `hold.rs`: the gate in front of each replica's handler and the store probe that tells a
 //!    check when a duplicate is waiting.
-//! 4. This file: the one list of check names and what it expands to.
+//! 4. This file: the one list of check names and what it expands to, on the scaffold
+//!    every checks crate shares (`retrykey-checks`).
 
 pub mod checks;
 mod hold;
 mod rig;
 
 use std::collections::BTreeSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use rig::{OpenReplica, Subject};
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
 pub type Check = fn(&Subject);
 
+// The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
+#[doc(hidden)]
+pub use retrykey_checks as __checks;
+
 /// Every check, named as `cargo test` prints it (`replicas::<check>`), in the order they run.
-pub const CHECKS: &[(&str, Check)] = crate::__with_replicas_checks!(table {});
+pub const CHECKS: &[(&str, Check)] = &crate::__with_replicas_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them
 /// (`replicas::<check>`).
 pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
-    CHECKS
-        .iter()
-        .filter(|(_, check)| catch_unwind(AssertUnwindSafe(|| check(subject))).is_err())
-        .map(|(name, _)| (*name).to_string())
-        .collect()
+    retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
 /// Expands `__replicas_checks! { mode { context } check_1 check_2 ... }` with every check name.
@@ -77,28 +77,34 @@ macro_rules! __with_replicas_checks {
 #[macro_export]
 macro_rules! __replicas_checks {
     (table {} $($name:ident)*) => {
-        &[$( (concat!("replicas::", stringify!($name)), $crate::checks::$name as $crate::Check) ),*]
+        $crate::__checks::table!(replicas: $( $name => $crate::checks::$name as $crate::Check ),*)
     };
-    (tests { $subject:expr } $($name:ident)*) => {
-        mod replicas {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[test]
-                fn $name() {
-                    $crate::checks::$name(&$subject);
-                }
-            )*
+    (tests { #[$attr:meta] $subject:expr } $($name:ident)*) => {
+        $crate::__checks::tests! {
+            mod replicas;
+            #[$attr]
+            $( fn $name() { $crate::checks::$name(&$subject); } )*
         }
     };
 }
 
 /// Every check as a `#[test]` in a module `replicas`, against `subject`.
 ///
-/// `replicas_suite!(subject)`, where `subject` is a [`Subject`] expression.
+/// `replicas_suite!(subject)` or `replicas_suite!(#[attribute] subject)`, where `subject` is a
+/// [`Subject`] expression and the attribute goes on every test. Without an attribute the tests
+/// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! replicas_suite {
+    (#[$attr:meta] $subject:expr) => {
+        $crate::__with_replicas_checks!(tests {
+            #[$attr]
+            $subject
+        });
+    };
     ($subject:expr) => {
-        $crate::__with_replicas_checks!(tests { $subject });
+        $crate::replicas_suite!(
+            #[cfg_attr(any(), ignore)]
+            $subject
+        );
     };
 }
