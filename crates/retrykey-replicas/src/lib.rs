@@ -46,13 +46,13 @@
 // Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_replicas;
 
+mod attempts;
 pub mod crash;
 pub mod lease;
 pub mod open;
 pub mod pg;
 #[doc(hidden)]
 pub mod record;
-mod attempts;
 pub mod sqlite;
 mod wait;
 

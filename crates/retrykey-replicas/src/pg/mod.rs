@@ -40,10 +40,10 @@ use retrykey_http::{
 };
 
 use crate::Options;
+use crate::attempts::Attempts;
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::attempts::Attempts;
 use crate::wait::Seen;
 
 pub use book::PgBook;

@@ -20,10 +20,10 @@ use retrykey_http::{
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use crate::attempts::Attempts;
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::attempts::Attempts;
 use crate::wait::Seen;
 use crate::{Options, Parts};
 
