@@ -9,8 +9,8 @@ type Hook<P> = dyn Fn(P) + Send + Sync;
 
 /// What runs at each crash point: the process-wide failpoints and an optional in-process hook.
 ///
-/// The hook is the checks' seam: panicking there has the same effect on a database as a crash
-/// (the open transaction never commits), without a second process.
+/// The hook is how the checks crash a ledger in their own process: panicking there has the same
+/// effect on a database as a crash (the open transaction never commits).
 pub struct PointHooks<P> {
     hook: Option<Arc<Hook<P>>>,
 }
