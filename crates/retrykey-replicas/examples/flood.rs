@@ -13,8 +13,6 @@
 //!
 //! `just flood [--store sqlite] [--keys N] [--max-bytes N] ...`
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,8 +20,8 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
-use common::Payments;
 use retrykey_server::loopback::LoopbackClient;
+use retrykey_testkit::load::PaymentsProcess;
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -75,7 +73,7 @@ fn main() -> anyhow::Result<()> {
         args.keys > 0 && args.concurrency > 0,
         "--keys and --concurrency must be above zero"
     );
-    common::run_within(args.max_seconds, flood(&args))
+    retrykey_testkit::load::run_within(args.max_seconds, flood(&args))
 }
 
 async fn flood(args: &Args) -> anyhow::Result<()> {
@@ -92,7 +90,7 @@ async fn flood(args: &Args) -> anyhow::Result<()> {
         "--max-entries".to_owned(),
         "100000000".to_owned(),
     ];
-    let server = Payments::start(&args.payments, &bounds)?;
+    let server = PaymentsProcess::start(&args.payments, &bounds)?;
     let client = LoopbackClient::new(server.url.clone());
     let body = padded_body(args.body_bytes);
     // One warm-up payment, so that the baseline includes the runtime and a connection.

@@ -12,8 +12,6 @@
 //!
 //! `just slow-clients [--stalled N] [--requests N] [--rounds R] ...`
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, ensure};
 use clap::Parser;
-use common::Payments;
 use retrykey_server::loopback::LoopbackClient;
+use retrykey_testkit::load::PaymentsProcess;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
@@ -62,7 +60,7 @@ fn main() -> anyhow::Result<()> {
         args.stalled > 0 && args.requests > 0 && args.concurrency > 0 && args.rounds > 0,
         "--stalled, --requests, --concurrency and --rounds must be above zero"
     );
-    common::run_within(args.max_seconds, measure(&args))
+    retrykey_testkit::load::run_within(args.max_seconds, measure(&args))
 }
 
 async fn measure(args: &Args) -> anyhow::Result<()> {
@@ -78,7 +76,7 @@ async fn measure(args: &Args) -> anyhow::Result<()> {
         "--max-bytes".to_owned(),
         (entries * 4096).to_string(),
     ];
-    let server = Payments::start(&args.payments, &flags)?;
+    let server = PaymentsProcess::start(&args.payments, &flags)?;
     let client = LoopbackClient::new(server.url.clone());
     let paid = Arc::new(AtomicU64::new(0));
     println!(

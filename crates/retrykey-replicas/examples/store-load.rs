@@ -14,8 +14,6 @@
 //!
 //! `cargo run --release -p retrykey-replicas --example store-load -- [--rounds R] [--concurrency C] [--stores postgres,sqlite,memory]`
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -462,7 +460,7 @@ async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()
         BODY.as_bytes(),
     );
     let answer_size = created(1_000_000).size();
-    let before = common::resident_bytes(std::process::id())?;
+    let before = retrykey_testkit::load::resident_bytes(std::process::id())?;
     for n in 0..stored {
         let key = IdempotencyKey::parse(format!("stored-{n}").as_bytes())
             .map_err(|problem| anyhow!("{problem:?}"))?;
@@ -472,7 +470,7 @@ async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()
         };
         store.complete(&id, token, created(n + 1)).await?;
     }
-    let after = common::resident_bytes(std::process::id())?;
+    let after = retrykey_testkit::load::resident_bytes(std::process::id())?;
     let grown = after.saturating_sub(before);
     println!(
         "memory store: {} responses stored (the payments answer, {} bytes): \

@@ -8,12 +8,14 @@
 //! - [`proxy`]: a TCP proxy that cuts a PostgreSQL connection exactly around its COMMIT, or
 //!   plays an outage.
 //! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
+//! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
 //!
 //! # Reading order
 //!
 //! 1. [`scratch`]: the two throwaway places a test's data lives in.
 //! 2. [`proxy`]: how a test produces the connection losses a client cannot tell apart.
 //! 3. [`pgbench`]: how a benchmark runs pgbench next to itself.
+//! 4. [`load`]: how a load run starts the server it measures and bounds itself in time.
 //!
 //! # Example
 //!
@@ -30,6 +32,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod load;
 pub mod pgbench;
 mod plain;
 pub mod proxy;
