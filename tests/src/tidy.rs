@@ -54,6 +54,7 @@ fn target_row<'a>(rows: &'a [Row], packages: &[Package], name: &str) -> Option<&
 
 fn describe(layer: Layer) -> String {
     match layer {
+        Layer::Build => "build support".to_string(),
         Layer::Core => "core".to_string(),
         Layer::Plumbing => "plumbing".to_string(),
         Layer::TestSupport => "test support".to_string(),
@@ -105,7 +106,8 @@ pub fn map_mismatches() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// Every normal or build dependency on a workspace crate is one its map row allows.
+/// Every normal or build dependency on a workspace crate is one its map row allows (build
+/// support holds no code: every member may import it, and [`feature_set_members`] says who must).
 pub fn dependency_direction() -> Result<Vec<String>, Error> {
     let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
     let mut problems = Vec::new();
@@ -117,7 +119,7 @@ pub fn dependency_direction() -> Result<Vec<String>, Error> {
             let Some(target) = target_row(&rows, &packages, &dependency.package) else {
                 continue;
             };
-            if row.allowance_for(target).is_none() {
+            if target.layer != Layer::Build && row.allowance_for(target).is_none() {
                 problems.push(format!(
                     "{}: {} ({}) depends on {} ({}), which its row in {} does not allow",
                     package.manifest().display(),
@@ -146,7 +148,7 @@ pub fn test_code_in_products() -> Result<Vec<String>, Error> {
             let Some(target) = target_row(&rows, &packages, &dependency.package) else {
                 continue;
             };
-            if !target.layer.is_product() {
+            if !target.layer.is_product() && target.layer != Layer::Build {
                 problems.push(format!(
                     "{}: product crate {} has {} ({}) outside [dev-dependencies]",
                     package.manifest().display(),
@@ -216,6 +218,41 @@ fn shown(root: &Path, path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+/// Every member but the core and the build-support crate itself depends on the build-support
+/// crate, as a normal dependency: the shared feature set then holds whichever packages a command
+/// selects. (The core stays light; [`heavy_core_dependencies`] keeps it off.)
+pub fn feature_set_members() -> Result<Vec<String>, Error> {
+    let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
+    let builds: Vec<&str> = rows
+        .iter()
+        .filter(|row| row.layer == Layer::Build && !row.to_come)
+        .map(|row| row.name.as_str())
+        .collect();
+    let mut problems = Vec::new();
+    for package in &packages {
+        let Some(row) = row_of(&rows, package) else {
+            continue;
+        };
+        if matches!(row.layer, Layer::Core | Layer::Build) {
+            continue;
+        }
+        for build in &builds {
+            let has = package
+                .dependencies
+                .iter()
+                .any(|d| d.kind == Kind::Normal && d.package == *build);
+            if !has {
+                problems.push(format!(
+                    "{}: {} does not depend on {build} (run `cargo hakari manage-deps`)",
+                    package.manifest().display(),
+                    package.name
+                ));
+            }
+        }
+    }
+    Ok(problems)
 }
 
 /// The core crate depends on std, anyhow, clap and thiserror only (and loom under `cfg(loom)`).

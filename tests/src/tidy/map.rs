@@ -14,6 +14,8 @@ pub const TO_COME: &str = "(to come)";
 /// A layer, from the bottom up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Layer {
+    /// Build support: a crate with no code that every member but the core imports.
+    Build,
     /// The core ledger.
     Core,
     /// Shared plumbing below the stages.
@@ -34,7 +36,7 @@ impl Layer {
     /// Where the layer sits: a crate may import `everything below` only from lower ranks.
     fn rank(self) -> u32 {
         match self {
-            Layer::Core => 0,
+            Layer::Build | Layer::Core => 0,
             Layer::Plumbing => 1,
             Layer::TestSupport => 2,
             Layer::Stage(_) => 3,
@@ -52,6 +54,7 @@ impl Layer {
     fn parse(cell: &str) -> Option<Layer> {
         let number = |rest: &str| rest.trim().parse::<u32>().ok();
         Some(match cell {
+            "build support" => Layer::Build,
             "core" => Layer::Core,
             "plumbing" => Layer::Plumbing,
             "test support" => Layer::TestSupport,

@@ -38,6 +38,12 @@ fn the_sanctioned_edge_is_used_only_where_the_map_says() {
     holds("the sanctioned edge", tidy::sanctioned_edges);
 }
 
+// Every member but the core asks for the one shared feature set of third-party crates.
+#[test]
+fn every_member_but_the_core_shares_the_feature_set() {
+    holds("one feature set", tidy::feature_set_members);
+}
+
 // The core ledger builds without tokio or a database.
 #[test]
 fn the_core_depends_on_nothing_heavy() {
