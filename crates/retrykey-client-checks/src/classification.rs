@@ -6,18 +6,18 @@ use std::time::Duration;
 use retrykey::{Ledger, Request, Store};
 
 use retrykey_client::adapters::MemoryAdapter;
-use retrykey_client::{Answer, Client, Failure, Outcome, Parts, Policy, Stop};
+use retrykey_client::{Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop};
 
 use crate::{paused, timed};
 
 /// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
 /// and returns the outcome and the number of calls made.
-async fn failing_until<P: Parts>(
+async fn failing_until<P: RetrySteps>(
     policy: Policy,
     failure: Failure,
     succeed_at: Option<u32>,
 ) -> (Outcome<()>, u32) {
-    let client = Client::builder(policy).parts::<P>().seed(3).build();
+    let client = Client::builder(policy).steps::<P>().seed(3).build();
     let (outcome, starts) = timed(&client, failure, succeed_at).await;
     (outcome, starts.len() as u32)
 }
@@ -31,12 +31,12 @@ fn policy() -> Policy {
 
 /// Definitive answers (400, 401, 403, 404, 409 not in progress, 422) end the operation after
 /// one attempt, as `Rejected`; a conflict from the ledger changes nothing.
-pub fn definitive_answers_are_not_retried<P: Parts>() {
+pub fn definitive_answers_are_not_retried<P: RetrySteps>() {
     paused(async {
         for status in [400, 401, 403, 404, 409, 422] {
-            let answer = Answer::new(status, "definitive");
+            let failure = StatusFailure::new(status, "definitive");
             let (outcome, calls) =
-                failing_until::<P>(policy(), Failure::Status(answer.clone()), Some(2)).await;
+                failing_until::<P>(policy(), Failure::Status(failure.clone()), Some(2)).await;
             assert_eq!(
                 calls, 1,
                 "status {status} is definitive: it must not be retried"
@@ -44,7 +44,7 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
             assert_eq!(
                 outcome,
                 Outcome::Rejected {
-                    answer,
+                    failure,
                     attempts: 1
                 }
             );
@@ -52,7 +52,7 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
 
         let store = Arc::new(Store::new());
         let ledger = MemoryAdapter::new(store.clone());
-        let client = Client::builder(policy()).parts::<P>().seed(4).build();
+        let client = Client::builder(policy()).steps::<P>().seed(4).build();
         let key = client.new_key();
         store
             .apply(&key, &Request::new("convert-document", 7).unwrap())
@@ -62,7 +62,7 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
             .run_with_key(key, |attempt| ledger.apply(attempt, &changed))
             .await;
         assert!(
-            matches!(&outcome, Outcome::Rejected { answer, attempts: 1 } if answer.status == 409),
+            matches!(&outcome, Outcome::Rejected { failure, attempts: 1 } if failure.status == 409),
             "a conflict is definitive, got {outcome:?}"
         );
         assert_eq!(
@@ -74,21 +74,21 @@ pub fn definitive_answers_are_not_retried<P: Parts>() {
 }
 
 /// Transport failures, 408, 429, 502, 503, 504 and a 409 "in progress" are retried.
-pub fn transient_failures_are_retried<P: Parts>() {
+pub fn transient_failures_are_retried<P: RetrySteps>() {
     paused(async {
-        let in_progress = Answer {
+        let in_progress = StatusFailure {
             in_progress: true,
-            ..Answer::new(409, "first request still running")
+            ..StatusFailure::new(409, "first request still running")
         };
         let transient = [
             Failure::Refused("connection refused".into()),
             Failure::TimedOut,
             Failure::Lost("reset by peer".into()),
-            Failure::Status(Answer::new(408, "request timeout")),
-            Failure::Status(Answer::new(429, "slow down")),
-            Failure::Status(Answer::new(502, "bad gateway")),
-            Failure::Status(Answer::new(503, "unavailable")),
-            Failure::Status(Answer::new(504, "gateway timeout")),
+            Failure::Status(StatusFailure::new(408, "request timeout")),
+            Failure::Status(StatusFailure::new(429, "slow down")),
+            Failure::Status(StatusFailure::new(502, "bad gateway")),
+            Failure::Status(StatusFailure::new(503, "unavailable")),
+            Failure::Status(StatusFailure::new(504, "gateway timeout")),
             Failure::Status(in_progress),
         ];
         for failure in transient {
@@ -103,9 +103,9 @@ pub fn transient_failures_are_retried<P: Parts>() {
 }
 
 /// A plain 500 stops the operation as unknown, unless the policy opts in to retrying it.
-pub fn plain_500_is_retried_only_when_configured<P: Parts>() {
+pub fn plain_500_is_retried_only_when_configured<P: RetrySteps>() {
     paused(async {
-        let failure = Failure::Status(Answer::new(500, "internal error"));
+        let failure = Failure::Status(StatusFailure::new(500, "internal error"));
         let (outcome, calls) = failing_until::<P>(policy(), failure.clone(), Some(2)).await;
         assert_eq!(
             calls, 1,

@@ -6,22 +6,22 @@ use std::sync::{Arc, Mutex};
 use retrykey::{Key, Ledger, Request, Store};
 
 use retrykey_client::adapters::MemoryAdapter;
-use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
+use retrykey_client::{Client, Failure, Outcome, Policy, RetrySteps, Success};
 
 use crate::paused;
 
 /// Every attempt of one operation presents the same key, chosen before the first attempt.
-pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {
+pub fn key_is_fixed_before_the_first_attempt<P: RetrySteps>() {
     paused(async {
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(1)
             .build();
         let seen: Mutex<Vec<Key>> = Mutex::default();
         let outcome = client
             .run(|attempt| {
                 seen.lock().unwrap().push(attempt.key.clone());
-                async { Err::<Reply<()>, _>(Failure::Lost("reset by peer".into())) }
+                async { Err::<Success<()>, _>(Failure::Lost("reset by peer".into())) }
             })
             .await;
         let seen = seen.into_inner().unwrap();
@@ -41,13 +41,13 @@ pub fn key_is_fixed_before_the_first_attempt<P: Parts>() {
 
 /// A reply lost after the commit is retried under the same key and answered with the original
 /// receipt: one effect, one record.
-pub fn lost_reply_is_replayed_not_reapplied<P: Parts>() {
+pub fn lost_reply_is_replayed_not_reapplied<P: RetrySteps>() {
     paused(async {
         let store = Arc::new(Store::new());
         let ledger = MemoryAdapter::new(store.clone());
         ledger.lose_next_replies(1);
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(2)
             .build();
         let request = Request::new("convert-document", 7).unwrap();

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use retrykey_client::amplification::{Layering, run_chain_with};
-use retrykey_client::{Client, Failure, Outcome, Parts, Policy, Reply};
+use retrykey_client::{Client, Failure, Outcome, Policy, RetrySteps, Success};
 
 use crate::paused;
 
@@ -19,7 +19,7 @@ fn three_attempts() -> Policy {
 
 /// Three nested layers that each allow 3 attempts make at most 3 downstream calls when they
 /// share one budget, or when only the outer layer retries.
-pub fn nested_layers_share_one_budget<P: Parts>() {
+pub fn nested_layers_share_one_budget<P: RetrySteps>() {
     paused(async {
         for layering in [Layering::SharedBudget, Layering::OuterLayerOwnsRetries] {
             let run = run_chain_with::<P>(3, three_attempts(), layering, 10).await;
@@ -36,7 +36,7 @@ pub fn nested_layers_share_one_budget<P: Parts>() {
 }
 
 /// A nested layer with a longer budget of its own still ends at its caller's deadline.
-pub fn nested_layer_cannot_outlive_its_caller<P: Parts>() {
+pub fn nested_layer_cannot_outlive_its_caller<P: RetrySteps>() {
     paused(async {
         let outer_policy = Policy::builder()
             .budget(Duration::from_secs(1))
@@ -46,8 +46,8 @@ pub fn nested_layer_cannot_outlive_its_caller<P: Parts>() {
             .budget(Duration::from_secs(10))
             .build()
             .unwrap();
-        let outer = Client::builder(outer_policy).parts::<P>().seed(11).build();
-        let inner = Client::builder(inner_policy).parts::<P>().seed(12).build();
+        let outer = Client::builder(outer_policy).steps::<P>().seed(11).build();
+        let inner = Client::builder(inner_policy).steps::<P>().seed(12).build();
         let seen = Mutex::new(None);
         let outcome = outer
             .run(|attempt| {
@@ -57,14 +57,14 @@ pub fn nested_layer_cannot_outlive_its_caller<P: Parts>() {
                     let nested = inner
                         .run_nested(&attempt.budget, attempt.key.clone(), |nested| async move {
                             *seen.lock().unwrap() = Some(nested.remaining());
-                            Ok::<_, Failure>(Reply {
+                            Ok::<_, Failure>(Success {
                                 value: (),
                                 replayed: false,
                             })
                         })
                         .await;
                     assert_eq!(nested.kind(), "succeeded");
-                    Ok::<_, Failure>(Reply {
+                    Ok::<_, Failure>(Success {
                         value: (),
                         replayed: false,
                     })

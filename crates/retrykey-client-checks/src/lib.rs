@@ -1,6 +1,6 @@
 //! The retry checks as named functions, shared by the correct client and every negative variant.
 //!
-//! Each check is a plain function, generic over the executor's pieces (`retrykey_client::Parts`), that panics
+//! Each check is a plain function, generic over the executor's pieces (`retrykey_client::RetrySteps`), that panics
 //! with a message naming the broken requirement. One table of names turns them into `#[test]`s
 //! ([`retry_suite!`]) and into an in-process run ([`failing_checks`]), so the same names
 //! (`retry_suite::lost_reply_is_replayed_not_reapplied`, ...) print for the correct client and for
@@ -17,13 +17,13 @@
 //! 3. `classification.rs`: what is retried and what is final.
 //! 4. `timing.rs`: attempts, backoff, jitter, Retry-After, budget and cancellation.
 //! 5. `layers.rs` and `quota.rs`: the bounds on retries across layers and across operations.
-//! 6. `variant.rs`: [`variant_parts!`], how a variant's copy of one file becomes an executor.
+//! 6. `variant.rs`: [`variant_steps!`], how a variant's copy of one file becomes an executor.
 //!
 //! # Example
 //!
 //! ```
 //! // tests/it/main.rs of the client: every check against the correct pieces.
-//! retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);
+//! retrykey_client_checks::retry_suite!(retrykey_client::StandardSteps);
 //! # fn main() {}
 //! ```
 
@@ -38,7 +38,7 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::Mutex;
 
-use retrykey_client::{Client, Failure, Outcome, Parts, Reply};
+use retrykey_client::{Client, Failure, Outcome, RetrySteps, Success};
 use tokio::time::Instant;
 
 pub use classification::{
@@ -64,14 +64,14 @@ pub type Check = fn();
 
 /// Every check for the executor built from `P`, named as `cargo test` prints it
 /// (`retry_suite::<check>`), in the order they run.
-pub fn checks<P: Parts>() -> Vec<(&'static str, Check)> {
+pub fn checks<P: RetrySteps>() -> Vec<(&'static str, Check)> {
     __with_retry_checks!(table { P }).to_vec()
 }
 
 /// The checks that fail for the executor built from `P`, named as `cargo test` prints them
 /// (`retry_suite::<check>`). Every check runs on its own paused-clock runtime, so the set is
 /// the same on every run.
-pub fn failing_checks<P: Parts>() -> BTreeSet<String> {
+pub fn failing_checks<P: RetrySteps>() -> BTreeSet<String> {
     retrykey_checks::failing_checks(&checks::<P>(), |check| check())
 }
 
@@ -87,7 +87,7 @@ fn paused<F: Future>(future: F) -> F::Output {
 
 /// Runs one operation whose attempts fail with `failure` until attempt `succeed_at` (if any),
 /// and returns the outcome and the instant each attempt started.
-async fn timed<P: Parts>(
+async fn timed<P: RetrySteps>(
     client: &Client<P>,
     failure: Failure,
     succeed_at: Option<u32>,
@@ -99,7 +99,7 @@ async fn timed<P: Parts>(
             let failure = failure.clone();
             async move {
                 if Some(attempt.number) == succeed_at {
-                    return Ok(Reply {
+                    return Ok(Success {
                         value: (),
                         replayed: false,
                     });
@@ -148,39 +148,39 @@ macro_rules! __with_retry_checks {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __retry_checks {
-    (table { $parts:ty } $($check:ident)*) => {
+    (table { $steps:ty } $($check:ident)*) => {
         $crate::__checks::table!(retry_suite: $(
-            $check => $crate::$check::<$parts> as $crate::Check
+            $check => $crate::$check::<$steps> as $crate::Check
         ),*)
     };
-    (tests { #[$attr:meta] $parts:ty } $($check:ident)*) => {
+    (tests { #[$attr:meta] $steps:ty } $($check:ident)*) => {
         $crate::__checks::tests! {
             /// The shared retry checks (`retrykey_client_checks`), one `#[test]` each.
             mod retry_suite;
             #[$attr]
-            $( fn $check() { $crate::$check::<$parts>(); } )*
+            $( fn $check() { $crate::$check::<$steps>(); } )*
         }
     };
 }
 
 /// Turns every retry check into a `#[test]` in a module named `retry_suite`, for the executor
-/// built from `$parts` (a type implementing `retrykey_client::Parts`): for example
-/// `retrykey_client_checks::retry_suite!(retrykey_client::StandardParts);` in a test file.
+/// built from `$steps` (a type implementing `retrykey_client::RetrySteps`): for example
+/// `retrykey_client_checks::retry_suite!(retrykey_client::StandardSteps);` in a test file.
 ///
-/// `retry_suite!(#[attribute] parts)` puts the attribute on every test; without one the tests
+/// `retry_suite!(#[attribute] steps)` puts the attribute on every test; without one the tests
 /// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! retry_suite {
-    (#[$attr:meta] $parts:ty) => {
+    (#[$attr:meta] $steps:ty) => {
         $crate::__with_retry_checks!(tests {
             #[$attr]
-            $parts
+            $steps
         });
     };
-    ($parts:ty) => {
+    ($steps:ty) => {
         $crate::retry_suite!(
             #[cfg_attr(any(), ignore)]
-            $parts
+            $steps
         );
     };
 }

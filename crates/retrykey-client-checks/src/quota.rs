@@ -3,17 +3,17 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use retrykey_client::{
-    Client, DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, Failure, Outcome, Parts, Policy, Reply,
-    Stop,
+    Client, DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, Failure, Outcome, Policy, RetrySteps, Stop,
+    Success,
 };
 
 use crate::paused;
 
 /// 1,000 operations against a dead service make at most capacity / retry cost (100) retries.
-pub fn quota_bounds_retries_during_an_outage<P: Parts>() {
+pub fn quota_bounds_retries_during_an_outage<P: RetrySteps>() {
     paused(async {
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(13)
             .build();
         let calls = AtomicU32::new(0);
@@ -22,7 +22,7 @@ pub fn quota_bounds_retries_during_an_outage<P: Parts>() {
             let outcome = client
                 .run(|_| {
                     calls.fetch_add(1, Ordering::AcqRel);
-                    async { Err::<Reply<()>, _>(Failure::Refused("connection refused".into())) }
+                    async { Err::<Success<()>, _>(Failure::Refused("connection refused".into())) }
                 })
                 .await;
             if matches!(
@@ -50,7 +50,7 @@ pub fn quota_bounds_retries_during_an_outage<P: Parts>() {
 
         let recovered = client
             .run(|_| async {
-                Ok::<_, Failure>(Reply {
+                Ok::<_, Failure>(Success {
                     value: (),
                     replayed: false,
                 })

@@ -6,25 +6,25 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use retrykey_client::backoff::ceiling;
-use retrykey_client::{Answer, Client, Failure, Outcome, Parts, Policy, Reply, Stop};
+use retrykey_client::{Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop, Success};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::{paused, timed};
 
 fn unavailable() -> Failure {
-    Failure::Status(Answer::new(503, "unavailable"))
+    Failure::Status(StatusFailure::new(503, "unavailable"))
 }
 
 fn busy_for(seconds: u64) -> Failure {
-    Failure::Status(Answer::new(503, "busy").retry_after(Duration::from_secs(seconds)))
+    Failure::Status(StatusFailure::new(503, "busy").retry_after(Duration::from_secs(seconds)))
 }
 
 /// An operation makes at most the policy's attempts, then reports unknown with the count.
-pub fn attempts_stop_at_the_policy_maximum<P: Parts>() {
+pub fn attempts_stop_at_the_policy_maximum<P: RetrySteps>() {
     paused(async {
         let policy = Policy::builder().max_attempts(4).build().unwrap();
-        let client = Client::builder(policy).parts::<P>().seed(5).build();
+        let client = Client::builder(policy).steps::<P>().seed(5).build();
         let (outcome, starts) = timed(&client, unavailable(), None).await;
         assert_eq!(starts.len(), 4, "exactly the policy's 4 attempts");
         assert_eq!(
@@ -54,7 +54,7 @@ pub fn attempts_stop_at_the_policy_maximum<P: Parts>() {
 }
 
 /// The wait before retry n stays within `0 ..= min(cap, base * 2^(n-1))`.
-pub fn waits_stay_below_the_backoff_ceiling<P: Parts>() {
+pub fn waits_stay_below_the_backoff_ceiling<P: RetrySteps>() {
     paused(async {
         let policy = Policy::builder()
             .max_attempts(6)
@@ -63,7 +63,7 @@ pub fn waits_stay_below_the_backoff_ceiling<P: Parts>() {
             .build()
             .unwrap();
         for seed in 0..20 {
-            let client = Client::builder(policy).parts::<P>().seed(seed).build();
+            let client = Client::builder(policy).steps::<P>().seed(seed).build();
             let (_, starts) = timed(&client, unavailable(), None).await;
             assert_eq!(starts.len(), 6);
             for (retry, pair) in (1..).zip(starts.windows(2)) {
@@ -81,14 +81,14 @@ pub fn waits_stay_below_the_backoff_ceiling<P: Parts>() {
 /// 100 clients that fail at the same instant retry at different instants: no millisecond holds
 /// more than 10 of their first retries, and they spread over at least 40 distinct milliseconds
 /// (tokio's timers have millisecond resolution; uniform draws over 100 ms fill about 63).
-pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
+pub fn retries_of_synchronised_clients_spread_out<P: RetrySteps>() {
     paused(async {
         let start = Instant::now();
         let mut clients = JoinSet::new();
         for seed in 0..100 {
             clients.spawn(async move {
                 let client = Client::builder(Policy::default())
-                    .parts::<P>()
+                    .steps::<P>()
                     .seed(seed)
                     .build();
                 let (_, starts) = timed(&client, unavailable(), Some(2)).await;
@@ -114,10 +114,10 @@ pub fn retries_of_synchronised_clients_spread_out<P: Parts>() {
 }
 
 /// A `Retry-After` replaces the backoff: the next attempt starts no sooner than it says.
-pub fn retry_after_is_honoured<P: Parts>() {
+pub fn retry_after_is_honoured<P: RetrySteps>() {
     paused(async {
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(6)
             .build();
         let (outcome, starts) = timed(&client, busy_for(3), Some(2)).await;
@@ -134,10 +134,10 @@ pub fn retry_after_is_honoured<P: Parts>() {
 }
 
 /// A `Retry-After` that does not fit in the budget stops the operation at once, as unknown.
-pub fn retry_after_past_the_budget_stops_early<P: Parts>() {
+pub fn retry_after_past_the_budget_stops_early<P: RetrySteps>() {
     paused(async {
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(7)
             .build();
         let start = Instant::now();
@@ -165,7 +165,7 @@ pub fn retry_after_past_the_budget_stops_early<P: Parts>() {
 }
 
 /// Attempts that hang are cut at the attempt timeout, and the operation ends within its budget.
-pub fn budget_bounds_the_whole_operation<P: Parts>() {
+pub fn budget_bounds_the_whole_operation<P: RetrySteps>() {
     paused(async {
         let policy = Policy::builder()
             .max_attempts(10)
@@ -173,7 +173,7 @@ pub fn budget_bounds_the_whole_operation<P: Parts>() {
             .attempt_timeout(Duration::from_secs(1))
             .build()
             .unwrap();
-        let client = Client::builder(policy).parts::<P>().seed(8).build();
+        let client = Client::builder(policy).steps::<P>().seed(8).build();
         let start = Instant::now();
         let (outcome, starts) = timed(&client, Failure::TimedOut, None).await;
         assert!(
@@ -204,17 +204,17 @@ pub fn budget_bounds_the_whole_operation<P: Parts>() {
 
 /// Dropping the operation's future stops it: no attempt after the drop, nothing left holding
 /// the attempt function.
-pub fn dropping_the_operation_cancels_it<P: Parts>() {
+pub fn dropping_the_operation_cancels_it<P: RetrySteps>() {
     paused(async {
         let client = Client::builder(Policy::default())
-            .parts::<P>()
+            .steps::<P>()
             .seed(9)
             .build();
         let calls = Arc::new(AtomicU32::new(0));
         let attempt_calls = Arc::clone(&calls);
         let operation = client.run(move |_| {
             attempt_calls.fetch_add(1, Ordering::AcqRel);
-            async { Err::<Reply<()>, _>(busy_for(5)) }
+            async { Err::<Success<()>, _>(busy_for(5)) }
         });
         let cut = tokio::time::timeout(Duration::from_secs(1), operation).await;
         assert!(

@@ -1,17 +1,17 @@
 //! How a negative variant's copy of one file becomes an executor to run the checks against.
 
-/// Declares `pub struct $name`: the correct pieces (`Parts`) with one method replaced by a
+/// Declares `pub struct $name`: the correct pieces (`RetrySteps`) with one method replaced by a
 /// variant's copy of its file. Used by each negative variant's tests and by the workspace's
 /// in-process check of the variants, so both run the very same executor.
 ///
 /// The forms: `execute = path::to::execute`, `delay = path::to::full_jitter`,
 /// `classify = path::to::classify`, `child_budget = path::to::child_budget`.
 #[macro_export]
-macro_rules! variant_parts {
+macro_rules! variant_steps {
     ($name:ident, execute = $execute:path) => {
         /// The correct pieces, with this variant's retry loop.
         pub struct $name;
-        impl $crate::__client::Parts for $name {
+        impl $crate::__client::RetrySteps for $name {
             fn execute<'a, T, F, Fut>(
                 client: &'a $crate::__client::Client<Self>,
                 key: ::core::option::Option<$crate::__retrykey::Key>,
@@ -23,7 +23,7 @@ macro_rules! variant_parts {
                 F: FnMut($crate::__client::Attempt) -> Fut + Send + 'a,
                 Fut: ::core::future::Future<
                         Output = ::core::result::Result<
-                            $crate::__client::Reply<T>,
+                            $crate::__client::Success<T>,
                             $crate::__client::Failure,
                         >,
                     > + Send
@@ -36,7 +36,7 @@ macro_rules! variant_parts {
     ($name:ident, delay = $delay:path) => {
         /// The correct pieces, with this variant's backoff schedule.
         pub struct $name;
-        impl $crate::__client::Parts for $name {
+        impl $crate::__client::RetrySteps for $name {
             fn delay(
                 policy: &$crate::__client::Policy,
                 retry: u32,
@@ -49,7 +49,7 @@ macro_rules! variant_parts {
     ($name:ident, classify = $classify:path) => {
         /// The correct pieces, with this variant's classification.
         pub struct $name;
-        impl $crate::__client::Parts for $name {
+        impl $crate::__client::RetrySteps for $name {
             fn classify(
                 failure: &$crate::__client::Failure,
                 policy: &$crate::__client::Policy,
@@ -61,7 +61,7 @@ macro_rules! variant_parts {
     ($name:ident, child_budget = $child_budget:path) => {
         /// The correct pieces, with this variant's budget for nested layers.
         pub struct $name;
-        impl $crate::__client::Parts for $name {
+        impl $crate::__client::RetrySteps for $name {
             fn child_budget(
                 parent: &$crate::__client::Budget,
                 policy: &$crate::__client::Policy,

@@ -6,16 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use retrykey_client::{Answer, Attempt, Client, Failure, Policy, Reply, RetryQuota};
+use retrykey_client::{Attempt, Client, Failure, Policy, RetryQuota, StatusFailure, Success};
 
 fn attempt_fn(
     fail_first: u32,
-) -> impl FnMut(Attempt) -> std::future::Ready<Result<Reply<u64>, Failure>> {
+) -> impl FnMut(Attempt) -> std::future::Ready<Result<Success<u64>, Failure>> {
     move |attempt: Attempt| {
         std::future::ready(if attempt.number <= fail_first {
-            Err(Failure::Status(Answer::new(503, "unavailable")))
+            Err(Failure::Status(StatusFailure::new(503, "unavailable")))
         } else {
-            Ok(Reply {
+            Ok(Success {
                 value: u64::from(attempt.number),
                 replayed: false,
             })

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use retrykey::{Ledger, Receipt, Request, Store};
 use retrykey_client::tcp::{Faults, LedgerServer, TcpAdapter};
-use retrykey_client::{Attempt, Client, Failure, Outcome, Policy, Reply};
+use retrykey_client::{Attempt, Client, Failure, Outcome, Policy, Success};
 
 /// Replays the Stage 1 story over loopback TCP, with a fault switch on the service.
 #[derive(Parser)]
@@ -93,7 +93,7 @@ async fn traced(
     ledger: &TcpAdapter,
     attempt: Attempt,
     request: &Request,
-) -> Result<Reply<Receipt>, Failure> {
+) -> Result<Success<Receipt>, Failure> {
     let number = attempt.number;
     let result = ledger.apply(attempt, request).await;
     match &result {
@@ -131,7 +131,7 @@ fn report(outcome: &Outcome<Receipt>) {
             };
             println!("   outcome: succeeded after {attempts} {plural}, {what}");
         }
-        Outcome::Rejected { answer, .. } => println!("   outcome: rejected ({answer})"),
+        Outcome::Rejected { failure, .. } => println!("   outcome: rejected ({failure})"),
         Outcome::Unknown {
             stop,
             may_have_applied,

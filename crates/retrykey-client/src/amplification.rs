@@ -14,8 +14,8 @@ use std::time::Duration;
 use retrykey::Key;
 
 use crate::{
-    Answer, Attempt, Budget, Client, Error, Failure, Outcome, Parts, Policy, Reply, RetryQuota,
-    StandardParts,
+    Attempt, Budget, Client, Error, Failure, Outcome, Policy, RetryQuota, RetrySteps,
+    StandardSteps, StatusFailure, Success,
 };
 
 /// How the layers of the chain retry.
@@ -77,12 +77,12 @@ pub async fn run_chain(
     layering: Layering,
     seed: u64,
 ) -> Amplification {
-    run_chain_with::<StandardParts>(layers, policy, layering, seed).await
+    run_chain_with::<StandardSteps>(layers, policy, layering, seed).await
 }
 
 /// [`run_chain`] with the executor built from `P`: the seam the labs use (`labs/README.md`).
 #[doc(hidden)]
-pub async fn run_chain_with<P: Parts>(
+pub async fn run_chain_with<P: RetrySteps>(
     layers: u32,
     policy: Policy,
     layering: Layering,
@@ -95,7 +95,7 @@ pub async fn run_chain_with<P: Parts>(
                 _ => policy,
             };
             Client::builder(layer_policy)
-                .parts::<P>()
+                .steps::<P>()
                 .seed(seed.wrapping_add(u64::from(depth)))
                 .quota(Arc::new(RetryQuota::unlimited()))
                 .build()
@@ -112,7 +112,7 @@ pub async fn run_chain_with<P: Parts>(
 
 type LayerFuture<'a> = Pin<Box<dyn Future<Output = Outcome<()>> + Send + 'a>>;
 
-fn layer<'a, P: Parts>(
+fn layer<'a, P: RetrySteps>(
     clients: &'a [Client<P>],
     layering: Layering,
     parent: Option<Budget>,
@@ -124,7 +124,10 @@ fn layer<'a, P: Parts>(
         let attempt = move |attempt: Attempt| async move {
             if inner.is_empty() {
                 calls.fetch_add(1, Ordering::AcqRel);
-                return Err(Failure::Status(Answer::new(503, "dependency unavailable")));
+                return Err(Failure::Status(StatusFailure::new(
+                    503,
+                    "dependency unavailable",
+                )));
             }
             let parent = match layering {
                 Layering::OwnBudgetPerLayer => None,
@@ -141,13 +144,13 @@ fn layer<'a, P: Parts>(
 
 /// What a layer tells its caller about the layer below: a definitive answer passes through;
 /// a layer that gave up answers 503, as a service in front of a failing dependency would.
-fn as_reply(outcome: Outcome<()>) -> Result<Reply<()>, Failure> {
+fn as_reply(outcome: Outcome<()>) -> Result<Success<()>, Failure> {
     match outcome {
         Outcome::Succeeded {
             value, replayed, ..
-        } => Ok(Reply { value, replayed }),
-        Outcome::Rejected { answer, .. } => Err(Failure::Status(answer)),
-        Outcome::Unknown { stop, .. } => Err(Failure::Status(Answer::new(
+        } => Ok(Success { value, replayed }),
+        Outcome::Rejected { failure, .. } => Err(Failure::Status(failure)),
+        Outcome::Unknown { stop, .. } => Err(Failure::Status(StatusFailure::new(
             503,
             format!("gave up: {stop}"),
         ))),

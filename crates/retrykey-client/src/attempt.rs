@@ -32,7 +32,7 @@ impl Attempt {
 ///
 /// A replay is the real result of the operation, delivered again; it is not an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reply<T> {
+pub struct Success<T> {
     /// What the service returned.
     pub value: T,
     /// `true` when the service found the key's record instead of applying the effect now.

@@ -15,11 +15,11 @@ use retrykey_client::{Failure, Policy, Verdict};
 /// | anything else | give up | no rule says it is safe |
 ///
 /// ```
-/// use retrykey_client::{Answer, Failure, Policy, Verdict, classify::classify};
+/// use retrykey_client::{Failure, Policy, StatusFailure, Verdict, classify::classify};
 ///
 /// let policy = Policy::default();
 /// assert_eq!(classify(&Failure::TimedOut, &policy), Verdict::Retry);
-/// assert_eq!(classify(&Failure::Status(Answer::new(422, "units")), &policy), Verdict::Reject);
+/// assert_eq!(classify(&Failure::Status(StatusFailure::new(422, "units")), &policy), Verdict::Reject);
 /// ```
 pub fn classify(failure: &Failure, policy: &Policy) -> Verdict {
     let answer = match failure {

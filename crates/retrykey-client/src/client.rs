@@ -8,7 +8,9 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use retrykey::Key;
 
-use crate::{Attempt, Budget, Failure, Outcome, Parts, Policy, Reply, RetryQuota, StandardParts};
+use crate::{
+    Attempt, Budget, Failure, Outcome, Policy, RetryQuota, RetrySteps, StandardSteps, Success,
+};
 
 /// The random generator behind jitter (and behind keys, when the client is seeded).
 ///
@@ -21,12 +23,12 @@ pub type JitterRng = rand::rngs::Xoshiro256PlusPlus;
 /// operations against that service draw from it.
 // `P`: the executor's pieces, swapped only by the labs (labs/README.md); leave it at its default.
 #[derive(Debug)]
-pub struct Client<P: Parts = StandardParts> {
+pub struct Client<P: RetrySteps = StandardSteps> {
     policy: Policy,
     quota: Arc<RetryQuota>,
     rng: Mutex<JitterRng>,
     seeded: bool,
-    parts: PhantomData<fn() -> P>,
+    steps: PhantomData<fn() -> P>,
 }
 
 impl Client {
@@ -36,12 +38,12 @@ impl Client {
             policy,
             quota: None,
             seed: None,
-            parts: PhantomData,
+            steps: PhantomData,
         }
     }
 }
 
-impl<P: Parts> Client<P> {
+impl<P: RetrySteps> Client<P> {
     /// The policy every operation of this client follows.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -81,7 +83,7 @@ impl<P: Parts> Client<P> {
     where
         T: Send + 'a,
         F: FnMut(Attempt) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
+        Fut: Future<Output = Result<Success<T>, Failure>> + Send + 'a,
     {
         P::execute(self, None, None, attempt)
     }
@@ -96,7 +98,7 @@ impl<P: Parts> Client<P> {
     where
         T: Send + 'a,
         F: FnMut(Attempt) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
+        Fut: Future<Output = Result<Success<T>, Failure>> + Send + 'a,
     {
         P::execute(self, Some(key), None, attempt)
     }
@@ -113,7 +115,7 @@ impl<P: Parts> Client<P> {
     where
         T: Send + 'a,
         F: FnMut(Attempt) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
+        Fut: Future<Output = Result<Success<T>, Failure>> + Send + 'a,
     {
         P::execute(self, Some(key), Some(parent.clone()), attempt)
     }
@@ -126,14 +128,14 @@ impl<P: Parts> Client<P> {
 
 /// Builds a [`Client`].
 #[derive(Debug)]
-pub struct ClientBuilder<P: Parts = StandardParts> {
+pub struct ClientBuilder<P: RetrySteps = StandardSteps> {
     policy: Policy,
     quota: Option<Arc<RetryQuota>>,
     seed: Option<u64>,
-    parts: PhantomData<fn() -> P>,
+    steps: PhantomData<fn() -> P>,
 }
 
-impl<P: Parts> ClientBuilder<P> {
+impl<P: RetrySteps> ClientBuilder<P> {
     /// Seeds the generator behind jitter and keys, so that a run repeats exactly.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
@@ -148,12 +150,12 @@ impl<P: Parts> ClientBuilder<P> {
 
     /// Builds the executor from other pieces: how the labs swap in their copy of one file.
     #[doc(hidden)]
-    pub fn parts<Q: Parts>(self) -> ClientBuilder<Q> {
+    pub fn steps<Q: RetrySteps>(self) -> ClientBuilder<Q> {
         ClientBuilder {
             policy: self.policy,
             quota: self.quota,
             seed: self.seed,
-            parts: PhantomData,
+            steps: PhantomData,
         }
     }
 
@@ -168,7 +170,7 @@ impl<P: Parts> ClientBuilder<P> {
             quota: self.quota.unwrap_or_default(),
             rng: Mutex::new(rng),
             seeded: self.seed.is_some(),
-            parts: PhantomData,
+            steps: PhantomData,
         }
     }
 }

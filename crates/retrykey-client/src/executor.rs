@@ -5,7 +5,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use retrykey::Key;
-use retrykey_client::{Attempt, Budget, Client, Failure, Outcome, Parts, Reply, Stop, Verdict};
+use retrykey_client::{
+    Attempt, Budget, Client, Failure, Outcome, RetrySteps, Stop, Success, Verdict,
+};
 
 /// Runs attempts until one succeeds, the service answers definitively, or the policy, the
 /// budget or the client's retry quota says stop.
@@ -13,7 +15,7 @@ use retrykey_client::{Attempt, Budget, Client, Failure, Outcome, Parts, Reply, S
 /// - The key is chosen once, before the first attempt (`key`, or a new one from the client),
 ///   and every attempt presents it: that is what lets the service recognise a repeat.
 /// - With a `parent` budget (a nested layer), the budget comes from
-///   [`Parts::child_budget`]: never more time or retries than the enclosing operation has left.
+///   [`RetrySteps::child_budget`]: never more time or retries than the enclosing operation has left.
 /// - Each attempt gets at most the budget left (and at most the policy's attempt timeout).
 /// - Between attempts it waits for the service's `Retry-After` if there is one, else for the
 ///   backoff; if that wait does not fit in the budget left, it stops now instead of sleeping
@@ -27,9 +29,9 @@ pub async fn execute<P, T, F, Fut>(
     mut attempt: F,
 ) -> Outcome<T>
 where
-    P: Parts,
+    P: RetrySteps,
     F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<Reply<T>, Failure>>,
+    Fut: Future<Output = Result<Success<T>, Failure>>,
 {
     let policy = *client.policy();
     let budget = match &parent {
@@ -75,9 +77,9 @@ where
         may_have_applied |= failure.may_have_applied();
 
         let plan = match (P::classify(&failure, &policy), &failure) {
-            (Verdict::Reject, Failure::Status(answer)) => {
+            (Verdict::Reject, Failure::Status(status)) => {
                 return Outcome::Rejected {
-                    answer: answer.clone(),
+                    failure: status.clone(),
                     attempts: number,
                 };
             }
@@ -106,7 +108,7 @@ where
 
 /// Decides whether attempt `number` may be followed by another: returns the wait before it and
 /// the quota tokens paid for it, or why the operation stops here.
-fn plan_retry<P: Parts>(
+fn plan_retry<P: RetrySteps>(
     client: &Client<P>,
     budget: &Budget,
     failure: &Failure,
@@ -116,7 +118,7 @@ fn plan_retry<P: Parts>(
         return Err(Stop::AttemptsExhausted);
     }
     let retry_after = match failure {
-        Failure::Status(answer) => answer.retry_after,
+        Failure::Status(status) => status.retry_after,
         _ => None,
     };
     let wait = retry_after.unwrap_or_else(|| client.next_delay(number));

@@ -16,7 +16,7 @@ pub enum Failure {
     /// The connection broke after the request was sent. The request may have taken effect.
     Lost(String),
     /// The service answered, with a status that is not a success.
-    Status(Answer),
+    Status(StatusFailure),
 }
 
 impl Failure {
@@ -32,14 +32,14 @@ impl fmt::Display for Failure {
             Self::Refused(why) => write!(f, "connection refused ({why})"),
             Self::TimedOut => write!(f, "timed out waiting for the reply"),
             Self::Lost(why) => write!(f, "connection lost after sending ({why})"),
-            Self::Status(answer) => write!(f, "{answer}"),
+            Self::Status(status) => write!(f, "{status}"),
         }
     }
 }
 
 /// A service's non-success answer, in HTTP terms (the TCP and in-memory adapters map onto them).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Answer {
+pub struct StatusFailure {
     /// The status: 409 conflict, 422 invalid, 429 slow down, 503 unavailable, ...
     pub status: u16,
     /// How long the service asked the client to wait (`Retry-After`), if it said.
@@ -51,7 +51,7 @@ pub struct Answer {
     pub detail: String,
 }
 
-impl Answer {
+impl StatusFailure {
     /// An answer with `status` and `detail`, no `Retry-After`, not in progress.
     pub fn new(status: u16, detail: impl Into<String>) -> Self {
         Self {
@@ -71,7 +71,7 @@ impl Answer {
     }
 }
 
-impl fmt::Display for Answer {
+impl fmt::Display for StatusFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "status {}: {}", self.status, self.detail)?;
         if let Some(wait) = self.retry_after {

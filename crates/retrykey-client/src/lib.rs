@@ -8,7 +8,7 @@
 //! [`Outcome::Unknown`] — the last one is what the *caller* knows, not a state of the server.
 //!
 //! The core is transport-agnostic: an attempt is any async function from an [`Attempt`] to a
-//! [`Reply`] or a [`Failure`]. Adapters are ready for the in-memory ledger
+//! [`Success`] or a [`Failure`]. Adapters are ready for the in-memory ledger
 //! ([`adapters::MemoryAdapter`]), for HTTP ([`adapters::HttpAdapter`]) and for the loopback TCP
 //! ledger service in [`tcp`].
 //!
@@ -24,7 +24,7 @@
 //! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP and loopback TCP.
 //! 7. `amplification.rs` and `bin/`: the demos the book runs.
 //!
-//! `parts.rs` is the seam the labs plug their copy of one file into (`labs/README.md`).
+//! `steps.rs` is the seam the labs plug their copy of one file into (`labs/README.md`).
 //!
 //! # Example
 //!
@@ -66,21 +66,19 @@ mod failure;
 #[doc(hidden)]
 pub mod nesting;
 mod outcome;
-mod parts;
 mod policy;
 mod quota;
 pub mod retry_after;
+mod steps;
 pub mod tcp;
 
-pub use attempt::{Attempt, Reply};
+pub use attempt::{Attempt, Success};
 pub use budget::Budget;
 pub use client::{Client, ClientBuilder, JitterRng};
 pub use error::Error;
-pub use failure::{Answer, Failure, Verdict};
+pub use failure::{Failure, StatusFailure, Verdict};
 pub use outcome::{Outcome, Stop};
 // The seam the labs plug their copies into (labs/README.md): not part of the documented API.
-#[doc(hidden)]
-pub use parts::{Parts, StandardParts};
 pub use policy::{
     DEFAULT_BASE, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_MAX_ATTEMPTS, Policy, PolicyBuilder,
 };
@@ -88,3 +86,5 @@ pub use quota::{
     DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
     RetryQuota,
 };
+#[doc(hidden)]
+pub use steps::{RetrySteps, StandardSteps};

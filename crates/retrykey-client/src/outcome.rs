@@ -1,6 +1,6 @@
 //! The final result of one operation: succeeded, rejected, or unknown to the caller.
 
-use crate::{Answer, Failure};
+use crate::{Failure, StatusFailure};
 
 /// How one logical operation ended, as far as the caller can tell.
 ///
@@ -19,8 +19,8 @@ pub enum Outcome<T> {
     },
     /// The service gave a definitive answer: the operation was refused and did not take effect.
     Rejected {
-        /// The answer, as the service gave it.
-        answer: Answer,
+        /// The status the service answered with, and its explanation.
+        failure: StatusFailure,
         /// Attempts made, this one included.
         attempts: u32,
     },

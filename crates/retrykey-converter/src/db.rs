@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::pg::PgConverter;
-use crate::sqlite::{Parts, SqliteConverter};
+use crate::sqlite::{ConvertSteps, SqliteConverter};
 use retrykey_wire::ConversionRequest;
 
 use crate::Error;
@@ -64,14 +64,14 @@ enum Backend {
 impl ConverterDb {
     /// Opens (or creates) the SQLite file at `path`.
     pub fn open_sqlite(path: &Path) -> Result<Self, Error> {
-        Self::open_sqlite_with_parts(path, Parts::standard())
+        Self::open_sqlite_with_steps(path, ConvertSteps::standard())
     }
 
     /// The same, with the dedup transaction a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub fn open_sqlite_with_parts(path: &Path, parts: Parts) -> Result<Self, Error> {
+    pub fn open_sqlite_with_steps(path: &Path, steps: ConvertSteps) -> Result<Self, Error> {
         Ok(Self {
-            backend: Backend::Sqlite(SqliteConverter::open_with_parts(path, parts)?),
+            backend: Backend::Sqlite(SqliteConverter::open_with_steps(path, steps)?),
         })
     }
 

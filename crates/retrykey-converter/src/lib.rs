@@ -56,4 +56,4 @@ pub mod sqlite;
 
 pub use db::{ConversionRow, Converted, ConverterDb, ProcessedRow};
 pub use error::Error;
-pub use sqlite::Parts;
+pub use sqlite::ConvertSteps;

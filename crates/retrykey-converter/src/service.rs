@@ -70,7 +70,7 @@ pub fn router_with_hooks(db: Arc<ConverterDb>, hooks: Hooks) -> Router {
     Router::new()
         .route(CONVERSIONS_PATH, post(deliver))
         .route(CONVERSIONS_COUNT_PATH, get(count))
-        .fallback(|| async { answer(Refusal::NotFound, None) })
+        .fallback(|| async { refusal_response(Refusal::NotFound, None) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(Consumer { db, hooks })
 }
@@ -83,7 +83,7 @@ async fn deliver(
 ) -> Response {
     let request = match read_delivery(&headers, body) {
         Ok(request) => request,
-        Err((refusal, detail)) => return answer(refusal, Some(&detail)),
+        Err((refusal, detail)) => return refusal_response(refusal, Some(&detail)),
     };
     let db = Arc::clone(&consumer.db);
     let converted = tokio::task::spawn_blocking(move || {
@@ -95,9 +95,9 @@ async fn deliver(
         Ok((request, Ok(converted))) => (request, converted),
         Ok((_, Err(error))) => {
             eprintln!("converter: {error}");
-            return answer(Refusal::Unavailable, None);
+            return refusal_response(Refusal::Unavailable, None);
         }
-        Err(_) => return answer(Refusal::Unavailable, None),
+        Err(_) => return refusal_response(Refusal::Unavailable, None),
     };
     // The conversion and its record have committed; the dispatcher has not heard yet. A crash
     // here is what the redelivery must survive.
@@ -167,12 +167,12 @@ async fn count(State(consumer): State<Consumer>) -> Response {
         Ok(Ok(count)) => axum::Json(serde_json::json!({ "conversions": count })).into_response(),
         Ok(Err(error)) => {
             eprintln!("converter: {error}");
-            answer(Refusal::Unavailable, None)
+            refusal_response(Refusal::Unavailable, None)
         }
-        Err(_) => answer(Refusal::Unavailable, None),
+        Err(_) => refusal_response(Refusal::Unavailable, None),
     }
 }
 
-fn answer(refusal: Refusal, detail: Option<&str>) -> Response {
+fn refusal_response(refusal: Refusal, detail: Option<&str>) -> Response {
     refusal.response(detail).map(axum::body::Body::new)
 }

@@ -2,8 +2,8 @@
 //! dedup transaction.
 //!
 //! The transaction itself lives in [`convert`](crate::convert), one file, so that the lab
-//! `labs/consumer-without-dedup` can copy it whole and change one thing; [`Parts`] is where
-//! that copy plugs in.
+//! `labs/consumer-without-dedup` can copy it whole and change one thing; [`ConvertSteps`] is
+//! where that copy plugs in.
 
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
@@ -37,12 +37,12 @@ CREATE TABLE IF NOT EXISTS processed (
 /// The replaceable pieces of the SQLite consumer: the dedup transaction's body.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct Parts {
+pub struct ConvertSteps {
     /// Runs inside a `BEGIN IMMEDIATE` transaction that the caller commits.
     pub convert: fn(&Transaction<'_>, &ConversionRequest, i64) -> rusqlite::Result<Converted>,
 }
 
-impl Parts {
+impl ConvertSteps {
     /// The correct pieces: [`convert::convert`](crate::convert::convert).
     pub fn standard() -> Self {
         Self {
@@ -58,17 +58,17 @@ impl Parts {
 #[derive(Debug)]
 pub struct SqliteConverter {
     conn: Mutex<Connection>,
-    parts: Parts,
+    steps: ConvertSteps,
 }
 
 impl SqliteConverter {
     /// Opens (or creates) `path` with WAL and a busy timeout, and creates the tables.
-    pub fn open_with_parts(path: &Path, parts: Parts) -> Result<Self, Error> {
+    pub fn open_with_steps(path: &Path, steps: ConvertSteps) -> Result<Self, Error> {
         let conn = retrykey_durable::sqlite::connect(path, Durability::Full)?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
             conn: Mutex::new(conn),
-            parts,
+            steps,
         })
     }
 
@@ -76,7 +76,7 @@ impl SqliteConverter {
     pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let converted = (self.parts.convert)(&tx, request, unix_ms())?;
+        let converted = (self.steps.convert)(&tx, request, unix_ms())?;
         tx.commit()?;
         Ok(converted)
     }

@@ -19,7 +19,7 @@ pub struct Stored {
 impl Stored {
     /// The reply to `request` presented again under this record's key: the recorded receipt,
     /// marked as a replay, or a conflict when the request differs.
-    pub fn answer(&self, request: &Request) -> Result<Receipt, Error> {
+    pub fn replay(&self, request: &Request) -> Result<Receipt, Error> {
         if self.job != request.job() || self.units != request.units() {
             return Err(Error::Conflict);
         }

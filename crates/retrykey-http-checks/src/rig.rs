@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use retrykey_http::{
-    Builder, EntryId, Fingerprint, Lookup, MemoryStore, Reserve, ResponseStore, StandardEngine,
-    StoreFuture, StoreLimits, StoredResponse, Token,
+    Builder, Entries, EntriesFuture, EntryId, Fingerprint, Lookup, MemoryEntries, Reserve,
+    StandardEngine, StoreLimits, StoredResponse, Token,
 };
 use retrykey_server::loopback::{LoopbackClient, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,15 +27,15 @@ pub struct Subject {
     /// Puts the engine under test into a layer builder.
     pub engine: fn(Builder) -> Builder,
     /// Builds the store under test with the given bounds.
-    pub store: fn(StoreLimits) -> Arc<dyn ResponseStore>,
+    pub store: fn(StoreLimits) -> Arc<dyn Entries>,
 }
 
 impl Subject {
-    /// The correct crate: its own engine and a [`MemoryStore`].
+    /// The correct crate: its own engine and a [`MemoryEntries`].
     pub fn correct() -> Self {
         Self {
             engine: |builder| builder.engine(StandardEngine),
-            store: |limits| Arc::new(MemoryStore::new(limits)),
+            store: |limits| Arc::new(MemoryEntries::new(limits)),
         }
     }
 
@@ -45,7 +45,7 @@ impl Subject {
     }
 
     /// The same, with another store.
-    pub fn with_store(self, store: fn(StoreLimits) -> Arc<dyn ResponseStore>) -> Self {
+    pub fn with_store(self, store: fn(StoreLimits) -> Arc<dyn Entries>) -> Self {
         Self { store, ..self }
     }
 }
@@ -73,7 +73,7 @@ pub(crate) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T 
 
 /// A store wrapper that observes the store under test and can force a reservation race.
 pub(crate) struct Probe {
-    inner: Arc<dyn ResponseStore>,
+    inner: Arc<dyn Entries>,
     /// Lookups that found the key in flight (so a duplicate is surely waiting or refused).
     in_flight_seen: watch::Sender<usize>,
     /// When set, the first `n` reservations wait until all `n` have arrived.
@@ -87,9 +87,9 @@ impl Probe {
     }
 }
 
-impl ResponseStore for Probe {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        StoreFuture::new(async move {
+impl Entries for Probe {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
+        EntriesFuture::new(async move {
             let lookup = self.inner.lookup(id).await?;
             if matches!(lookup, Lookup::InFlight { .. }) {
                 self.in_flight_seen.send_modify(|count| *count += 1);
@@ -98,8 +98,8 @@ impl ResponseStore for Probe {
         })
     }
 
-    fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
-        StoreFuture::new(async move {
+    fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> EntriesFuture<'a, Reserve> {
+        EntriesFuture::new(async move {
             if let Some((barrier, arrived, racers)) = &self.race
                 && arrived.fetch_add(1, Ordering::SeqCst) < *racers
             {
@@ -116,36 +116,41 @@ impl ResponseStore for Probe {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
+    ) -> EntriesFuture<'a, ()> {
         self.inner.complete(id, token, response)
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
         self.inner.release(id, token)
     }
 }
 
 /// A store that always fails, to prove the layer fails closed.
-pub(crate) struct BrokenStore;
+pub(crate) struct BrokenEntries;
 
-/// What every [`BrokenStore`] operation answers.
-fn offline<'a, T>() -> StoreFuture<'a, T> {
-    StoreFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
+/// What every [`BrokenEntries`] operation answers.
+fn offline<'a, T>() -> EntriesFuture<'a, T> {
+    EntriesFuture::ready(Err(retrykey_http::Error::StoreUnavailable(
         "offline".into(),
     )))
 }
 
-impl ResponseStore for BrokenStore {
-    fn lookup<'a>(&'a self, _: &'a EntryId) -> StoreFuture<'a, Lookup> {
+impl Entries for BrokenEntries {
+    fn lookup<'a>(&'a self, _: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         offline()
     }
-    fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
+    fn reserve<'a>(&'a self, _: &'a EntryId, _: &'a Fingerprint) -> EntriesFuture<'a, Reserve> {
         offline()
     }
-    fn complete<'a>(&'a self, _: &'a EntryId, _: Token, _: StoredResponse) -> StoreFuture<'a, ()> {
+    fn complete<'a>(
+        &'a self,
+        _: &'a EntryId,
+        _: Token,
+        _: StoredResponse,
+    ) -> EntriesFuture<'a, ()> {
         offline()
     }
-    fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, _: &'a EntryId, _: Token) -> EntriesFuture<'a, ()> {
         offline()
     }
 }
@@ -182,8 +187,8 @@ pub(crate) struct Rig {
 impl Rig {
     pub(crate) async fn start(subject: &Subject, setup: Setup) -> Rig {
         let shop = Shop::new();
-        let inner: Arc<dyn ResponseStore> = if setup.broken_store {
-            Arc::new(BrokenStore)
+        let inner: Arc<dyn Entries> = if setup.broken_store {
+            Arc::new(BrokenEntries)
         } else {
             (subject.store)(setup.limits)
         };

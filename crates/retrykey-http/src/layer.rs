@@ -32,7 +32,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::body::{self, Body, BoxError};
-use crate::{MemoryStore, Problem, ResponseStore, Scope, StandardEngine, StoreLimits};
+use crate::{Entries, MemoryEntries, Problem, Scope, StandardEngine, StoreLimits};
 
 /// A boxed, sendable future (the engine and the inner service meet through these).
 #[doc(hidden)]
@@ -73,7 +73,7 @@ pub struct Config {
     max_body_bytes: usize,
     max_stored_body_bytes: usize,
     in_flight: InFlight,
-    store: Arc<dyn ResponseStore>,
+    store: Arc<dyn Entries>,
     engine: Arc<dyn Engine>,
 }
 
@@ -111,7 +111,7 @@ impl Config {
     }
 
     /// The response store.
-    pub fn store(&self) -> &Arc<dyn ResponseStore> {
+    pub fn store(&self) -> &Arc<dyn Entries> {
         &self.store
     }
 }
@@ -135,7 +135,7 @@ pub struct Builder {
     max_body_bytes: usize,
     max_stored_body_bytes: usize,
     in_flight: InFlight,
-    store: Option<Arc<dyn ResponseStore>>,
+    store: Option<Arc<dyn Entries>>,
     store_limits: StoreLimits,
     engine: Arc<dyn Engine>,
 }
@@ -196,14 +196,14 @@ impl Builder {
         self
     }
 
-    /// The response store (default: a [`MemoryStore`] with the limits below).
-    pub fn store(mut self, store: impl ResponseStore) -> Self {
+    /// The response store (default: a [`MemoryEntries`] with the limits below).
+    pub fn store(mut self, store: impl Entries) -> Self {
         self.store = Some(Arc::new(store));
         self
     }
 
     /// An already shared response store.
-    pub fn shared_store(mut self, store: Arc<dyn ResponseStore>) -> Self {
+    pub fn shared_store(mut self, store: Arc<dyn Entries>) -> Self {
         self.store = Some(store);
         self
     }
@@ -225,7 +225,7 @@ impl Builder {
     pub fn build(self) -> IdempotencyLayer {
         let store = self
             .store
-            .unwrap_or_else(|| Arc::new(MemoryStore::new(self.store_limits)));
+            .unwrap_or_else(|| Arc::new(MemoryEntries::new(self.store_limits)));
         IdempotencyLayer {
             config: Arc::new(Config {
                 methods: self.methods,

@@ -20,7 +20,7 @@
 //!
 //! 1. `key.rs`: the header, the caller's scope, and the digest an entry is named by.
 //! 2. `fingerprint.rs`: what a key is bound to, so a key reused for another request is caught.
-//! 3. `store.rs`: the four operations a response store offers (lookup, reserve, complete,
+//! 3. `entries.rs`: the four operations the layer asks of its entries (lookup, reserve, complete,
 //!    release), and why reserving must refuse a taken key by itself.
 //! 4. `engine.rs`: one request, step by step: replay, wait, or run the first attempt, which a
 //!    client that leaves cannot cancel.
@@ -58,6 +58,7 @@ extern crate self as retrykey_http;
 
 pub mod body;
 mod engine;
+mod entries;
 mod error;
 mod fingerprint;
 mod key;
@@ -65,22 +66,20 @@ mod layer;
 mod memory;
 pub mod payments;
 mod problem;
-mod store;
 mod stored;
 
 pub use body::{Body, BoxError};
 #[doc(hidden)]
 pub use engine::StandardEngine;
+pub use entries::{
+    AttemptEnd, Entries, EntriesFuture, Lookup, Reservation, Reserve, StoreLimits, Token, Waiter,
+};
 pub use error::{Error, KeyHeaderProblem};
 pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
 #[doc(hidden)]
 pub use layer::{BoxFuture, Engine, Next};
 pub use layer::{Builder, Config, Idempotency, IdempotencyLayer, InFlight, ResponseFuture};
-pub use memory::MemoryStore;
+pub use memory::MemoryEntries;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE, problem_response};
-pub use store::{
-    AttemptEnd, Lookup, Reservation, Reserve, ResponseStore, StoreFuture, StoreLimits, Token,
-    Waiter,
-};
 pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};

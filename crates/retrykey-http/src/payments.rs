@@ -37,7 +37,7 @@ use tower_service::Service;
 
 use crate::body::{Body, BoxError, ReadError, boxed, full, read_limited};
 use crate::problem::problem_response;
-use crate::{BoxFuture, Error, Problem, Reservation, StoreFuture, StoredResponse, TYPE_BASE};
+use crate::{BoxFuture, EntriesFuture, Error, Problem, Reservation, StoredResponse, TYPE_BASE};
 
 /// The header that makes a first attempt fail (once per distinct value).
 pub const X_FLAKY: &str = "x-flaky";
@@ -59,10 +59,10 @@ pub trait PaymentBook: Send + Sync + 'static {
         amount: u64,
         reservation: Option<Reservation>,
         reply: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64>;
+    ) -> EntriesFuture<'a, u64>;
 
     /// Payments made so far.
-    fn charges(&self) -> StoreFuture<'_, u64>;
+    fn charges(&self) -> EntriesFuture<'_, u64>;
 }
 
 /// A [`PaymentBook`] in process memory: a counter.
@@ -75,14 +75,14 @@ impl PaymentBook for MemoryBook {
         _amount: u64,
         _reservation: Option<Reservation>,
         _reply: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64> {
+    ) -> EntriesFuture<'a, u64> {
         // The layer stores the answer after the handler returns: in memory, nothing can crash
         // in between without taking the counter with it.
-        StoreFuture::ready(Ok(self.0.fetch_add(1, Ordering::SeqCst) + 1))
+        EntriesFuture::ready(Ok(self.0.fetch_add(1, Ordering::SeqCst) + 1))
     }
 
-    fn charges(&self) -> StoreFuture<'_, u64> {
-        StoreFuture::ready(Ok(self.0.load(Ordering::SeqCst)))
+    fn charges(&self) -> EntriesFuture<'_, u64> {
+        EntriesFuture::ready(Ok(self.0.load(Ordering::SeqCst)))
     }
 }
 
@@ -196,7 +196,7 @@ impl Payments {
         match self.book.charge(amount, reservation, created).await {
             Ok(payment) => {
                 tracing::debug!(payment, amount, "charged");
-                answer(&created(payment))
+                to_response(&created(payment))
             }
             // Another replica took the key over while this attempt was paused: its charge was
             // refused. A 503 tells the client to retry, and the retry gets the new owner's answer.
@@ -234,8 +234,8 @@ pub fn created(payment: u64) -> StoredResponse {
     }
 }
 
-/// A kept answer sent as a first answer (no replay marker).
-fn answer(stored: &StoredResponse) -> Response<Body> {
+/// A stored response sent as a first response (no replay marker).
+fn to_response(stored: &StoredResponse) -> Response<Body> {
     let mut response = Response::new(full(stored.body.clone()));
     *response.status_mut() = stored.status;
     *response.headers_mut() = stored.headers.clone();

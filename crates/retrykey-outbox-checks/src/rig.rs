@@ -21,35 +21,35 @@ use retrykey_testkit::ScratchFile;
 #[derive(Clone, Copy)]
 pub struct Subject {
     /// How the document service accepts a job (`retrykey-outbox`'s `sqlite/accept.rs`).
-    pub documents: sqlite::Parts,
+    pub documents: sqlite::AcceptSteps,
     /// How the consumer converts once (`retrykey-converter`'s `convert.rs`).
-    pub consumer: retrykey_converter::Parts,
+    pub consumer: retrykey_converter::ConvertSteps,
     /// How a dispatcher delivers one event (`retrykey-outbox`'s `deliver.rs`).
-    pub dispatcher: retrykey_outbox::dispatcher::Parts,
+    pub dispatcher: retrykey_outbox::dispatcher::DeliverySteps,
 }
 
 impl Subject {
     /// The correct crates.
     pub fn correct() -> Self {
         Self {
-            documents: sqlite::Parts::standard(),
-            consumer: retrykey_converter::Parts::standard(),
-            dispatcher: retrykey_outbox::dispatcher::Parts::standard(),
+            documents: sqlite::AcceptSteps::standard(),
+            consumer: retrykey_converter::ConvertSteps::standard(),
+            dispatcher: retrykey_outbox::dispatcher::DeliverySteps::standard(),
         }
     }
 
     /// The same, accepting jobs another way.
-    pub fn with_documents(self, documents: sqlite::Parts) -> Self {
+    pub fn with_documents(self, documents: sqlite::AcceptSteps) -> Self {
         Self { documents, ..self }
     }
 
     /// The same, with another dedup transaction in the consumer.
-    pub fn with_consumer(self, consumer: retrykey_converter::Parts) -> Self {
+    pub fn with_consumer(self, consumer: retrykey_converter::ConvertSteps) -> Self {
         Self { consumer, ..self }
     }
 
     /// The same, delivering another way.
-    pub fn with_dispatcher(self, dispatcher: retrykey_outbox::dispatcher::Parts) -> Self {
+    pub fn with_dispatcher(self, dispatcher: retrykey_outbox::dispatcher::DeliverySteps) -> Self {
         Self { dispatcher, ..self }
     }
 }
@@ -78,7 +78,7 @@ impl Rig {
     pub(crate) async fn start(subject: &Subject) -> Self {
         let documents_file = ScratchFile::new("outbox-check-documents");
         let consumer_file = ScratchFile::new("outbox-check-consumer");
-        let consumer = ConverterDb::open_sqlite_with_parts(consumer_file.path(), subject.consumer)
+        let consumer = ConverterDb::open_sqlite_with_steps(consumer_file.path(), subject.consumer)
             .expect("the consumer's database opens");
         let consumer = Arc::new(consumer);
         let answered = Arc::new(AtomicUsize::new(0));
@@ -118,7 +118,7 @@ impl Rig {
             hooks,
             ..DocumentsOptions::default()
         };
-        let documents = SqliteDocuments::open_with_parts(
+        let documents = SqliteDocuments::open_with_steps(
             self.documents_file.path(),
             options,
             self.subject.documents,
@@ -162,7 +162,7 @@ impl Rig {
             ..DispatcherOptions::new(url)
         };
         let documents: Arc<dyn Documents> = Arc::clone(documents) as Arc<dyn Documents>;
-        Dispatcher::with_parts(documents, options, self.subject.dispatcher, hooks)
+        Dispatcher::with_steps(documents, options, self.subject.dispatcher, hooks)
             .expect("the checks' dispatcher options are valid")
     }
 

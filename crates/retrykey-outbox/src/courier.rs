@@ -11,7 +11,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 use retrykey::Key;
 use retrykey_client::adapters::{HttpAdapter, HttpResponse};
-use retrykey_client::{Answer, Client, JitterRng, Outcome, Policy, backoff};
+use retrykey_client::{Client, JitterRng, Outcome, Policy, StatusFailure, backoff};
 use retrykey_wire::{CONVERSIONS_PATH, Conversion, ConversionRequest};
 
 use crate::crash::{Hooks, Point};
@@ -113,9 +113,10 @@ impl Courier {
         let key = match Key::new(event.id.as_str()) {
             Ok(key) => key,
             Err(error) => {
-                let answer = Answer::new(400, format!("the event id is not a key: {error}"));
+                let failure =
+                    StatusFailure::new(400, format!("the event id is not a key: {error}"));
                 return Box::pin(std::future::ready(Outcome::Rejected {
-                    answer,
+                    failure,
                     attempts: 0,
                 }));
             }
@@ -192,8 +193,12 @@ impl Courier {
     /// Settles `claimed` as rejected by the consumer's `answer`: a 4xx, which the same event
     /// would get again. (A consumer URL that is wrong answers 404 to every event, and rejects
     /// them all; an operator re-drives them once the URL is fixed.)
-    pub async fn reject(&self, claimed: &Claimed, answer: &Answer) -> Result<Delivery, Error> {
-        let why = answer.to_string();
+    pub async fn reject(
+        &self,
+        claimed: &Claimed,
+        failure: &StatusFailure,
+    ) -> Result<Delivery, Error> {
+        let why = failure.to_string();
         let noted = why.clone();
         let rejected = self
             .blocking(claimed, move |documents, claimed| {

@@ -26,7 +26,7 @@ pub fn deliver<'a>(
             Outcome::Succeeded {
                 value, replayed, ..
             } => courier.acknowledgement(&value, replayed),
-            Outcome::Rejected { answer, .. } => return courier.reject(claimed, &answer).await,
+            Outcome::Rejected { failure, .. } => return courier.reject(claimed, &failure).await,
             Outcome::Unknown { last, stop, .. } => {
                 return courier.postpone(claimed, &format!("{last} ({stop})")).await;
             }

@@ -122,12 +122,12 @@ impl DispatcherOptions {
 /// The delivery of one claimed event, as a plain function: a lab under `labs/` swaps it.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
-pub struct Parts {
+pub struct DeliverySteps {
     /// Delivers one claimed event and settles it in the outbox.
     pub deliver: for<'a> fn(&'a Courier, &'a Claimed) -> BoxFuture<'a, Result<Delivery, Error>>,
 }
 
-impl Parts {
+impl DeliverySteps {
     /// The correct delivery: [`crate::deliver::deliver`].
     pub fn standard() -> Self {
         Self {
@@ -180,27 +180,27 @@ impl Tally {
 pub struct Dispatcher {
     courier: Arc<Courier>,
     options: DispatcherOptions,
-    parts: Parts,
+    steps: DeliverySteps,
 }
 
-impl std::fmt::Debug for Parts {
+impl std::fmt::Debug for DeliverySteps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Parts")
+        f.write_str("DeliverySteps")
     }
 }
 
 impl Dispatcher {
     /// A dispatcher over `documents`, once `options` pass [`DispatcherOptions::check`].
     pub fn new(documents: Arc<dyn Documents>, options: DispatcherOptions) -> Result<Self, Error> {
-        Self::with_parts(documents, options, Parts::standard(), Hooks::none())
+        Self::with_steps(documents, options, DeliverySteps::standard(), Hooks::none())
     }
 
     /// The same, with the delivery a lab replaces and hooks at the crash point.
     #[doc(hidden)]
-    pub fn with_parts(
+    pub fn with_steps(
         documents: Arc<dyn Documents>,
         options: DispatcherOptions,
-        parts: Parts,
+        steps: DeliverySteps,
         hooks: Hooks,
     ) -> Result<Self, Error> {
         options.check()?;
@@ -208,7 +208,7 @@ impl Dispatcher {
         Ok(Self {
             courier: Arc::new(courier),
             options,
-            parts,
+            steps,
         })
     }
 
@@ -296,7 +296,7 @@ impl Dispatcher {
         claimed: Claimed,
     ) -> impl Future<Output = (Claimed, Result<Delivery, Error>)> + use<> {
         let courier = Arc::clone(&self.courier);
-        let deliver = self.parts.deliver;
+        let deliver = self.steps.deliver;
         async move {
             let delivery = deliver(&courier, &claimed).await;
             (claimed, delivery)

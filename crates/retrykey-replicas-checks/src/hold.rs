@@ -10,7 +10,7 @@ use std::sync::Arc;
 use http::{Request, Response};
 use retrykey_http::payments::PaymentsService;
 use retrykey_http::{
-    Body, EntryId, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
+    Body, Entries, EntriesFuture, EntryId, Fingerprint, Lookup, Reserve, StoredResponse, Token,
 };
 use tokio::sync::{Semaphore, watch};
 use tower_service::Service;
@@ -98,13 +98,13 @@ pub(crate) fn gated(
 /// A replica's store as its layer sees it, counting the lookups that find a key in flight.
 /// Everything else goes straight to the store under test.
 pub(crate) struct Probe {
-    pub(crate) inner: Arc<dyn ResponseStore>,
+    pub(crate) inner: Arc<dyn Entries>,
     pub(crate) signals: Arc<Signals>,
 }
 
-impl ResponseStore for Probe {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        StoreFuture::new(async move {
+impl Entries for Probe {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
+        EntriesFuture::new(async move {
             let lookup = self.inner.lookup(id).await?;
             if matches!(lookup, Lookup::InFlight { .. }) {
                 self.signals.in_flight_seen.send_modify(|count| *count += 1);
@@ -114,7 +114,7 @@ impl ResponseStore for Probe {
         })
     }
 
-    fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> StoreFuture<'a, Reserve> {
+    fn reserve<'a>(&'a self, id: &'a EntryId, fp: &'a Fingerprint) -> EntriesFuture<'a, Reserve> {
         self.inner.reserve(id, fp)
     }
 
@@ -123,11 +123,11 @@ impl ResponseStore for Probe {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
+    ) -> EntriesFuture<'a, ()> {
         self.inner.complete(id, token, response)
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
         self.inner.release(id, token)
     }
 }

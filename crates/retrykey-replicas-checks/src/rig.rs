@@ -13,7 +13,7 @@ use retrykey_http::{
 };
 use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
-use retrykey_replicas::{Opened, Options, Parts, SqliteBook, SqliteStore, StoreChoice};
+use retrykey_replicas::{FenceSteps, Opened, Options, SqliteBook, SqliteEntries, StoreChoice};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::ScratchFile;
 use tokio::sync::watch;
@@ -22,8 +22,8 @@ use tower_layer::Layer;
 
 use crate::hold::{Probe, Signals, X_HOLD, gated};
 
-/// How a replica opens its store and its payment book: `StoreChoice::open_with_parts`.
-pub type OpenReplica = fn(&StoreChoice, Options, Parts) -> BoxFuture<Result<Opened, Error>>;
+/// How a replica opens its store and its payment book: `StoreChoice::open_with_steps`.
+pub type OpenReplica = fn(&StoreChoice, Options, FenceSteps) -> BoxFuture<Result<Opened, Error>>;
 
 /// What the checks run against: how each replica opens its store and book, and the SQLite claim
 /// and fence those stores run. A variant replaces one of the two with its one changed file.
@@ -33,7 +33,7 @@ pub struct Subject {
     pub open: OpenReplica,
     /// The claim and fence each replica's SQLite store runs (`sqlite/claim.rs`,
     /// `sqlite/fence.rs`).
-    pub parts: Parts,
+    pub steps: FenceSteps,
 }
 
 impl Subject {
@@ -41,7 +41,7 @@ impl Subject {
     pub fn correct() -> Self {
         Self {
             open: open_correct,
-            parts: Parts::standard(),
+            steps: FenceSteps::standard(),
         }
     }
 
@@ -51,18 +51,18 @@ impl Subject {
     }
 
     /// The same, with another claim or fence.
-    pub fn with_parts(self, parts: Parts) -> Self {
-        Self { parts, ..self }
+    pub fn with_steps(self, steps: FenceSteps) -> Self {
+        Self { steps, ..self }
     }
 }
 
 fn open_correct(
     choice: &StoreChoice,
     options: Options,
-    parts: Parts,
+    steps: FenceSteps,
 ) -> BoxFuture<Result<Opened, Error>> {
     let choice = choice.clone();
-    Box::pin(async move { choice.open_with_parts(options, parts).await })
+    Box::pin(async move { choice.open_with_steps(options, steps).await })
 }
 
 /// Every replica's lease.
@@ -126,13 +126,13 @@ fn fingerprint() -> Fingerprint {
 pub(crate) struct Cluster {
     subject: Subject,
     path: PathBuf,
-    observer: SqliteStore,
+    observer: SqliteEntries,
     parked: Arc<watch::Sender<usize>>,
 }
 
 impl Cluster {
     pub(crate) fn new(subject: &Subject, path: PathBuf) -> Self {
-        let observer = SqliteStore::open(&path, options("observer", Clock::system()))
+        let observer = SqliteEntries::open(&path, options("observer", Clock::system()))
             .expect("the shared file opens");
         Self {
             subject: *subject,
@@ -145,7 +145,7 @@ impl Cluster {
     /// Starts a replica that names itself `owner` and reads `clock`.
     pub(crate) async fn replica(&self, owner: &'static str, clock: Clock) -> Replica {
         let choice = StoreChoice::Sqlite(self.path.clone());
-        let opened = (self.subject.open)(&choice, options(owner, clock), self.subject.parts)
+        let opened = (self.subject.open)(&choice, options(owner, clock), self.subject.steps)
             .await
             .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
         let signals = Signals::new(&self.parked);
@@ -179,11 +179,11 @@ impl Cluster {
             .enable_all()
             .build()
             .expect("a runtime for the replica to kill");
-        let (open, parts) = (self.subject.open, self.subject.parts);
+        let (open, steps) = (self.subject.open, self.subject.steps);
         let choice = StoreChoice::Sqlite(self.path.clone());
         let (id, fingerprint) = (entry(key), fingerprint());
         let reserved = runtime.spawn(async move {
-            let opened = open(&choice, options(owner, Clock::system()), parts).await?;
+            let opened = open(&choice, options(owner, Clock::system()), steps).await?;
             opened.store.reserve(&id, &fingerprint).await
         });
         let reserved = within("the replica to reserve before it is killed", reserved).await;

@@ -1,5 +1,5 @@
 //! The layer's stores under loopback load, against PostgreSQL's own speed measured in the same
-//! run: PostgreSQL (`PgStore`, `PgBook`), SQLite (`SqliteStore`, `SqliteBook`, a temporary file)
+//! run: PostgreSQL (`PgEntries`, `PgBook`), SQLite (`SqliteEntries`, `SqliteBook`, a temporary file)
 //! and memory for reference, each behind the layer in front of `Payments::with_book`, served
 //! over real HTTP with keep-alive clients.
 //!
@@ -23,10 +23,10 @@ use clap::Parser;
 use http::{Method, Uri};
 use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
 use retrykey_http::{
-    EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryStore, Reserve, ResponseStore,
-    Scope, StoreLimits,
+    Entries, EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryEntries, Reserve, Scope,
+    StoreLimits,
 };
-use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_replicas::{Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
 use retrykey_server::loopback::{LoopbackClient, Server};
 use retrykey_testkit::pgbench;
 use tower_layer::Layer;
@@ -167,7 +167,7 @@ async fn main() -> anyhow::Result<()> {
     match &url {
         _ if !wanted(Kind::Postgres) => {}
         Some(url) => {
-            let store = PgStore::throwaway(url, options.clone())
+            let store = PgEntries::throwaway(url, options.clone())
                 .await
                 .context("open the PostgreSQL store")?;
             let book: Arc<dyn PaymentBook> = Arc::new(PgBook::new(&store));
@@ -180,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
     }
     let mut sqlite = None;
     if wanted(Kind::Sqlite) {
-        let store = SqliteStore::throwaway(options.clone()).context("open the SQLite store")?;
+        let store = SqliteEntries::throwaway(options.clone()).context("open the SQLite store")?;
         let book: Arc<dyn PaymentBook> = Arc::new(SqliteBook::new(&store));
         let layer = IdempotencyLayer::builder().store(store.clone()).build();
         let counts = (args.sqlite_requests, args.replay_requests);
@@ -189,7 +189,7 @@ async fn main() -> anyhow::Result<()> {
     }
     if wanted(Kind::Memory) {
         let layer = IdempotencyLayer::builder()
-            .store(MemoryStore::new(limits))
+            .store(MemoryEntries::new(limits))
             .build();
         let book: Arc<dyn PaymentBook> = Arc::new(MemoryBook::default());
         let counts = (args.memory_requests, args.memory_requests);
@@ -319,11 +319,15 @@ async fn main() -> anyhow::Result<()> {
     {
         for (what, measured, reference) in [
             (
-                "fresh key through PgStore >= 50% of pgbench -N",
+                "fresh key through PgEntries >= 50% of pgbench -N",
                 &pg.fresh,
                 n,
             ),
-            ("replay through PgStore >= 50% of pgbench -S", &pg.replay, s),
+            (
+                "replay through PgEntries >= 50% of pgbench -S",
+                &pg.replay,
+                s,
+            ),
         ] {
             let ratio = 100.0 * median_by(measured, |m| m.tps) / reference;
             let verdict = if ratio >= 50.0 { "met" } else { "missed" };
@@ -450,7 +454,7 @@ async fn drive(
 
 /// Resident memory grown per response stored in a memory store, with the payments answer.
 async fn memory_footprint(stored: u64, limits: StoreLimits) -> anyhow::Result<()> {
-    let store = MemoryStore::new(limits);
+    let store = MemoryEntries::new(limits);
     let uri = Uri::from_static("/payments");
     let fingerprint = Fingerprint::of(
         &Method::POST,

@@ -1,9 +1,9 @@
 //! Stage 5: the Idempotency-Key layer's store in a database, so that replicas share one authority.
 //!
-//! A [`MemoryStore`](retrykey_http::MemoryStore) belongs to one process: two `payments`
+//! A [`MemoryEntries`](retrykey_http::MemoryEntries) belongs to one process: two `payments`
 //! replicas behind one address would each charge a retried request. Here the layer's records
-//! live in SQLite ([`SqliteStore`], one file for every process on a machine) or PostgreSQL
-//! ([`PgStore`], every machine), and the demo's charges live in the same database, so that a
+//! live in SQLite ([`SqliteEntries`], one file for every process on a machine) or PostgreSQL
+//! ([`PgEntries`], every machine), and the demo's charges live in the same database, so that a
 //! charge and its key's answer commit in one transaction.
 //!
 //! A replica can die, or pause, in the middle of a request. Its in-flight record therefore has
@@ -16,13 +16,13 @@
 //!
 //! ```
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, SqliteBook, SqliteStore};
+//! use retrykey_replicas::{Options, SqliteBook, SqliteEntries};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # fn main() -> Result<(), retrykey_http::Error> {
 //! let path = std::env::temp_dir().join(format!("retrykey-doc-{}.sqlite", std::process::id()));
-//! let store = SqliteStore::open(&path, Options::default())?;
+//! let store = SqliteEntries::open(&path, Options::default())?;
 //! let payments = Payments::with_book(Duration::ZERO, Arc::new(SqliteBook::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
@@ -62,8 +62,8 @@ use rusqlite::Transaction;
 
 pub use lease::Lease;
 pub use open::{Opened, StoreChoice};
-pub use pg::{PgBook, PgStore};
-pub use sqlite::{SqliteBook, SqliteStore};
+pub use pg::{PgBook, PgEntries};
+pub use sqlite::{SqliteBook, SqliteEntries};
 
 /// How a database store behaves: its bounds, its lease, who it says it is, and its clock.
 #[derive(Debug, Clone)]
@@ -108,7 +108,7 @@ impl Options {
 /// The SQLite claim and fence, as plain functions: a lab under `labs/` swaps one file's worth.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
-pub struct Parts {
+pub struct FenceSteps {
     pub claim: fn(
         &Transaction<'_>,
         &EntryId,
@@ -121,7 +121,7 @@ pub struct Parts {
     pub renew: fn(&Transaction<'_>, &EntryId, Token, i64) -> rusqlite::Result<bool>,
 }
 
-impl Parts {
+impl FenceSteps {
     /// The correct claim and fence.
     pub fn standard() -> Self {
         Self {

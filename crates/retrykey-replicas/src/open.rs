@@ -9,9 +9,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use retrykey_http::payments::{MemoryBook, PaymentBook};
-use retrykey_http::{Error, MemoryStore, ResponseStore};
+use retrykey_http::{Entries, Error, MemoryEntries};
 
-use retrykey_replicas::{Options, Parts, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_replicas::{FenceSteps, Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
 
 /// Where a replica keeps its keys and its charges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,26 +43,30 @@ impl StoreChoice {
 
     /// Opens the store and the payment book this choice names.
     pub async fn open(&self, options: Options) -> Result<Opened, Error> {
-        self.open_with_parts(options, Parts::standard()).await
+        self.open_with_steps(options, FenceSteps::standard()).await
     }
 
     /// The same, with the SQLite claim and fence a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub async fn open_with_parts(&self, options: Options, parts: Parts) -> Result<Opened, Error> {
+    pub async fn open_with_steps(
+        &self,
+        options: Options,
+        steps: FenceSteps,
+    ) -> Result<Opened, Error> {
         Ok(match self {
             Self::Memory => Opened {
-                store: Arc::new(MemoryStore::new(options.limits)),
+                store: Arc::new(MemoryEntries::new(options.limits)),
                 book: Arc::new(MemoryBook::default()),
             },
             Self::Sqlite(path) => {
-                let store = SqliteStore::open_with_parts(path, options, parts)?;
+                let store = SqliteEntries::open_with_steps(path, options, steps)?;
                 Opened {
                     book: Arc::new(SqliteBook::new(&store)),
                     store: Arc::new(store),
                 }
             }
             Self::Postgres(url) => {
-                let store = PgStore::connect(url, options).await?;
+                let store = PgEntries::connect(url, options).await?;
                 Opened {
                     book: Arc::new(PgBook::new(&store)),
                     store: Arc::new(store),
@@ -98,7 +102,7 @@ impl FromStr for StoreChoice {
 /// A replica's store and payment book, opened on the same authority.
 pub struct Opened {
     /// Where the layer keeps keys.
-    pub store: Arc<dyn ResponseStore>,
+    pub store: Arc<dyn Entries>,
     /// Where the handler keeps charges.
     pub book: Arc<dyn PaymentBook>,
 }

@@ -35,7 +35,7 @@ pub fn deliver<'a>(
         courier.at(Point::Sent);
         match courier.send(&claimed.event).await {
             Outcome::Succeeded { .. } => Ok(marked),
-            Outcome::Rejected { answer, .. } => courier.reject(claimed, &answer).await,
+            Outcome::Rejected { failure, .. } => courier.reject(claimed, &failure).await,
             Outcome::Unknown { last, stop, .. } => {
                 courier.postpone(claimed, &format!("{last} ({stop})")).await
             }

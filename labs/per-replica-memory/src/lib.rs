@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use retrykey_http::payments::{MemoryBook, PaymentBook};
 // NEGATIVE: the types of `Unkeyed`, the book that charges without a key (at the end).
-use retrykey_http::{Error, MemoryStore, Reservation, ResponseStore, StoreFuture, StoredResponse};
+use retrykey_http::{Entries, EntriesFuture, Error, MemoryEntries, Reservation, StoredResponse};
 
-use retrykey_replicas::{Options, Parts, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_replicas::{FenceSteps, Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
 
 /// Where a replica keeps its keys and its charges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,29 +44,33 @@ impl StoreChoice {
 
     /// Opens the store and the payment book this choice names.
     pub async fn open(&self, options: Options) -> Result<Opened, Error> {
-        self.open_with_parts(options, Parts::standard()).await
+        self.open_with_steps(options, FenceSteps::standard()).await
     }
 
     /// The same, with the SQLite claim and fence a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub async fn open_with_parts(&self, options: Options, parts: Parts) -> Result<Opened, Error> {
+    pub async fn open_with_steps(
+        &self,
+        options: Options,
+        steps: FenceSteps,
+    ) -> Result<Opened, Error> {
         Ok(match self {
             Self::Memory => Opened {
-                store: Arc::new(MemoryStore::new(options.limits)),
+                store: Arc::new(MemoryEntries::new(options.limits)),
                 book: Arc::new(MemoryBook::default()),
             },
             Self::Sqlite(path) => {
                 // NEGATIVE: the charges go to the shared file, but the keys stay in this
                 // process's memory. Each replica knows only the keys it has seen itself: a
                 // duplicate that lands on another replica is charged again.
-                let store = SqliteStore::open_with_parts(path, options.clone(), parts)?;
+                let store = SqliteEntries::open_with_steps(path, options.clone(), steps)?;
                 Opened {
                     book: Arc::new(Unkeyed(SqliteBook::new(&store))),
-                    store: Arc::new(MemoryStore::new(options.limits)),
+                    store: Arc::new(MemoryEntries::new(options.limits)),
                 }
             }
             Self::Postgres(url) => {
-                let store = PgStore::connect(url, options).await?;
+                let store = PgEntries::connect(url, options).await?;
                 Opened {
                     book: Arc::new(PgBook::new(&store)),
                     store: Arc::new(store),
@@ -102,7 +106,7 @@ impl FromStr for StoreChoice {
 /// A replica's store and payment book, opened on the same authority.
 pub struct Opened {
     /// Where the layer keeps keys.
-    pub store: Arc<dyn ResponseStore>,
+    pub store: Arc<dyn Entries>,
     /// Where the handler keeps charges.
     pub book: Arc<dyn PaymentBook>,
 }
@@ -117,11 +121,11 @@ impl PaymentBook for Unkeyed {
         amount: u64,
         _: Option<Reservation>,
         reply: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64> {
+    ) -> EntriesFuture<'a, u64> {
         self.0.charge(amount, None, reply)
     }
 
-    fn charges(&self) -> StoreFuture<'_, u64> {
+    fn charges(&self) -> EntriesFuture<'_, u64> {
         self.0.charges()
     }
 }

@@ -44,16 +44,20 @@ impl Engine for Replay5xx {
         let (parts, body) = request.into_parts();
         let key = match IdempotencyKey::from_headers(&parts.headers) {
             Ok(Some(key)) => key,
-            Ok(None) if config.requires_key(&parts) => return answer(Problem::KeyMissing, None),
+            Ok(None) if config.requires_key(&parts) => {
+                return problem_response(Problem::KeyMissing, None);
+            }
             Ok(None) => return next.call(Request::from_parts(parts, body)),
-            Err(problem) => return answer(Problem::KeyInvalid, Some(&problem.to_string())),
+            Err(problem) => {
+                return problem_response(Problem::KeyInvalid, Some(&problem.to_string()));
+            }
         };
         Box::pin(keyed(config, parts, body, key, next))
     }
 }
 
 /// One of the layer's own answers, as the future the engine returns.
-fn answer(problem: Problem, detail: Option<&str>) -> BoxFuture<Response<Body>> {
+fn problem_response(problem: Problem, detail: Option<&str>) -> BoxFuture<Response<Body>> {
     Box::pin(std::future::ready(problem.response(detail)))
 }
 

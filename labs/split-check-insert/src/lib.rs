@@ -4,10 +4,10 @@
 //! # Example
 //!
 //! ```
-//! use retrykey_http::{IdempotencyLayer, MemoryStore, StoreLimits};
+//! use retrykey_http::{IdempotencyLayer, MemoryEntries, StoreLimits};
 //! use std::time::Duration;
 //!
-//! let store = MemoryStore::new(StoreLimits {
+//! let store = MemoryEntries::new(StoreLimits {
 //!     max_entries: 1_000,
 //!     max_bytes: 8 << 20,
 //!     retention: Duration::from_secs(3600),
@@ -23,8 +23,8 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use retrykey_http::{
-    AttemptEnd, EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture,
-    StoreLimits, StoredResponse, Token, Waiter,
+    AttemptEnd, Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoreLimits,
+    StoredResponse, Token, Waiter,
 };
 
 /// Expired records removed by each reservation (more only when the store is full).
@@ -36,7 +36,7 @@ const SWEEP_BATCH: usize = 2;
 /// were measured for the payments answer (the appendix's memory figures); this rounds it up.
 const ENTRY_OVERHEAD: usize = 1024;
 
-/// A [`ResponseStore`] in process memory, bounded in entries and bytes, with retention.
+/// A [`Entries`] in process memory, bounded in entries and bytes, with retention.
 ///
 /// One process only: replicas behind a load balancer each have their own, which is exactly
 /// the gap a database-backed store closes.
@@ -166,8 +166,8 @@ impl State {
     }
 }
 
-impl ResponseStore for SplitCheckInsert {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
+impl Entries for SplitCheckInsert {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         let mut state = self.lock();
         let lookup = match state.entries.get_mut(id) {
             None => Lookup::Absent,
@@ -194,14 +194,14 @@ impl ResponseStore for SplitCheckInsert {
                 }
             },
         };
-        StoreFuture::ready(Ok(lookup))
+        EntriesFuture::ready(Ok(lookup))
     }
 
     fn reserve<'a>(
         &'a self,
         id: &'a EntryId,
         fingerprint: &'a Fingerprint,
-    ) -> StoreFuture<'a, Reserve> {
+    ) -> EntriesFuture<'a, Reserve> {
         let now = Instant::now();
         let mut state = self.lock();
         // A few expired records go with every reservation: at most one is added, so the
@@ -219,7 +219,7 @@ impl ResponseStore for SplitCheckInsert {
         }
         if self.limits.is_full(state.entries.len(), state.bytes) {
             // Every entry is live: refuse rather than forget a record someone relies on.
-            return StoreFuture::ready(Ok(Reserve::Full));
+            return EntriesFuture::ready(Ok(Reserve::Full));
         }
         state.next_token += 1;
         let token = Token(state.next_token);
@@ -233,7 +233,7 @@ impl ResponseStore for SplitCheckInsert {
         );
         drop(state);
         drop((swept, expired)); // freed outside the lock
-        StoreFuture::ready(Ok(Reserve::Reserved(token)))
+        EntriesFuture::ready(Ok(Reserve::Reserved(token)))
     }
 
     fn complete<'a>(
@@ -241,7 +241,7 @@ impl ResponseStore for SplitCheckInsert {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
+    ) -> EntriesFuture<'a, ()> {
         let mut state = self.lock();
         let State {
             entries,
@@ -268,10 +268,10 @@ impl ResponseStore for SplitCheckInsert {
             }
             _ => Err(Error::NotOwner),
         };
-        StoreFuture::ready(result)
+        EntriesFuture::ready(result)
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
         let mut state = self.lock();
         let result = match state.entries.get(id) {
             Some(entry) if entry.token == token => {
@@ -280,6 +280,6 @@ impl ResponseStore for SplitCheckInsert {
             }
             _ => Err(Error::NotOwner),
         };
-        StoreFuture::ready(result)
+        EntriesFuture::ready(result)
     }
 }

@@ -3,26 +3,26 @@
 
 use std::collections::BTreeSet;
 
-use retrykey_client::{Parts, StandardParts};
+use retrykey_client::{RetrySteps, StandardSteps};
 use retrykey_client_checks::failing_checks;
 
 mod budget_reset {
-    retrykey_client_checks::variant_parts!(
+    retrykey_client_checks::variant_steps!(
         Variant,
         child_budget = budget_reset_per_layer::child_budget
     );
 }
 mod fresh_key {
-    retrykey_client_checks::variant_parts!(Variant, execute = fresh_key_per_retry::execute);
+    retrykey_client_checks::variant_steps!(Variant, execute = fresh_key_per_retry::execute);
 }
 mod no_jitter {
-    retrykey_client_checks::variant_parts!(Variant, delay = no_jitter::full_jitter);
+    retrykey_client_checks::variant_steps!(Variant, delay = no_jitter::full_jitter);
 }
 mod retry_definitive {
-    retrykey_client_checks::variant_parts!(Variant, classify = retry_definitive_errors::classify);
+    retrykey_client_checks::variant_steps!(Variant, classify = retry_definitive_errors::classify);
 }
 
-fn assert_fails_as_declared<P: Parts>(variant: &str) {
+fn assert_fails_as_declared<P: RetrySteps>(variant: &str) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         2,
@@ -34,7 +34,7 @@ fn assert_fails_as_declared<P: Parts>(variant: &str) {
 // The correct client fails no retry check: the baseline every variant is compared with.
 #[test]
 fn correct_client_fails_nothing() {
-    assert_eq!(failing_checks::<StandardParts>(), BTreeSet::new());
+    assert_eq!(failing_checks::<StandardSteps>(), BTreeSet::new());
 }
 
 // Each variant fails exactly the retry checks it declares.

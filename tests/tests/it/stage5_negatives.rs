@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{Opened, Options, Parts, StoreChoice};
+use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
 use retrykey_replicas_checks::{Subject, failing_checks};
 
 fn assert_fails_as_declared(variant: &str, subject: Subject) {
@@ -32,14 +32,14 @@ fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_check
 fn open_per_replica_memory(
     choice: &StoreChoice,
     options: Options,
-    parts: Parts,
+    steps: FenceSteps,
 ) -> BoxFuture<Result<Opened, Error>> {
     let StoreChoice::Sqlite(path) = choice else {
         panic!("the replica checks open SQLite replicas only, not {choice:?}");
     };
     let choice = per_replica_memory::StoreChoice::Sqlite(path.clone());
     Box::pin(async move {
-        let opened = choice.open_with_parts(options, parts).await?;
+        let opened = choice.open_with_steps(options, steps).await?;
         Ok(Opened {
             store: opened.store,
             book: opened.book,
@@ -62,20 +62,20 @@ fn per_replica_memory_fails_as_declared() {
 
 #[test]
 fn lease_without_fence_fails_as_declared() {
-    let subject = Subject::correct().with_parts(Parts {
+    let subject = Subject::correct().with_steps(FenceSteps {
         holds: lease_without_fence::holds,
         finish: lease_without_fence::finish,
         renew: lease_without_fence::renew,
-        ..Parts::standard()
+        ..FenceSteps::standard()
     });
     assert_fails_as_declared("lease-without-fence", subject);
 }
 
 #[test]
 fn no_lease_fails_as_declared() {
-    let subject = Subject::correct().with_parts(Parts {
+    let subject = Subject::correct().with_steps(FenceSteps {
         claim: no_lease::claim,
-        ..Parts::standard()
+        ..FenceSteps::standard()
     });
     assert_fails_as_declared("no-lease", subject);
 }
@@ -92,26 +92,28 @@ fn correct_outbox_fails_nothing() {
 
 #[test]
 fn publish_outside_transaction_fails_as_declared() {
-    let subject =
-        retrykey_outbox_checks::Subject::correct().with_documents(retrykey_outbox::sqlite::Parts {
+    let subject = retrykey_outbox_checks::Subject::correct().with_documents(
+        retrykey_outbox::sqlite::AcceptSteps {
             accept: publish_outside_transaction::accept,
-        });
+        },
+    );
     assert_outbox_fails_as_declared("publish-outside-transaction", subject);
 }
 
 #[test]
 fn consumer_without_dedup_fails_as_declared() {
-    let subject =
-        retrykey_outbox_checks::Subject::correct().with_consumer(retrykey_converter::Parts {
+    let subject = retrykey_outbox_checks::Subject::correct().with_consumer(
+        retrykey_converter::ConvertSteps {
             convert: consumer_without_dedup::convert,
-        });
+        },
+    );
     assert_outbox_fails_as_declared("consumer-without-dedup", subject);
 }
 
 #[test]
 fn mark_before_send_fails_as_declared() {
     let subject = retrykey_outbox_checks::Subject::correct().with_dispatcher(
-        retrykey_outbox::dispatcher::Parts {
+        retrykey_outbox::dispatcher::DeliverySteps {
             deliver: mark_before_send::deliver,
         },
     );

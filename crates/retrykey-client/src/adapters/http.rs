@@ -6,7 +6,9 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use retrykey::Key;
 
 use crate::adapters::KeyHeader;
-use crate::{Answer, Attempt, Client, Error, Failure, Outcome, Parts, Reply, retry_after};
+use crate::{
+    Attempt, Client, Error, Failure, Outcome, RetrySteps, StatusFailure, Success, retry_after,
+};
 
 /// The header that carries the operation key.
 pub const KEY_HEADER: &str = "Idempotency-Key";
@@ -62,7 +64,7 @@ impl HttpAdapter {
     /// [`Error::KeyNotSendable`] before the first attempt: no request leaves, no attempt is
     /// counted and no retry quota is spent, so it is never mistaken for the service's refusal
     /// ([`Outcome::Rejected`]).
-    pub async fn run_with_key<P: Parts>(
+    pub async fn run_with_key<P: RetrySteps>(
         &self,
         client: &Client<P>,
         key: Key,
@@ -91,7 +93,7 @@ impl HttpAdapter {
         url: &str,
         content_type: &str,
         body: Vec<u8>,
-    ) -> Result<Reply<HttpResponse>, Failure> {
+    ) -> Result<Success<HttpResponse>, Failure> {
         let key =
             KeyHeader::new(&attempt.key).map_err(|error| Failure::Refused(error.to_string()))?;
         let response = self
@@ -112,12 +114,12 @@ impl HttpAdapter {
             .and_then(|value| retry_after::parse(value, SystemTime::now()));
         let body = response.bytes().await.map_err(transport_failure)?.to_vec();
         if (200..300).contains(&status) {
-            return Ok(Reply {
+            return Ok(Success {
                 value: HttpResponse { status, body },
                 replayed,
             });
         }
-        Err(Failure::Status(Answer {
+        Err(Failure::Status(StatusFailure {
             status,
             retry_after,
             in_progress: status == 409 && retry_after.is_some(),

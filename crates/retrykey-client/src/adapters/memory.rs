@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use retrykey::{Error, Ledger, Receipt, Request};
 
 use crate::budget::take_one;
-use crate::{Answer, Attempt, Failure, Reply};
+use crate::{Attempt, Failure, StatusFailure, Success};
 
 /// Calls a [`Ledger`] in-process, as an attempt function.
 ///
@@ -37,17 +37,17 @@ impl MemoryAdapter {
         &self,
         attempt: Attempt,
         request: &Request,
-    ) -> Result<Reply<Receipt>, Failure> {
+    ) -> Result<Success<Receipt>, Failure> {
         match self.ledger.apply(&attempt.key, request) {
             // Only a committed apply can lose its reply: a refusal changed nothing to hide.
             Ok(_) if take_one(&self.lose) => {
                 Err(Failure::Lost("reply lost after the commit".into()))
             }
-            Ok(receipt) => Ok(Reply {
+            Ok(receipt) => Ok(Success {
                 replayed: receipt.replayed,
                 value: receipt,
             }),
-            Err(error) => Err(Failure::Status(answer_for(&error))),
+            Err(error) => Err(Failure::Status(failure_for(&error))),
         }
     }
 }
@@ -65,11 +65,11 @@ impl std::fmt::Debug for MemoryAdapter {
 /// | invalid key, invalid request, ceiling, capacity | 422 | reject |
 /// | conflict (same key, different request) | 409 | reject |
 /// | storage failure (outcome unknown) | 503 | retry |
-pub fn answer_for(error: &Error) -> Answer {
+pub fn failure_for(error: &Error) -> StatusFailure {
     let status = match error {
         Error::Conflict => 409,
         Error::Storage(_) => 503,
         _ => 422,
     };
-    Answer::new(status, error.to_string())
+    StatusFailure::new(status, error.to_string())
 }

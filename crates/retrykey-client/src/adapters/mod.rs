@@ -7,4 +7,4 @@ mod memory;
 
 pub use http::{HttpAdapter, HttpResponse, KEY_HEADER, REPLAYED_HEADER};
 pub use key_header::KeyHeader;
-pub use memory::{MemoryAdapter, answer_for};
+pub use memory::{MemoryAdapter, failure_for};

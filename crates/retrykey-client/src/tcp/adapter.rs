@@ -7,7 +7,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use crate::tcp::protocol;
-use crate::{Attempt, Failure, Reply};
+use crate::{Attempt, Failure, Success};
 
 /// Sends attempts to a [`LedgerServer`](crate::tcp::LedgerServer) at `addr`.
 ///
@@ -29,7 +29,7 @@ impl TcpAdapter {
         &self,
         attempt: Attempt,
         request: &Request,
-    ) -> Result<Reply<Receipt>, Failure> {
+    ) -> Result<Success<Receipt>, Failure> {
         let mut stream = TcpStream::connect(self.addr)
             .await
             .map_err(|e| Failure::Refused(e.kind().to_string()))?;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use retrykey::{Error, Key, Receipt, Request};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
-use crate::{Answer, Failure, Reply};
+use crate::{Failure, StatusFailure, Success};
 
 /// The longest line either side accepts, newline included.
 pub const MAX_LINE: usize = 1024;
@@ -73,7 +73,7 @@ pub fn busy_line(seconds: u64) -> String {
 /// Reads a reply line (without its newline) as an attempt's result.
 ///
 /// A line that cannot be read is [`Failure::Lost`]: the request was sent and its fate is unknown.
-pub fn parse_reply(line: &str) -> Result<Reply<Receipt>, Failure> {
+pub fn parse_reply(line: &str) -> Result<Success<Receipt>, Failure> {
     let fields: Vec<&str> = line.split('\t').collect();
     let unreadable = || Failure::Lost(format!("unreadable reply {line:?}"));
     match fields.as_slice() {
@@ -87,18 +87,18 @@ pub fn parse_reply(line: &str) -> Result<Reply<Receipt>, Failure> {
                     _ => return Err(unreadable()),
                 },
             };
-            Ok(Reply {
+            Ok(Success {
                 value: receipt,
                 replayed: receipt.replayed,
             })
         }
-        ["CONFLICT", message] => Err(Failure::Status(Answer::new(409, *message))),
-        ["INVALID", message] => Err(Failure::Status(Answer::new(422, *message))),
-        ["UNAVAILABLE", message] => Err(Failure::Status(Answer::new(503, *message))),
+        ["CONFLICT", message] => Err(Failure::Status(StatusFailure::new(409, *message))),
+        ["INVALID", message] => Err(Failure::Status(StatusFailure::new(422, *message))),
+        ["UNAVAILABLE", message] => Err(Failure::Status(StatusFailure::new(503, *message))),
         ["BUSY", seconds] => {
             let seconds: u64 = seconds.parse().map_err(|_| unreadable())?;
             Err(Failure::Status(
-                Answer::new(503, "busy").retry_after(Duration::from_secs(seconds)),
+                StatusFailure::new(503, "busy").retry_after(Duration::from_secs(seconds)),
             ))
         }
         _ => Err(unreadable()),

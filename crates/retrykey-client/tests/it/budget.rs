@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use retrykey_client::nesting::child_budget;
-use retrykey_client::{Budget, Client, Failure, Policy, Reply};
+use retrykey_client::{Budget, Client, Failure, Policy, Success};
 
 // A budget too long to represent runs like a very long one instead of overflowing.
 #[tokio::test(start_paused = true)]
@@ -17,7 +17,7 @@ async fn an_endless_budget_does_not_overflow() {
     let client = Client::builder(policy).seed(1).build();
     let outcome = client
         .run(|_| async {
-            Ok::<_, Failure>(Reply {
+            Ok::<_, Failure>(Success {
                 value: 7,
                 replayed: false,
             })
@@ -77,7 +77,7 @@ async fn a_nested_layer_stops_at_its_own_attempt_limit() {
     let key = client.new_key();
     let outcome = client
         .run_nested(&parent, key, |_| async {
-            Err::<Reply<()>, _>(Failure::Refused("connection refused".into()))
+            Err::<Success<()>, _>(Failure::Refused("connection refused".into()))
         })
         .await;
     assert_eq!(outcome.attempts(), 2, "{outcome:?}");

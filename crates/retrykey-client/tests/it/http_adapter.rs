@@ -103,11 +103,11 @@ async fn unprocessable_is_rejected_once() {
     let outcome = client
         .run(|a| http.post(a, &url, "application/json", b"{}".to_vec()))
         .await;
-    let Outcome::Rejected { answer, attempts } = outcome else {
+    let Outcome::Rejected { failure, attempts } = outcome else {
         panic!("{outcome:?}")
     };
     assert_eq!(
-        (answer.status, answer.detail.as_str(), attempts),
+        (failure.status, failure.detail.as_str(), attempts),
         (422, "bad units\n", 1)
     );
     assert_eq!(seen.lock().unwrap().len(), 1);

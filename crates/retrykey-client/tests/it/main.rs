@@ -18,7 +18,7 @@ mod tcp_protocol;
 mod tcp_retry_after;
 mod tcp_server_restart;
 
-use retrykey_client::StandardParts;
+use retrykey_client::StandardSteps;
 
 // The shared retry checks, run against the correct client.
-retrykey_client_checks::retry_suite!(StandardParts);
+retrykey_client_checks::retry_suite!(StandardSteps);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use retrykey_client::{Client, Failure, Policy, Reply, RetryQuota};
+use retrykey_client::{Client, Failure, Policy, RetryQuota, Success};
 
 // A retry after a timeout costs more than one after another failure.
 #[test]
@@ -50,7 +50,7 @@ async fn clients_can_share_one_bucket() {
         .seed(2)
         .quota(shared.clone())
         .build();
-    let refused = || async { Err::<Reply<()>, _>(Failure::Refused("refused".into())) };
+    let refused = || async { Err::<Success<()>, _>(Failure::Refused("refused".into())) };
     assert_eq!(
         a.run(|_| refused()).await.attempts(),
         3,

@@ -76,10 +76,10 @@ async fn conflict_is_rejected_once() {
     let outcome = client
         .run_with_key(key.clone(), |a| ledger.apply(a, &changed))
         .await;
-    let Outcome::Rejected { answer, attempts } = outcome else {
+    let Outcome::Rejected { failure, attempts } = outcome else {
         panic!("{outcome:?}")
     };
-    assert_eq!((answer.status, attempts), (409, 1));
+    assert_eq!((failure.status, attempts), (409, 1));
     assert_eq!(stored(&*store), (7, 1));
     assert_eq!(store.receipt(&key).unwrap().map(|r| r.total), Some(7));
 }

@@ -151,7 +151,7 @@ pub fn main(open: Opener) -> ExitCode {
     let mut stdout = std::io::stdout();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
-        let reply = answer(ledger.as_ref(), &line);
+        let reply = serve_line(ledger.as_ref(), &line);
         if writeln!(stdout, "{reply}")
             .and_then(|()| stdout.flush())
             .is_err()
@@ -162,7 +162,7 @@ pub fn main(open: Opener) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn answer(ledger: &dyn Ledger, line: &str) -> String {
+fn serve_line(ledger: &dyn Ledger, line: &str) -> String {
     let words: Vec<&str> = line.split_whitespace().collect();
     match words.as_slice() {
         ["ping"] => "ready".to_owned(),

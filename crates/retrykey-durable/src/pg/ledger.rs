@@ -170,7 +170,7 @@ impl PgLedger {
         if let Some(stored) = found {
             // Nothing was written: end the transaction and answer from the record.
             tx.rollback().await?;
-            return stored.answer(request);
+            return stored.replay(request);
         }
         let written = async {
             let receipt = match added {
@@ -203,7 +203,7 @@ impl PgLedger {
                 let winner = lookup(client, scope, key).await?;
                 winner
                     .ok_or_else(lost_race)
-                    .and_then(|stored| stored.answer(request))
+                    .and_then(|stored| stored.replay(request))
             }
             Err(error) => {
                 tx.rollback().await?;

@@ -100,7 +100,7 @@ impl SqliteLedger {
 
         // The lookup comes first, so a replay is answered even when the ledger is full.
         if let Some(stored) = lookup(&tx, scope, key).map_err(storage)? {
-            return stored.answer(request);
+            return stored.replay(request);
         }
 
         let limits = self.options.limits;

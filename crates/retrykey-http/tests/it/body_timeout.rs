@@ -14,7 +14,7 @@ use http_body::Frame;
 use http_body_util::BodyExt;
 use retrykey_http::body::boxed;
 use retrykey_http::payments::Payments;
-use retrykey_http::{IdempotencyLayer, MemoryStore, PROBLEM_JSON, StoreLimits};
+use retrykey_http::{IdempotencyLayer, MemoryEntries, PROBLEM_JSON, StoreLimits};
 use retrykey_server::timeouts::Deadline;
 use tower::ServiceExt;
 use tower_layer::Layer;
@@ -35,8 +35,10 @@ impl http_body::Body for Stalled {
 }
 
 /// Sends a POST whose body stalls past a 50 ms deadline; returns the status and the body.
-async fn stalled_post(key: Option<&str>) -> (StatusCode, String, Arc<MemoryStore>, Arc<Payments>) {
-    let store = Arc::new(MemoryStore::new(StoreLimits::default()));
+async fn stalled_post(
+    key: Option<&str>,
+) -> (StatusCode, String, Arc<MemoryEntries>, Arc<Payments>) {
+    let store = Arc::new(MemoryEntries::new(StoreLimits::default()));
     let payments = Payments::new(Duration::ZERO);
     let service = IdempotencyLayer::builder()
         .shared_store(store.clone())

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use http::Method;
-use retrykey_http::{IdempotencyLayer, InFlight, MemoryStore, StoreLimits};
+use retrykey_http::{IdempotencyLayer, InFlight, MemoryEntries, StoreLimits};
 
 // POST and PATCH are covered, nothing else; 1 MiB bodies; 64 KiB stored; duplicates wait 10 s.
 #[test]
@@ -37,7 +37,7 @@ fn layer_defaults() {
 // The memory store keeps 10,000 entries and 64 MiB for 24 hours by default.
 #[test]
 fn store_defaults() {
-    let limits = MemoryStore::default().limits();
+    let limits = MemoryEntries::default().limits();
     assert_eq!(
         limits,
         StoreLimits {

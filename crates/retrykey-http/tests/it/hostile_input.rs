@@ -18,7 +18,7 @@ use proptest::sample::Index;
 use retrykey_http::body::full;
 use retrykey_http::payments::Payments;
 use retrykey_http::{
-    Body, IdempotencyKey, IdempotencyLayer, KeyHeaderProblem, MAX_KEY_CHARS, MemoryStore,
+    Body, IdempotencyKey, IdempotencyLayer, KeyHeaderProblem, MAX_KEY_CHARS, MemoryEntries,
     PROBLEM_JSON, StoreLimits,
 };
 use tower::ServiceExt;
@@ -144,14 +144,14 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 /// A fresh payments service behind the layer, with its store and state in view.
 struct Rig {
-    store: Arc<MemoryStore>,
+    store: Arc<MemoryEntries>,
     payments: Arc<Payments>,
 }
 
 impl Rig {
     fn new() -> Self {
         Self {
-            store: Arc::new(MemoryStore::new(StoreLimits::default())),
+            store: Arc::new(MemoryEntries::new(StoreLimits::default())),
             payments: Payments::new(Duration::ZERO),
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_http::payments::Payments;
-use retrykey_http::{IdempotencyLayer, MemoryStore, PROBLEM_JSON};
+use retrykey_http::{IdempotencyLayer, MemoryEntries, PROBLEM_JSON};
 use retrykey_server::loopback::Server;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -54,7 +54,7 @@ enum Record {
     /// No entry at all: refused before the layer reserved the key.
     None,
     /// One entry: the handler's own 400, kept for its key like any non-5xx answer.
-    Answer,
+    Entry,
 }
 
 /// A reply as read off the socket.
@@ -193,7 +193,7 @@ async fn known_bad_requests_are_refused_and_charge_nothing() {
         );
     }
 
-    let store = Arc::new(MemoryStore::default());
+    let store = Arc::new(MemoryEntries::default());
     let payments = Payments::new(Duration::ZERO);
     let server = Server::start(
         IdempotencyLayer::builder()
@@ -222,7 +222,7 @@ async fn known_bad_requests_are_refused_and_charge_nothing() {
                     case.file, case.checks
                 ));
             }
-            let answered = case.record == Record::Answer;
+            let answered = case.record == Record::Entry;
             let kept = usize::from(answered);
             if store.len() != entries + kept {
                 failures.push(format!(
@@ -285,7 +285,7 @@ fn the_operating_appendix_lists_every_case() {
         };
         let record = match case.record {
             Record::None => "none",
-            Record::Answer => "answer",
+            Record::Entry => "entry",
         };
         let expected = format!(
             "| `{}` | {} | {problem} | {record} | {} |",

@@ -6,8 +6,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Response, Uri};
 use retrykey_http::{
-    AttemptEnd, EntryId, Error, Fingerprint, IdempotencyKey, Lookup, MemoryStore, Reserve,
-    ResponseStore, Scope, StoreLimits, StoredResponse, Token,
+    AttemptEnd, Entries, EntryId, Error, Fingerprint, IdempotencyKey, Lookup, MemoryEntries,
+    Reserve, Scope, StoreLimits, StoredResponse, Token,
 };
 
 fn id(key: &str) -> EntryId {
@@ -27,7 +27,7 @@ fn fingerprint() -> Fingerprint {
     )
 }
 
-fn answer(body: &'static str) -> StoredResponse {
+fn response(body: &'static str) -> StoredResponse {
     let (parts, ()) = Response::builder()
         .status(201)
         .body(())
@@ -36,12 +36,12 @@ fn answer(body: &'static str) -> StoredResponse {
     StoredResponse::whole(&parts, Bytes::from_static(body.as_bytes()))
 }
 
-async fn reserve(store: &MemoryStore, key: &str) -> Reserve {
+async fn reserve(store: &MemoryEntries, key: &str) -> Reserve {
     store.reserve(&id(key), &fingerprint()).await.unwrap()
 }
 
 /// Reserves `key`, which must be free, and returns the reservation's token.
-async fn reserved(store: &MemoryStore, key: &str) -> Token {
+async fn reserved(store: &MemoryEntries, key: &str) -> Token {
     match reserve(store, key).await {
         Reserve::Reserved(token) => token,
         other => panic!("reserving {key:?}: {other:?}"),
@@ -51,7 +51,7 @@ async fn reserved(store: &MemoryStore, key: &str) -> Token {
 // A reserved key cannot be reserved again; a different key can.
 #[tokio::test]
 async fn a_key_is_reserved_once() {
-    let store = MemoryStore::default();
+    let store = MemoryEntries::default();
     assert!(matches!(reserve(&store, "a").await, Reserve::Reserved(_)));
     assert_eq!(reserve(&store, "a").await, Reserve::Taken);
     assert!(matches!(reserve(&store, "b").await, Reserve::Reserved(_)));
@@ -61,11 +61,11 @@ async fn a_key_is_reserved_once() {
 // Only the holder of the reservation can complete or release it; a stranger changes nothing.
 #[tokio::test]
 async fn completion_and_release_need_the_token() {
-    let store = MemoryStore::default();
+    let store = MemoryEntries::default();
     let token = reserved(&store, "a").await;
     let stranger = Token(token.0 + 100);
     assert!(matches!(
-        store.complete(&id("a"), stranger, answer("x")).await,
+        store.complete(&id("a"), stranger, response("x")).await,
         Err(Error::NotOwner)
     ));
     assert!(matches!(
@@ -77,7 +77,10 @@ async fn completion_and_release_need_the_token() {
         Lookup::InFlight { .. }
     ));
     assert_eq!(store.bytes(), 0);
-    store.complete(&id("a"), token, answer("x")).await.unwrap();
+    store
+        .complete(&id("a"), token, response("x"))
+        .await
+        .unwrap();
     assert!(matches!(
         store.lookup(&id("a")).await.unwrap(),
         Lookup::Done { .. }
@@ -88,7 +91,7 @@ async fn completion_and_release_need_the_token() {
 // Waiters learn the outcome: the stored answer on completion, "released" on release.
 #[tokio::test]
 async fn waiters_are_woken_with_the_outcome() {
-    let store = Arc::new(MemoryStore::default());
+    let store = Arc::new(MemoryEntries::default());
     let a = reserved(&store, "a").await;
     let b = reserved(&store, "b").await;
     let Lookup::InFlight { wait: wait_a, .. } = store.lookup(&id("a")).await.unwrap() else {
@@ -97,7 +100,7 @@ async fn waiters_are_woken_with_the_outcome() {
     let Lookup::InFlight { wait: wait_b, .. } = store.lookup(&id("b")).await.unwrap() else {
         panic!()
     };
-    store.complete(&id("a"), a, answer("done")).await.unwrap();
+    store.complete(&id("a"), a, response("done")).await.unwrap();
     store.release(&id("b"), b).await.unwrap();
     match wait_a.await {
         AttemptEnd::Completed(response) => assert_eq!(response.body, "done"),
@@ -114,13 +117,13 @@ async fn waiters_are_woken_with_the_outcome() {
 // At its bound the store refuses new keys, keeps what it has, and still answers lookups.
 #[tokio::test]
 async fn a_full_store_refuses_and_keeps() {
-    let store = MemoryStore::new(StoreLimits {
+    let store = MemoryEntries::new(StoreLimits {
         max_entries: 2,
         ..StoreLimits::default()
     });
     let a = reserved(&store, "a").await;
     assert!(matches!(reserve(&store, "b").await, Reserve::Reserved(_)));
-    store.complete(&id("a"), a, answer("kept")).await.unwrap();
+    store.complete(&id("a"), a, response("kept")).await.unwrap();
     assert_eq!(reserve(&store, "c").await, Reserve::Full);
     assert_eq!(store.len(), 2);
     assert!(matches!(
@@ -136,13 +139,13 @@ async fn a_full_store_refuses_and_keeps() {
 // The byte budget counts stored answers, and refuses new keys once spent.
 #[tokio::test]
 async fn the_byte_budget_is_enforced() {
-    let store = MemoryStore::new(StoreLimits {
+    let store = MemoryEntries::new(StoreLimits {
         max_bytes: 64,
         ..StoreLimits::default()
     });
     let a = reserved(&store, "a").await;
     store
-        .complete(&id("a"), a, answer("a body that fills the budget"))
+        .complete(&id("a"), a, response("a body that fills the budget"))
         .await
         .unwrap();
     assert!(store.bytes() >= 64);
@@ -155,14 +158,17 @@ async fn the_byte_budget_is_enforced() {
 // before each reservation) and refuses a fourth, evicting none.
 #[tokio::test]
 async fn each_entry_counts_its_own_overhead_against_the_budget() {
-    let store = MemoryStore::new(StoreLimits {
+    let store = MemoryEntries::new(StoreLimits {
         max_bytes: 2_500,
         ..StoreLimits::default()
     });
-    let small = answer("x").size();
+    let small = response("x").size();
     for key in ["a", "b", "c"] {
         let token = reserved(&store, key).await;
-        store.complete(&id(key), token, answer("x")).await.unwrap();
+        store
+            .complete(&id(key), token, response("x"))
+            .await
+            .unwrap();
     }
     assert_eq!(store.bytes(), 3 * (small + 1024));
     assert_eq!(reserve(&store, "d").await, Reserve::Full);
@@ -172,7 +178,7 @@ async fn each_entry_counts_its_own_overhead_against_the_budget() {
 // Finished entries past retention are swept and their bytes returned; running ones never are.
 #[tokio::test]
 async fn expired_entries_are_swept_but_running_ones_stay() {
-    let store = MemoryStore::new(StoreLimits {
+    let store = MemoryEntries::new(StoreLimits {
         retention: Duration::ZERO,
         ..StoreLimits::default()
     });
@@ -181,7 +187,7 @@ async fn expired_entries_are_swept_but_running_ones_stay() {
         reserve(&store, "running").await,
         Reserve::Reserved(_)
     ));
-    store.complete(&id("a"), a, answer("x")).await.unwrap();
+    store.complete(&id("a"), a, response("x")).await.unwrap();
     assert_eq!(store.sweep(), 1);
     assert_eq!((store.len(), store.bytes()), (1, 0));
     assert!(matches!(
@@ -202,7 +208,7 @@ async fn the_store_reports_its_limits_and_emptiness() {
         max_bytes: 1_000,
         retention: Duration::from_secs(60),
     };
-    let store = MemoryStore::new(limits);
+    let store = MemoryEntries::new(limits);
     assert_eq!(store.limits(), limits);
     assert!(store.is_empty());
     reserved(&store, "a").await;
@@ -215,7 +221,7 @@ async fn the_store_reports_its_limits_and_emptiness() {
 // reservation sweeps only two, so the third is still held when its own key comes back.
 #[tokio::test]
 async fn an_expired_record_is_gone_for_callers_before_it_is_swept() {
-    let store = MemoryStore::new(StoreLimits {
+    let store = MemoryEntries::new(StoreLimits {
         retention: Duration::ZERO,
         ..StoreLimits::default()
     });
@@ -224,7 +230,10 @@ async fn an_expired_record_is_gone_for_callers_before_it_is_swept() {
         tokens.push(reserved(&store, key).await);
     }
     for (key, token) in ["a", "b", "c"].into_iter().zip(tokens) {
-        store.complete(&id(key), token, answer("x")).await.unwrap();
+        store
+            .complete(&id(key), token, response("x"))
+            .await
+            .unwrap();
     }
     assert!(matches!(
         store.lookup(&id("c")).await.unwrap(),
@@ -244,7 +253,7 @@ async fn an_expired_record_is_gone_for_callers_before_it_is_swept() {
 // cannot release the current one.
 #[tokio::test]
 async fn a_stale_token_cannot_release_a_new_reservation() {
-    let store = MemoryStore::default();
+    let store = MemoryEntries::default();
     let first = reserved(&store, "a").await;
     store.release(&id("a"), first).await.unwrap();
     let second = reserved(&store, "a").await;

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use http::{Request, Response};
 use retrykey_http::{
-    Body, EntryId, Error, Fingerprint, IdempotencyLayer, Lookup, MemoryStore, Reserve,
-    ResponseStore, StoreFuture, StoredResponse, Token, body::full,
+    Body, Entries, EntriesFuture, EntryId, Error, Fingerprint, IdempotencyLayer, Lookup,
+    MemoryEntries, Reserve, StoredResponse, Token, body::full,
 };
 use tower::{ServiceBuilder, ServiceExt, service_fn};
 use tracing::field::{Field, Visit};
@@ -16,10 +16,10 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
 /// A memory store whose `complete` always fails, as a database that went away would.
-struct CannotComplete(MemoryStore);
+struct CannotComplete(MemoryEntries);
 
-impl ResponseStore for CannotComplete {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
+impl Entries for CannotComplete {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         self.0.lookup(id)
     }
 
@@ -27,7 +27,7 @@ impl ResponseStore for CannotComplete {
         &'a self,
         id: &'a EntryId,
         fingerprint: &'a Fingerprint,
-    ) -> StoreFuture<'a, Reserve> {
+    ) -> EntriesFuture<'a, Reserve> {
         self.0.reserve(id, fingerprint)
     }
 
@@ -36,11 +36,11 @@ impl ResponseStore for CannotComplete {
         _id: &'a EntryId,
         _token: Token,
         _response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
-        StoreFuture::ready(Err(Error::StoreUnavailable("connection lost".into())))
+    ) -> EntriesFuture<'a, ()> {
+        EntriesFuture::ready(Err(Error::StoreUnavailable("connection lost".into())))
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
         self.0.release(id, token)
     }
 }
@@ -87,7 +87,7 @@ fn a_failed_completion_keeps_the_answer_and_is_logged() {
             let service = ServiceBuilder::new()
                 .layer(
                     IdempotencyLayer::builder()
-                        .store(CannotComplete(MemoryStore::default()))
+                        .store(CannotComplete(MemoryEntries::default()))
                         .build(),
                 )
                 .service(service_fn(|_request: Request<Body>| async {

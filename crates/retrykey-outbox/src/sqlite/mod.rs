@@ -55,12 +55,12 @@ CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation)
 /// The accepting transaction, as a plain function: a lab under `labs/` swaps it.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct Parts {
+pub struct AcceptSteps {
     /// Accepts a job under a key, writing its outgoing event.
     pub accept: fn(&SqliteDocuments, &Key, &Request) -> Result<Accepted, Error>,
 }
 
-impl Parts {
+impl AcceptSteps {
     /// The correct accept: [`accept::accept`].
     pub fn standard() -> Self {
         Self {
@@ -79,21 +79,21 @@ pub struct SqliteDocuments {
     /// on it in this process (SQLite's file lock orders the two).
     conn: Mutex<Connection>,
     options: DocumentsOptions,
-    parts: Parts,
+    steps: AcceptSteps,
 }
 
 impl SqliteDocuments {
     /// Opens (or creates) the file at `path`: the ledger's tables and the outbox's.
     pub fn open(path: &Path, options: DocumentsOptions) -> Result<Self, Error> {
-        Self::open_with_parts(path, options, Parts::standard())
+        Self::open_with_steps(path, options, AcceptSteps::standard())
     }
 
     /// The same, with the accepting transaction a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub fn open_with_parts(
+    pub fn open_with_steps(
         path: &Path,
         options: DocumentsOptions,
-        parts: Parts,
+        steps: AcceptSteps,
     ) -> Result<Self, Error> {
         // The ledger's tables first: the outbox's index is on one of them.
         let ledger = SqliteLedger::open(path, options.ledger())?;
@@ -103,14 +103,14 @@ impl SqliteDocuments {
             ledger,
             conn: Mutex::new(conn),
             options,
-            parts,
+            steps,
         })
     }
 
     /// Accepts `job` under `key`: the job and its event commit together; a retry with the same
     /// key answers from the ledger's record and writes nothing.
     pub fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error> {
-        (self.parts.accept)(self, key, job)
+        (self.steps.accept)(self, key, job)
     }
 
     /// The ledger jobs are accepted by.

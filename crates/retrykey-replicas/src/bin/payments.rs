@@ -19,7 +19,7 @@ use retrykey_program::flags::{self, FlagError, Span};
 use retrykey_replicas::crash::Point;
 use retrykey_replicas::open::StoreChoiceError;
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
-use retrykey_replicas::{Lease, Opened, Options, PgBook, PgStore, StoreChoice};
+use retrykey_replicas::{Lease, Opened, Options, PgBook, PgEntries, StoreChoice};
 use retrykey_server::{Running, ServerLimits, Timeouts};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -157,7 +157,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     }
     let opened = match &args.store {
         StoreChoice::Postgres(url) => {
-            let store = PgStore::connect_in_schema(url, &args.pg_schema, args.options()).await;
+            let store = PgEntries::connect_in_schema(url, &args.pg_schema, args.options()).await;
             store.map(|store| Opened {
                 book: Arc::new(PgBook::new(&store)),
                 store: Arc::new(store),

@@ -6,23 +6,23 @@
 
 use retrykey_crashpoints::at;
 use retrykey_http::payments::PaymentBook;
-use retrykey_http::{Error, Reservation, StoreFuture, StoredResponse};
+use retrykey_http::{EntriesFuture, Error, Reservation, StoredResponse};
 
 use crate::crash::Point;
 use crate::lease::millis;
-use crate::pg::PgStore;
+use crate::pg::PgEntries;
 use crate::pg::fence;
 use crate::record::ResponseColumns;
 
-/// A [`PaymentBook`] in the same PostgreSQL schema as a [`PgStore`].
+/// A [`PaymentBook`] in the same PostgreSQL schema as a [`PgEntries`].
 #[derive(Debug, Clone)]
 pub struct PgBook {
-    store: PgStore,
+    store: PgEntries,
 }
 
 impl PgBook {
     /// The payments table of `store`'s schema.
-    pub fn new(store: &PgStore) -> Self {
+    pub fn new(store: &PgEntries) -> Self {
         Self {
             store: store.clone(),
         }
@@ -35,8 +35,8 @@ impl PaymentBook for PgBook {
         amount: u64,
         reservation: Option<Reservation>,
         reply: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, u64> {
+        EntriesFuture::new(async move {
             let inner = self.store.inner();
             let retention = millis(inner.options.limits.retention);
             let clock = inner.options.clock;
@@ -96,8 +96,8 @@ impl PaymentBook for PgBook {
         })
     }
 
-    fn charges(&self) -> StoreFuture<'_, u64> {
-        StoreFuture::new(async move {
+    fn charges(&self) -> EntriesFuture<'_, u64> {
+        EntriesFuture::new(async move {
             self.store
                 .inner()
                 .pool

@@ -10,13 +10,13 @@
 //!
 //! ```no_run
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, PgBook, PgStore};
+//! use retrykey_replicas::{Options, PgBook, PgEntries};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # async fn run() -> Result<(), retrykey_http::Error> {
 //! let url = "postgres://retrykey:retrykey@127.0.0.1:5432/retrykey";
-//! let store = PgStore::connect(url, Options::default()).await?;
+//! let store = PgEntries::connect(url, Options::default()).await?;
 //! let payments = Payments::with_book(Duration::ZERO, Arc::new(PgBook::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use retrykey_crashpoints::at;
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
+    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoredResponse, Token,
 };
 
 use crate::Options;
@@ -56,14 +56,14 @@ use usage::SWEEP_BATCH;
 /// few enough that many replicas stay under the server's `max_connections`.
 pub const CONNECTIONS: usize = 8;
 
-/// The schema [`PgStore::connect`] keeps its tables in.
+/// The schema [`PgEntries::connect`] keeps its tables in.
 pub const DEFAULT_SCHEMA: &str = "retrykey_http";
 
-/// A [`ResponseStore`] in PostgreSQL: any number of replicas, one authority.
+/// A [`Entries`] in PostgreSQL: any number of replicas, one authority.
 ///
 /// Cloning is cheap and shares the connections.
 #[derive(Clone)]
-pub struct PgStore {
+pub struct PgEntries {
     inner: Arc<Inner>,
 }
 
@@ -78,16 +78,16 @@ pub(crate) struct Inner {
     claims: AtomicU64,
 }
 
-impl std::fmt::Debug for PgStore {
+impl std::fmt::Debug for PgEntries {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore")
+        f.debug_struct("PgEntries")
             .field("schema", &self.inner.schema)
             .field("options", &self.inner.options)
             .finish_non_exhaustive()
     }
 }
 
-impl PgStore {
+impl PgEntries {
     /// Connects to the database at `url` and creates the tables in [`DEFAULT_SCHEMA`] if
     /// missing. Fails (rather than later) when the URL is wrong or the server is down.
     pub async fn connect(url: &str, options: Options) -> Result<Self, Error> {
@@ -287,9 +287,9 @@ async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<crate:
     }))
 }
 
-impl ResponseStore for PgStore {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        StoreFuture::new(async move {
+impl Entries for PgEntries {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
+        EntriesFuture::new(async move {
             let seen = self.inner.seen(*id).await?;
             let inner = Arc::clone(&self.inner);
             let id = *id;
@@ -304,8 +304,8 @@ impl ResponseStore for PgStore {
         &'a self,
         id: &'a EntryId,
         fingerprint: &'a Fingerprint,
-    ) -> StoreFuture<'a, Reserve> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, Reserve> {
+        EntriesFuture::new(async move {
             let (id, fingerprint) = (*id, *fingerprint);
             let options = &self.inner.options;
             let reserve = self
@@ -340,8 +340,8 @@ impl ResponseStore for PgStore {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, ()> {
+        EntriesFuture::new(async move {
             if self.inner.attempts.end(token) {
                 return Ok(()); // the book stored this very answer with its charge
             }
@@ -372,8 +372,8 @@ impl ResponseStore for PgStore {
         })
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
-        StoreFuture::new(async move {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
+        EntriesFuture::new(async move {
             self.inner.attempts.end(token);
             let id = *id;
             let released = self

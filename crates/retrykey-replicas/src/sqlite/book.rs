@@ -6,23 +6,23 @@
 
 use retrykey_crashpoints::at;
 use retrykey_http::payments::PaymentBook;
-use retrykey_http::{Error, Reservation, StoreFuture, StoredResponse};
+use retrykey_http::{EntriesFuture, Error, Reservation, StoredResponse};
 use rusqlite::params;
 
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::sqlite::{SqliteStore, Usage};
+use crate::sqlite::{SqliteEntries, Usage};
 
-/// A [`PaymentBook`] in the same SQLite file as a [`SqliteStore`].
+/// A [`PaymentBook`] in the same SQLite file as a [`SqliteEntries`].
 #[derive(Debug, Clone)]
 pub struct SqliteBook {
-    store: SqliteStore,
+    store: SqliteEntries,
 }
 
 impl SqliteBook {
     /// The payments table of `store`'s file.
-    pub fn new(store: &SqliteStore) -> Self {
+    pub fn new(store: &SqliteEntries) -> Self {
         Self {
             store: store.clone(),
         }
@@ -36,10 +36,10 @@ impl PaymentBook for SqliteBook {
         amount: u64,
         reservation: Option<Reservation>,
         reply: fn(u64) -> StoredResponse,
-    ) -> StoreFuture<'a, u64> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, u64> {
+        EntriesFuture::new(async move {
             let inner = self.store.inner();
-            let parts = *inner.parts();
+            let steps = *inner.steps();
             let retention = millis(inner.options().limits.retention);
             let clock = inner.options().clock;
             at(Point::Handler);
@@ -47,7 +47,7 @@ impl PaymentBook for SqliteBook {
                 .write(move |tx| {
                     // The fence first: a paused replica whose key was taken over charges nothing.
                     if let Some(Reservation { id, token }) = reservation
-                        && !(parts.holds)(tx, &id, token)?
+                        && !(steps.holds)(tx, &id, token)?
                     {
                         return Ok(None);
                     }
@@ -70,7 +70,7 @@ impl PaymentBook for SqliteBook {
                     if let Some(Reservation { id, .. }) = reservation {
                         let columns = ResponseColumns::of(&reply(payment));
                         let expires_at = clock.now_ms() + retention;
-                        (parts.finish)(tx, &id, &columns, expires_at)?;
+                        (steps.finish)(tx, &id, &columns, expires_at)?;
                         Usage::add_bytes(tx, columns.size)?;
                     }
                     Ok(Some(payment))
@@ -87,8 +87,8 @@ impl PaymentBook for SqliteBook {
     }
     // ANCHOR_END: charge
 
-    fn charges(&self) -> StoreFuture<'_, u64> {
-        StoreFuture::new(async move {
+    fn charges(&self) -> EntriesFuture<'_, u64> {
+        EntriesFuture::new(async move {
             self.store
                 .inner()
                 .read(|conn| conn.query_row("SELECT count(*) FROM payments", [], |row| row.get(0)))

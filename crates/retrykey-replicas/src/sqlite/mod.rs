@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use retrykey_crashpoints::at;
 use retrykey_http::{
-    EntryId, Error, Fingerprint, Lookup, Reserve, ResponseStore, StoreFuture, StoredResponse, Token,
+    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoredResponse, Token,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -25,7 +25,7 @@ use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::wait::Seen;
-use crate::{Options, Parts};
+use crate::{FenceSteps, Options};
 
 pub use book::SqliteBook;
 pub use usage::{Claim, Usage};
@@ -38,11 +38,11 @@ const CONNECTIONS: usize = 4;
 /// Expired records removed by each claim (all of them when the store is full).
 const SWEEP_BATCH: i64 = 2;
 
-/// A [`ResponseStore`] in a SQLite file: several processes on one machine, one authority.
+/// A [`Entries`] in a SQLite file: several processes on one machine, one authority.
 ///
 /// Cloning is cheap and shares the connections.
 #[derive(Clone)]
-pub struct SqliteStore {
+pub struct SqliteEntries {
     inner: Arc<Inner>,
 }
 
@@ -51,38 +51,38 @@ pub(crate) struct Inner {
     /// Delete the file when the last clone goes (a throwaway store).
     throwaway: bool,
     options: Options,
-    parts: Parts,
+    steps: FenceSteps,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     attempts: Attempts,
 }
 
-impl std::fmt::Debug for SqliteStore {
+impl std::fmt::Debug for SqliteEntries {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
+        f.debug_struct("SqliteEntries")
             .field("path", &self.inner.path)
             .field("options", &self.inner.options)
             .finish_non_exhaustive()
     }
 }
 
-impl SqliteStore {
+impl SqliteEntries {
     /// Opens (creating if needed) the store in the file at `path`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self, Error> {
-        Self::open_with_parts(path, options, Parts::standard())
+        Self::open_with_steps(path, options, FenceSteps::standard())
     }
 
     /// A store in a new file in the temporary folder, deleted when the last clone is dropped: a
     /// test knob, compiled only with the `test-support` feature.
     #[cfg(feature = "test-support")]
     pub fn throwaway(options: Options) -> Result<Self, Error> {
-        Self::throwaway_with_parts(options, Parts::standard())
+        Self::throwaway_with_steps(options, FenceSteps::standard())
     }
 
     /// The same, with the claim and fence a lab under `labs/` replaces.
     #[cfg(feature = "test-support")]
     #[doc(hidden)]
-    pub fn throwaway_with_parts(options: Options, parts: Parts) -> Result<Self, Error> {
+    pub fn throwaway_with_steps(options: Options, steps: FenceSteps) -> Result<Self, Error> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let path = std::env::temp_dir().join(format!(
             "retrykey-keys-{}-{}.sqlite",
@@ -90,7 +90,7 @@ impl SqliteStore {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         remove_files(&path); // left over by an earlier process with the same id
-        let mut store = Self::open_with_parts(&path, options, parts)?;
+        let mut store = Self::open_with_steps(&path, options, steps)?;
         if let Some(inner) = Arc::get_mut(&mut store.inner) {
             inner.throwaway = true;
         }
@@ -99,10 +99,10 @@ impl SqliteStore {
 
     /// The same, with the claim and fence a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub fn open_with_parts(
+    pub fn open_with_steps(
         path: impl AsRef<Path>,
         options: Options,
-        parts: Parts,
+        steps: FenceSteps,
     ) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         let connections = (0..CONNECTIONS)
@@ -119,7 +119,7 @@ impl SqliteStore {
                 path,
                 throwaway: false,
                 options,
-                parts,
+                steps,
                 connections,
                 next: AtomicUsize::new(0),
                 attempts: Attempts::default(),
@@ -184,7 +184,7 @@ impl SqliteStore {
     }
 }
 
-/// Who holds a record, as [`SqliteStore::holder`] reports it.
+/// Who holds a record, as [`SqliteEntries::holder`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     /// The current fencing token.
@@ -246,8 +246,8 @@ impl Inner {
         .await
     }
 
-    pub(crate) fn parts(&self) -> &Parts {
-        &self.parts
+    pub(crate) fn steps(&self) -> &FenceSteps {
+        &self.steps
     }
 
     pub(crate) fn options(&self) -> &Options {
@@ -296,15 +296,15 @@ impl Inner {
         self.attempts
             .keep_renewing(id, token, lease, clock, move |until| {
                 let inner = Arc::clone(&inner);
-                let renew = inner.parts.renew;
+                let renew = inner.steps.renew;
                 async move { inner.write(move |tx| renew(tx, &id, token, until)).await }
             });
     }
 }
 
-impl ResponseStore for SqliteStore {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup> {
-        StoreFuture::new(async move {
+impl Entries for SqliteEntries {
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
+        EntriesFuture::new(async move {
             let seen = self.inner.seen(*id).await?;
             let inner = Arc::clone(&self.inner);
             let id = *id;
@@ -319,11 +319,11 @@ impl ResponseStore for SqliteStore {
         &'a self,
         id: &'a EntryId,
         fingerprint: &'a Fingerprint,
-    ) -> StoreFuture<'a, Reserve> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, Reserve> {
+        EntriesFuture::new(async move {
             let (id, fingerprint) = (*id, *fingerprint);
             let options = self.inner.options.clone();
-            let claim_fn = self.inner.parts.claim;
+            let claim_fn = self.inner.steps.claim;
             let reserve = self
                 .inner
                 .write(move |tx| {
@@ -351,8 +351,8 @@ impl ResponseStore for SqliteStore {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()> {
-        StoreFuture::new(async move {
+    ) -> EntriesFuture<'a, ()> {
+        EntriesFuture::new(async move {
             if self.inner.attempts.end(token) {
                 return Ok(()); // the book stored this very answer with its charge
             }
@@ -360,12 +360,12 @@ impl ResponseStore for SqliteStore {
             let columns = ResponseColumns::of(&response);
             let expires_at =
                 self.inner.options.clock.now_ms() + millis(self.inner.options.limits.retention);
-            let parts = self.inner.parts;
+            let steps = self.inner.steps;
             let done = self
                 .inner
                 .write(move |tx| {
-                    if (parts.holds)(tx, &id, token)? {
-                        (parts.finish)(tx, &id, &columns, expires_at)?;
+                    if (steps.holds)(tx, &id, token)? {
+                        (steps.finish)(tx, &id, &columns, expires_at)?;
                         Usage::add_bytes(tx, columns.size)?;
                         return Ok(true);
                     }
@@ -378,8 +378,8 @@ impl ResponseStore for SqliteStore {
         })
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()> {
-        StoreFuture::new(async move {
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
+        EntriesFuture::new(async move {
             self.inner.attempts.end(token);
             let id = *id;
             let released = self

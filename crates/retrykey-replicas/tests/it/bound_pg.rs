@@ -2,10 +2,8 @@
 //! several rows. Ignored, not passed, when RETRYKEY_PG_URL is not set.
 
 use retrykey_durable_checks::admin::url;
-use retrykey_http::{
-    EntryId, Fingerprint, IdempotencyKey, Reserve, ResponseStore, Scope, StoreLimits,
-};
-use retrykey_replicas::{Options, PgStore};
+use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Reserve, Scope, StoreLimits};
+use retrykey_replicas::{Options, PgEntries};
 
 const BOUND: usize = 10;
 
@@ -26,10 +24,10 @@ async fn racing_replicas_never_pass_the_entry_bound() {
         },
         ..Options::default()
     };
-    let first = PgStore::throwaway(&url(), options.clone())
+    let first = PgEntries::throwaway(&url(), options.clone())
         .await
         .expect("a store");
-    let second = PgStore::connect_in_schema(&url(), first.schema(), options)
+    let second = PgEntries::connect_in_schema(&url(), first.schema(), options)
         .await
         .expect("a second replica");
     let fingerprint = Fingerprint::from_bytes([7; 32]);

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_http::payments::{PaymentBook, Payments};
-use retrykey_http::{IdempotencyLayer, PROBLEM_JSON, ResponseStore};
-use retrykey_replicas::{Options, PgBook, PgStore, SqliteBook, SqliteStore};
+use retrykey_http::{Entries, IdempotencyLayer, PROBLEM_JSON};
+use retrykey_replicas::{Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::proxy::{Fault, FaultProxy};
 use tower_layer::Layer;
@@ -15,7 +15,7 @@ use tower_layer::Layer;
 const PAY: &str = r#"{"amount":5}"#;
 
 /// The payments service behind the layer, on 127.0.0.1.
-async fn serve(store: impl ResponseStore, book: Arc<dyn PaymentBook>) -> (Server, Arc<Payments>) {
+async fn serve(store: impl Entries, book: Arc<dyn PaymentBook>) -> (Server, Arc<Payments>) {
     let payments = Payments::with_book(Duration::ZERO, book);
     let layer = IdempotencyLayer::builder().store(store).build();
     let server = Server::start(layer.layer(payments.service()))
@@ -48,7 +48,7 @@ fn assert_store_unavailable(reply: &LoopbackReply) {
 // A SQLite store whose table is gone refuses a keyed POST with 503 and charges nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store_that_fails_refuses_before_any_work() {
-    let store = SqliteStore::throwaway(Options::default()).expect("a SQLite store");
+    let store = SqliteEntries::throwaway(Options::default()).expect("a SQLite store");
     let book = SqliteBook::new(&store);
     let (server, payments) = serve(store.clone(), Arc::new(book.clone())).await;
     let client = LoopbackClient::new(server.url());
@@ -79,11 +79,11 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let url = retrykey_durable_checks::admin::url();
     let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
     let options = || Options::default().with_lease(Duration::from_secs(2));
-    let store = PgStore::throwaway(&proxy.url(&url), options())
+    let store = PgEntries::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");
     // Looks at the same schema directly, past the proxy.
-    let observer = PgStore::connect_in_schema(&url, store.schema(), options())
+    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
         .await
         .expect("an observer");
     let observed = PgBook::new(&observer);
@@ -120,10 +120,10 @@ async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() 
     let url = retrykey_durable_checks::admin::url();
     let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
     let options = || Options::default().with_lease(Duration::from_secs(2));
-    let store = PgStore::throwaway(&proxy.url(&url), options())
+    let store = PgEntries::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");
-    let observer = PgStore::connect_in_schema(&url, store.schema(), options())
+    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
         .await
         .expect("an observer");
     let observed = PgBook::new(&observer);

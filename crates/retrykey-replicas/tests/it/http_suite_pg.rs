@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use retrykey_durable_checks::admin::url;
-use retrykey_replicas::{Options, PgStore};
+use retrykey_replicas::{Options, PgEntries};
 use tokio::runtime::Handle;
 
 retrykey_http_checks::http_suite!(
@@ -16,7 +16,7 @@ retrykey_http_checks::http_suite!(
             ..Options::default()
         };
         let store = tokio::task::block_in_place(|| {
-            Handle::current().block_on(PgStore::throwaway(&url(), options))
+            Handle::current().block_on(PgEntries::throwaway(&url(), options))
         });
         Arc::new(store.expect("a PostgreSQL store in a fresh schema"))
     })

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use retrykey_replicas::{Options, SqliteStore};
+use retrykey_replicas::{Options, SqliteEntries};
 
 retrykey_http_checks::http_suite!(
     retrykey_http_checks::Subject::correct().with_store(|limits| {
         Arc::new(
-            SqliteStore::throwaway(Options {
+            SqliteEntries::throwaway(Options {
                 limits,
                 ..Options::default()
             })

@@ -6,10 +6,8 @@
 
 use std::time::Duration;
 
-use retrykey_http::{
-    EntryId, Fingerprint, IdempotencyKey, Lookup, Reserve, ResponseStore, Scope, Token,
-};
-use retrykey_replicas::{Lease, Options, SqliteStore};
+use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Lookup, Reserve, Scope, Token};
+use retrykey_replicas::{Lease, Options, SqliteEntries};
 
 fn entry(key: &str) -> (EntryId, Fingerprint) {
     let key = IdempotencyKey::parse(key.as_bytes()).expect("a valid key");
@@ -30,9 +28,9 @@ fn lease(max_hold: Duration) -> Options {
 }
 
 /// Replica A reserves a key; replica B opens the same file.
-async fn reserved(options: Options, key: &str) -> (SqliteStore, SqliteStore, EntryId, Token) {
-    let a = SqliteStore::throwaway(options.clone()).expect("replica A's store");
-    let b = SqliteStore::open(a.path(), options).expect("replica B's store, same file");
+async fn reserved(options: Options, key: &str) -> (SqliteEntries, SqliteEntries, EntryId, Token) {
+    let a = SqliteEntries::throwaway(options.clone()).expect("replica A's store");
+    let b = SqliteEntries::open(a.path(), options).expect("replica B's store, same file");
     let (id, fingerprint) = entry(key);
     let Ok(Reserve::Reserved(token)) = a.reserve(&id, &fingerprint).await else {
         panic!("A reserves a fresh key");

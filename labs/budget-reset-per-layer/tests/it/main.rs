@@ -4,7 +4,7 @@
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
 // The shared retry checks, run against the correct client with this variant's `nesting.rs`.
-retrykey_client_checks::variant_parts!(
+retrykey_client_checks::variant_steps!(
     Variant,
     child_budget = budget_reset_per_layer::child_budget
 );

@@ -6,7 +6,7 @@
 // The Stage 5 outbox checks with this variant's conversion in the consumer: the checks
 // declared in Cargo.toml must fail.
 retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::Subject::correct().with_consumer(
-    retrykey_converter::Parts {
+    retrykey_converter::ConvertSteps {
         convert: consumer_without_dedup::convert,
     }
 ));

@@ -4,18 +4,22 @@
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
 use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{Opened, Options, Parts, StoreChoice};
+use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
 
 // The Stage 5 replica checks with every replica opened by this variant: the checks declared in
 // Cargo.toml must fail.
 /// Opens a replica through this variant's copy of `open.rs` (its own `StoreChoice`).
-fn open(choice: &StoreChoice, options: Options, parts: Parts) -> BoxFuture<Result<Opened, Error>> {
+fn open(
+    choice: &StoreChoice,
+    options: Options,
+    steps: FenceSteps,
+) -> BoxFuture<Result<Opened, Error>> {
     let StoreChoice::Sqlite(path) = choice else {
         panic!("the replica checks open SQLite replicas only, not {choice:?}");
     };
     let choice = per_replica_memory::StoreChoice::Sqlite(path.clone());
     Box::pin(async move {
-        let opened = choice.open_with_parts(options, parts).await?;
+        let opened = choice.open_with_steps(options, steps).await?;
         Ok(Opened {
             store: opened.store,
             book: opened.book,

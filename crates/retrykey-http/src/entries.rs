@@ -1,7 +1,7 @@
 //! The response store's contract: look up, reserve, complete, release — small enough for a database.
 //!
 //! The layer never asks a store to "check and insert" in one call it cannot keep atomic:
-//! [`ResponseStore::reserve`] itself must refuse a key that is already taken (an insert that
+//! [`Entries::reserve`] itself must refuse a key that is already taken (an insert that
 //! fails on a unique constraint, in SQL terms). The layer handles a refused reservation as a
 //! lost race: it looks again and waits for, or replays, the winner.
 
@@ -17,54 +17,56 @@ use crate::{EntryId, Error, Fingerprint, StoredResponse};
 /// What a store operation returns: an answer already known (the in-memory store answers at
 /// once, and then nothing is allocated) or a boxed future (a database round trip). One
 /// concrete type, so the trait stays object-safe.
-pub struct StoreFuture<'a, T>(Answer<'a, T>);
+pub struct EntriesFuture<'a, T>(State<'a, T>);
 
-enum Answer<'a, T> {
+enum State<'a, T> {
     Ready(Option<Result<T, Error>>),
     Pending(Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>),
 }
 
-impl<'a, T> StoreFuture<'a, T> {
+impl<'a, T> EntriesFuture<'a, T> {
     /// An answer known at once.
     pub fn ready(result: Result<T, Error>) -> Self {
-        Self(Answer::Ready(Some(result)))
+        Self(State::Ready(Some(result)))
     }
 
     /// An answer that needs waiting for.
     pub fn new(future: impl Future<Output = Result<T, Error>> + Send + 'a) -> Self {
-        Self(Answer::Pending(Box::pin(future)))
+        Self(State::Pending(Box::pin(future)))
     }
 }
 
 // The answer is only ever moved out whole, never pinned in place.
-impl<T> Unpin for StoreFuture<'_, T> {}
+impl<T> Unpin for EntriesFuture<'_, T> {}
 
-impl<T> Future for StoreFuture<'_, T> {
+impl<T> Future for EntriesFuture<'_, T> {
     type Output = Result<T, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().0 {
-            Answer::Ready(answer) => {
-                Poll::Ready(answer.take().expect("StoreFuture polled after it finished"))
-            }
-            Answer::Pending(future) => future.as_mut().poll(cx),
+            State::Ready(answer) => Poll::Ready(
+                answer
+                    .take()
+                    .expect("EntriesFuture polled after it finished"),
+            ),
+            State::Pending(future) => future.as_mut().poll(cx),
         }
     }
 }
 
-impl<T> fmt::Debug for StoreFuture<'_, T> {
+impl<T> fmt::Debug for EntriesFuture<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("StoreFuture")
+        f.write_str("EntriesFuture")
     }
 }
 
 /// Where the layer keeps one record per (caller, key).
 ///
-/// Implementations: [`crate::MemoryStore`] here; SQLite and PostgreSQL tables shared by
+/// Implementations: [`crate::MemoryEntries`] here; SQLite and PostgreSQL tables shared by
 /// replicas in `retrykey-replicas`.
-pub trait ResponseStore: Send + Sync + 'static {
+pub trait Entries: Send + Sync + 'static {
     /// What is known about an entry right now.
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> StoreFuture<'a, Lookup>;
+    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup>;
 
     /// Claims an absent entry for a first attempt. Must answer [`Reserve::Taken`] if any live
     /// entry exists for `id`, checked in the same atomic step as the insertion.
@@ -72,7 +74,7 @@ pub trait ResponseStore: Send + Sync + 'static {
         &'a self,
         id: &'a EntryId,
         fingerprint: &'a Fingerprint,
-    ) -> StoreFuture<'a, Reserve>;
+    ) -> EntriesFuture<'a, Reserve>;
 
     /// Records the outcome of the attempt holding `token`, and wakes whoever waits for it.
     fn complete<'a>(
@@ -80,10 +82,10 @@ pub trait ResponseStore: Send + Sync + 'static {
         id: &'a EntryId,
         token: Token,
         response: StoredResponse,
-    ) -> StoreFuture<'a, ()>;
+    ) -> EntriesFuture<'a, ()>;
 
     /// Forgets the entry held by `token` (its attempt failed), and wakes whoever waits for it.
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> StoreFuture<'a, ()>;
+    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()>;
 }
 
 /// Proof of a reservation: completion and release must present it.

@@ -5,18 +5,18 @@ use std::time::Duration;
 
 use retrykey::Key;
 
-use crate::{Attempt, Budget, Client, Failure, JitterRng, Outcome, Policy, Reply, Verdict};
+use crate::{Attempt, Budget, Client, Failure, JitterRng, Outcome, Policy, Success, Verdict};
 
 /// The pieces the executor is built from, one per file: the retry loop (`executor.rs`), the
 /// backoff schedule (`backoff.rs`), the classification (`classify.rs`) and how a nested layer
 /// derives its budget (`nesting.rs`).
 ///
-/// Every method has the correct default, and [`StandardParts`] uses them all. The negative
+/// Every method has the correct default, and [`StandardSteps`] uses them all. The negative
 /// variants under `labs/` each replace one method with their copy of the file, so the shared
 /// checks (`retrykey-client-checks`) run the same loop around exactly one broken piece. A seam for
 /// the labs, hidden from the documented API (see `labs/README.md`).
 #[doc(hidden)]
-pub trait Parts: Sized + Send + Sync + 'static {
+pub trait RetrySteps: Sized + Send + Sync + 'static {
     /// Runs one logical operation: see [`crate::executor::execute`].
     fn execute<'a, T, F, Fut>(
         client: &'a Client<Self>,
@@ -27,7 +27,7 @@ pub trait Parts: Sized + Send + Sync + 'static {
     where
         T: Send + 'a,
         F: FnMut(Attempt) -> Fut + Send + 'a,
-        Fut: Future<Output = Result<Reply<T>, Failure>> + Send + 'a,
+        Fut: Future<Output = Result<Success<T>, Failure>> + Send + 'a,
     {
         crate::executor::execute(client, key, parent, attempt)
     }
@@ -50,6 +50,6 @@ pub trait Parts: Sized + Send + Sync + 'static {
 
 /// The correct pieces: what [`Client`] uses unless told otherwise.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct StandardParts;
+pub struct StandardSteps;
 
-impl Parts for StandardParts {}
+impl RetrySteps for StandardSteps {}
