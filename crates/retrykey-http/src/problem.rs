@@ -16,11 +16,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use crate::body::{Body, full};
 
-/// The media type of every problem answer.
-pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// Where problem `type` URIs live. They identify, they are not meant to be fetched.
-pub const TYPE_BASE: &str = "https://retrykey.example/problems/";
+pub use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
 
 /// Every answer the layer gives on its own, without (or instead of) the inner service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -52,6 +52,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
+use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
+
 use crate::BoxError;
 use crate::timeouts::{ConnectionClock, Deadline, Timed, Timeouts, Watched};
 
@@ -59,11 +61,8 @@ use crate::timeouts::{ConnectionClock, Deadline, Timed, Timeouts, Watched};
 /// of [`Timeouts::body`] (past it, a read fails as [`Deadline`] says).
 pub type RequestBody = Deadline<hyper::body::Incoming>;
 
-/// The media type of the refusal's answer (RFC 9457), as the middleware's problems have.
-const PROBLEM_JSON: &str = "application/problem+json";
-
-/// The refusal's problem type, under the same base as the middleware's problem types.
-const TOO_MANY_CONNECTIONS: &str = "https://retrykey.example/problems/too-many-connections";
+/// The refusal's problem type, under the base every problem answer shares.
+const TOO_MANY_CONNECTIONS: &str = "too-many-connections";
 
 /// The bounds a server holds every client to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -256,7 +255,7 @@ async fn connection<S, B>(
 /// Answers a connection over the cap with 503 and closes it.
 async fn refuse(mut stream: TcpStream) {
     let body = format!(
-        "{{\"type\":\"{TOO_MANY_CONNECTIONS}\",\"title\":\"Too many connections; retry \
+        "{{\"type\":\"{TYPE_BASE}{TOO_MANY_CONNECTIONS}\",\"title\":\"Too many connections; retry \
          later\",\"status\":503}}\n"
     );
     let answer = format!(
