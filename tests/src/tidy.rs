@@ -292,9 +292,13 @@ fn is_failpoints(entry: &str) -> bool {
     turns_on(entry, FAILPOINTS)
 }
 
-/// Whether a feature list entry turns on a test knob: failpoints or the throwaway stores.
+/// The test knob that builds the loopback client, which sends header values raw.
+pub const LOOPBACK: &str = "loopback";
+
+/// Whether a feature list entry turns on a test knob: failpoints, the throwaway stores or the
+/// loopback client.
 fn is_knob(entry: &str) -> bool {
-    is_failpoints(entry) || turns_on(entry, TEST_SUPPORT)
+    is_failpoints(entry) || turns_on(entry, TEST_SUPPORT) || turns_on(entry, LOOPBACK)
 }
 
 /// The entries that `feature` of `features` turns on, followed through the package's own

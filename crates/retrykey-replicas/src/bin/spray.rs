@@ -20,7 +20,6 @@ use clap::Parser;
 use retrykey::Key;
 use retrykey_client::adapters::KeyHeader;
 use retrykey_program::flags;
-use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use tokio::sync::Barrier;
 
 /// Send concurrent payments over several replicas and print what each caller got.
@@ -72,7 +71,64 @@ fn name(index: usize) -> String {
 }
 
 /// One caller's outcome: an answer, or why it got none (without an address, to stay stable).
-type Outcome = Result<LoopbackReply, String>;
+type Outcome = Result<Answered, String>;
+
+/// What a replica answered: status, body, and whether it was a replay.
+#[derive(Debug)]
+struct Answered {
+    status: u16,
+    body: String,
+    replayed: bool,
+}
+
+/// One replica, reached over HTTP/1.1 with the same client the retry adapter uses.
+#[derive(Debug, Clone)]
+struct Replica {
+    http: reqwest::Client,
+    base: String,
+}
+
+impl Replica {
+    fn new(http: &reqwest::Client, base: &str) -> Self {
+        Self {
+            http: http.clone(),
+            base: base.to_owned(),
+        }
+    }
+
+    /// Sends one request and reads the whole answer.
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Answered, reqwest::Error> {
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let replayed = response
+            .headers()
+            .get("idempotent-replayed")
+            .is_some_and(|value| value == "true");
+        let body = response.text().await?.trim_end().to_owned();
+        Ok(Answered {
+            status,
+            body,
+            replayed,
+        })
+    }
+
+    /// The payment, under the key `key` (already in the header's grammar).
+    async fn pay(&self, key: &KeyHeader) -> Result<Answered, reqwest::Error> {
+        let request = self
+            .http
+            .post(format!("{}/payments", self.base))
+            .header("content-type", "application/json")
+            .header("idempotency-key", key.as_str())
+            .body(BODY);
+        self.send(request).await
+    }
+
+    /// `GET /payments/count`.
+    async fn count(&self) -> Result<Answered, reqwest::Error> {
+        let request = self.http.get(format!("{}/payments/count", self.base));
+        self.send(request).await
+    }
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -80,7 +136,18 @@ async fn main() -> ExitCode {
         Ok(args) => args,
         Err(exit) => return exit,
     };
-    let clients: Vec<LoopbackClient> = args.replicas.iter().map(LoopbackClient::new).collect();
+    let http = match reqwest::Client::builder().tcp_nodelay(true).build() {
+        Ok(http) => http,
+        Err(error) => {
+            eprintln!("spray: no HTTP client: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let clients: Vec<Replica> = args
+        .replicas
+        .iter()
+        .map(|base| Replica::new(&http, base))
+        .collect();
     let names: Vec<String> = (0..clients.len()).map(name).collect();
     let keys: Vec<String> = match args.keys {
         None => vec![args.key.clone(); args.copies],
@@ -130,7 +197,7 @@ async fn main() -> ExitCode {
 
 /// Sends one payment per key, key i to replica i mod R, all at the same moment; the outcomes
 /// come back in key order, whatever order they finished in.
-async fn spray(clients: &[LoopbackClient], keys: Vec<KeyHeader>) -> Vec<Outcome> {
+async fn spray(clients: &[Replica], keys: Vec<KeyHeader>) -> Vec<Outcome> {
     // Every sender waits at the barrier until all are ready: the duplicates then race for real,
     // instead of each arriving after the previous one was answered.
     let barrier = Arc::new(Barrier::new(keys.len()));
@@ -143,7 +210,7 @@ async fn spray(clients: &[LoopbackClient], keys: Vec<KeyHeader>) -> Vec<Outcome>
             tokio::spawn(async move {
                 barrier.wait().await;
                 client
-                    .post("/payments", &[("idempotency-key", key.as_str())], BODY)
+                    .pay(&key)
                     .await
                     .map_err(|_| "no answer (connection failed)".to_owned())
             })
@@ -166,7 +233,7 @@ fn describe(outcome: &Outcome) -> String {
             "{} {} {}",
             reply.status,
             reply.body,
-            if reply.replayed() {
+            if reply.replayed {
                 "replayed"
             } else {
                 "first answer"
@@ -182,10 +249,8 @@ fn summary(outcomes: &[Outcome], with_body: bool) -> Vec<String> {
     let mut groups: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for outcome in outcomes {
         let (label, replayed) = match outcome {
-            Ok(reply) if with_body => {
-                (format!("{} {}", reply.status, reply.body), reply.replayed())
-            }
-            Ok(reply) => (reply.status.to_string(), reply.replayed()),
+            Ok(reply) if with_body => (format!("{} {}", reply.status, reply.body), reply.replayed),
+            Ok(reply) => (reply.status.to_string(), reply.replayed),
             Err(error) => (error.clone(), false),
         };
         let group = groups.entry(label).or_default();
@@ -207,10 +272,10 @@ fn summary(outcomes: &[Outcome], with_body: bool) -> Vec<String> {
 }
 
 /// Each replica's charge count, as it reports it (`GET /payments/count`).
-async fn charges(clients: &[LoopbackClient], names: &[String]) -> Vec<String> {
+async fn charges(clients: &[Replica], names: &[String]) -> Vec<String> {
     let mut counts = Vec::with_capacity(clients.len());
     for (client, name) in clients.iter().zip(names) {
-        let count = match client.get("/payments/count", &[]).await {
+        let count = match client.count().await {
             Ok(reply) if reply.status == 200 => charges_in(&reply.body)
                 .map_or_else(|| format!("unreadable {:?}", reply.body), |n| n.to_string()),
             Ok(reply) => format!("status {}", reply.status),
