@@ -220,9 +220,40 @@ fn shown(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
-/// Every member but the core and the build-support crate itself depends on the build-support
-/// crate, as a normal dependency: the shared feature set then holds whichever packages a command
-/// selects. (The core stays light; [`heavy_core_dependencies`] keeps it off.)
+/// The third-party crates that are slow to build and that members ask for with different
+/// features: a package whose build reaches one of them needs the shared feature set.
+pub const HEAVY: [&str; 6] = [
+    "tokio",
+    "hyper",
+    "hyper-util",
+    "reqwest",
+    "rusqlite",
+    "tokio-postgres",
+];
+
+/// Whether building `name` (with its tests and examples when `with_dev`) builds a crate of
+/// [`HEAVY`], directly or through another member; the build-support crates in `builds` are
+/// not followed, since they are what the answer decides.
+fn reaches_heavy(packages: &[Package], builds: &[&str], name: &str, with_dev: bool) -> bool {
+    let Some(package) = packages.iter().find(|p| p.name == name) else {
+        return false;
+    };
+    package
+        .dependencies
+        .iter()
+        .filter(|d| with_dev || d.kind != Kind::Dev)
+        .filter(|d| !builds.contains(&d.package.as_str()))
+        .any(|d| {
+            HEAVY.contains(&d.package.as_str())
+                || (d.package != package.name && reaches_heavy(packages, builds, &d.package, false))
+        })
+}
+
+/// A member whose build or tests reach tokio, hyper, reqwest or a database client depends on
+/// the build-support crate, as a normal dependency, so that whichever packages a command
+/// selects, those crates are built once with one feature set. A std-only member (the core,
+/// its contract and checks scaffold, the stage 1 labs) does not: it would then build all of
+/// them for nothing, and under `--cfg loom`, where tokio does not compile, fail.
 pub fn feature_set_members() -> Result<Vec<String>, Error> {
     let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
     let builds: Vec<&str> = rows
@@ -232,20 +263,27 @@ pub fn feature_set_members() -> Result<Vec<String>, Error> {
         .collect();
     let mut problems = Vec::new();
     for package in &packages {
-        let Some(row) = row_of(&rows, package) else {
-            continue;
-        };
-        if matches!(row.layer, Layer::Core | Layer::Build) {
+        if row_of(&rows, package).is_none_or(|row| row.layer == Layer::Build) {
             continue;
         }
+        let heavy = reaches_heavy(&packages, &builds, &package.name, true);
         for build in &builds {
-            let has = package
+            let has = package.dependencies.iter().any(|d| d.package == *build);
+            let normal = package
                 .dependencies
                 .iter()
                 .any(|d| d.kind == Kind::Normal && d.package == *build);
-            if !has {
+            if heavy && !normal {
                 problems.push(format!(
-                    "{}: {} does not depend on {build} (run `cargo hakari manage-deps`)",
+                    "{}: {} builds tokio or a database client but does not depend on {build} \
+                     (run `cargo hakari manage-deps`)",
+                    package.manifest().display(),
+                    package.name
+                ));
+            } else if !heavy && has {
+                problems.push(format!(
+                    "{}: {} is std-only but depends on {build}, which would build tokio and \
+                     the database clients for it",
                     package.manifest().display(),
                     package.name
                 ));
