@@ -87,14 +87,25 @@ docs-check:
     RETRYKEY_DOCS_SLOW=1 cargo test -q -p retrykey-tests --test it walkthrough::
 
 # What CI runs: lint, the book (built, then checked in Chromium), every test with every docs command (slow ones too), loom, variants, a short stress run, the flood, mutation testing of the core.
-ci: lint
-    just book-check
-    RETRYKEY_DOCS_SLOW=1 cargo test
-    just loom
-    just test-negatives
-    just stress 5
-    just flood
-    just mutants
+ci:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # Each step says how long it took, so a slow CI run shows where its time went.
+    step() {
+        local start=$SECONDS
+        echo "== ci: $*"
+        "$@"
+        echo "== ci: $* took $((SECONDS - start)) s"
+    }
+    step just lint
+    step just book-check
+    step env RETRYKEY_DOCS_SLOW=1 cargo test
+    step just loom
+    step just test-negatives
+    step just stress 5
+    step just flood
+    step just mutants
+    echo "== ci: all steps passed in $SECONDS s"
 
 # Mutation testing of the core crate: at least 95% of mutants caught, survivors as listed in the book (minutes).
 [no-exit-message]
