@@ -6,6 +6,7 @@
 //! them as passed. Shell blocks marked `not-run` are listed with their reasons.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use retrykey_tests::walkthrough::{Walkthrough, documents, read_document, run};
 
@@ -26,12 +27,18 @@ fn every_shown_command_prints_what_the_docs_say() {
     let all = everything();
     let mut failures = Vec::new();
     let (mut ran, mut skipped) = (0, 0);
+    let mut took: Vec<(Duration, String)> = Vec::new();
     for item in &all.shown {
         if item.slow && !with_slow {
             skipped += 1;
             continue;
         }
+        let start = Instant::now();
         let result = run(&item.command);
+        took.push((
+            start.elapsed(),
+            format!("{}:{}", item.file.display(), item.line),
+        ));
         ran += 1;
         if let Err(mismatch) = item.check(&result) {
             failures.push(format!(
@@ -57,6 +64,16 @@ fn every_shown_command_prints_what_the_docs_say() {
         "; {} shell blocks marked not-run",
         all.not_run.len()
     ));
+    // Where the time went, so a slow docs check can be read rather than guessed at.
+    let total: Duration = took.iter().map(|(d, _)| *d).sum();
+    took.sort_by_key(|(duration, _)| std::cmp::Reverse(*duration));
+    report.push_str(&format!(
+        "\n  {:.0} s in all; the slowest:",
+        total.as_secs_f64()
+    ));
+    for (duration, place) in took.iter().take(8) {
+        report.push_str(&format!("\n  {:>6.1} s  {place}", duration.as_secs_f64()));
+    }
     for block in &all.not_run {
         report.push_str(&format!(
             "\n  not run: {}:{}: {}",
