@@ -32,6 +32,22 @@ pub enum Error {
     /// A setting was not acceptable (an empty scope, a bad schema name, a missing URL).
     #[error("configuration: {0}")]
     Config(String),
+    /// The PostgreSQL pool gave up before the server answered (a connect timeout).
+    #[error(transparent)]
+    Pool(retrykey_pg::Error),
+}
+
+/// The shared pool's failures, in the variants this crate reported before it shared the pool.
+impl From<retrykey_pg::Error> for Error {
+    fn from(error: retrykey_pg::Error) -> Self {
+        match error {
+            retrykey_pg::Error::Url(error) | retrykey_pg::Error::Postgres(error) => {
+                Error::Postgres(error)
+            }
+            retrykey_pg::Error::Identifier(_) => Error::Config(error.to_string()),
+            other => Error::Pool(other),
+        }
+    }
 }
 
 impl From<Error> for retrykey::Error {

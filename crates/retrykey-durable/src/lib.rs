@@ -19,7 +19,8 @@
 //! 3. [`sqlite`]: the statements that transaction is made of.
 //! 4. [`pg::ledger`]: the same transaction on PostgreSQL, where a unique index decides the
 //!    first writer; then [`pg`] (its statements), [`pg::transaction`] (`BEGIN` in the same round
-//!    trip) and [`pg::pool`] (connections and the retry of transient failures).
+//!    trip) and [`pg::pool`] (the synchronous facade over the workspace's one PostgreSQL pool,
+//!    `retrykey-pg`, which reconnects and retries transient failures).
 //! 5. [`retention`] and the two `schema` modules: how long records live, and old layouts.
 //!
 //! The checks that crash, race and cut these ledgers live in `retrykey-durable-checks`.
