@@ -2,7 +2,7 @@
 
 use retrykey_http::{Error, StoreLimits};
 
-use crate::pg::pool::{Connection, PgResult, unavailable};
+use crate::pg::pool::{Connection, PgResult, pool_failure, unavailable};
 use crate::pg::usage::{self, Credit, SHARDS};
 
 /// The advisory lock held while a store creates its schema: two stores creating the same
@@ -57,18 +57,7 @@ CREATE TABLE IF NOT EXISTS {schema}.payments (
 
 /// Accepts lower-case SQL identifiers only, so that a schema name can be written into DDL.
 pub(crate) fn check_identifier(name: &str) -> Result<(), Error> {
-    let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_');
-    let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if first_ok && rest_ok && name.len() <= 63 {
-        Ok(())
-    } else {
-        Err(Error::StoreUnavailable(format!(
-            "{name:?} is not a schema name (lower-case letters, digits, _; at most 63 bytes)"
-        )))
-    }
+    retrykey_pg::check_identifier(name).map_err(pool_failure)
 }
 
 /// Creates the tables in `schema` if missing (after dropping the schema when `fresh`), and
