@@ -1,10 +1,12 @@
 //! The consumer's database, whichever backend holds it, and the rows it can be asked for.
 //!
-//! Every call blocks the calling thread (SQLite works in place; PostgreSQL drives its
+//! The plain calls block the calling thread (SQLite works in place; PostgreSQL drives its
 //! connection on a small runtime of its own): from async code, call it in
-//! `tokio::task::spawn_blocking`, as [`service`](crate::service) does.
+//! `tokio::task::spawn_blocking`. The `_async` calls, which [`service`](crate::service) uses,
+//! await PostgreSQL on the caller's runtime and move only SQLite to a blocking thread.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::pg::PgConverter;
@@ -92,11 +94,38 @@ impl ConverterDb {
         }
     }
 
+    /// [`ConverterDb::convert`] for async code: PostgreSQL awaits its connection on the
+    /// caller's runtime, with no thread blocked per delivery; SQLite, which works in place, runs
+    /// on a blocking thread.
+    pub async fn convert_async(
+        self: &Arc<Self>,
+        request: &ConversionRequest,
+    ) -> Result<Converted, Error> {
+        match &self.backend {
+            Backend::Postgres(db) => db.convert_async(request).await,
+            Backend::Sqlite(_) => {
+                let (db, request) = (Arc::clone(self), request.clone());
+                blocking(move || db.convert(&request)).await
+            }
+        }
+    }
+
     /// How many conversions are stored.
     pub fn count(&self) -> Result<u64, Error> {
         match &self.backend {
             Backend::Sqlite(db) => db.count(),
             Backend::Postgres(db) => db.count(),
+        }
+    }
+
+    /// [`ConverterDb::count`] for async code, as [`ConverterDb::convert_async`].
+    pub async fn count_async(self: &Arc<Self>) -> Result<u64, Error> {
+        match &self.backend {
+            Backend::Postgres(db) => db.count_async().await,
+            Backend::Sqlite(_) => {
+                let db = Arc::clone(self);
+                blocking(move || db.count()).await
+            }
         }
     }
 
@@ -116,6 +145,15 @@ impl ConverterDb {
             Backend::Postgres(db) => db.processed(events),
         }
     }
+}
+
+/// Runs a blocking call on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    call: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(call)
+        .await
+        .map_err(|error| Error::Interrupted(error.to_string()))?
 }
 
 /// Now, in milliseconds since the Unix epoch (0 for a clock set before it).

@@ -15,6 +15,9 @@ pub enum Error {
     /// created, a server that does not answer.
     #[error("cannot open the database: {0}")]
     Open(#[from] retrykey_durable::Error),
+    /// A call on a blocking thread did not finish: it panicked, or the runtime is stopping.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
 }
 
 impl From<retrykey::Error> for Error {

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use retrykey_durable::pg::{Pool, storage};
+use retrykey_pg::Settings;
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 
@@ -43,7 +44,11 @@ CREATE TABLE IF NOT EXISTS processed (
 /// The consumer's tables in one PostgreSQL schema.
 #[derive(Debug)]
 pub struct PgConverter {
+    /// For the synchronous calls (the operator's tools, tests): blocks on a runtime of its own.
     pool: Arc<Pool>,
+    /// For the service, which awaits it on its own runtime: no thread blocked per delivery.
+    /// Its connections open on first use, on that runtime.
+    serving: Box<retrykey_pg::Pool>,
 }
 
 impl PgConverter {
@@ -59,8 +64,11 @@ impl PgConverter {
             tx.batch_execute(LAYOUT).await.map_err(storage)?;
             tx.commit().await.map_err(storage)
         })?;
+        let config = retrykey_pg::config(url, schema, "retrykey-converter")
+            .map_err(retrykey_durable::Error::from)?;
         Ok(Self {
             pool: Arc::new(pool),
+            serving: Box::new(retrykey_pg::Pool::new(config, Settings::new(CONNECTIONS))),
         })
     }
 
@@ -68,18 +76,40 @@ impl PgConverter {
     pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
         Ok(self
             .pool
-            .run(async |client| convert(client, request, unix_ms()).await)?)
+            .run(async |client| convert(client, request, unix_ms()).await.map_err(storage))?)
+    }
+
+    /// The same, awaited on the caller's runtime: what the service runs per delivery.
+    pub async fn convert_async(&self, request: &ConversionRequest) -> Result<Converted, Error> {
+        let converted = self
+            .serving
+            .run(|connection| {
+                // Owned by the attempt: the pool's work may not borrow from its caller.
+                let request = request.clone();
+                Box::pin(async move { convert(connection.client_mut(), &request, unix_ms()).await })
+            })
+            .await;
+        converted
+            .map_err(unavailable)?
+            .map_err(|error| Error::Postgres(Box::new(error)))
     }
 
     /// How many conversions are stored.
     pub fn count(&self) -> Result<u64, Error> {
-        Ok(self.pool.run(async |client| {
-            let row = client
-                .query_one("SELECT count(*) FROM conversions", &[])
-                .await
-                .map_err(storage)?;
-            Ok(row.get::<_, i64>(0).cast_unsigned())
-        })?)
+        Ok(self
+            .pool
+            .run(async |client| count(client).await.map_err(storage))?)
+    }
+
+    /// The same, awaited on the caller's runtime.
+    pub async fn count_async(&self) -> Result<u64, Error> {
+        let counted = self
+            .serving
+            .run(|connection| Box::pin(async move { count(connection.client()).await }))
+            .await;
+        counted
+            .map_err(unavailable)?
+            .map_err(|error| Error::Postgres(Box::new(error)))
     }
 
     /// Every conversion, by number.
@@ -130,21 +160,35 @@ impl PgConverter {
     }
 }
 
+/// The pool's own failure (no connection, or no answer in time), as the consumer reports it.
+fn unavailable(error: retrykey_pg::Error) -> Error {
+    match error {
+        retrykey_pg::Error::Postgres(error) => Error::Postgres(Box::new(error)),
+        other => Error::Postgres(Box::new(other)),
+    }
+}
+
+async fn count(client: &Client) -> Result<u64, tokio_postgres::Error> {
+    let row = client
+        .query_one("SELECT count(*) FROM conversions", &[])
+        .await?;
+    Ok(row.get::<_, i64>(0).cast_unsigned())
+}
+
 /// The transaction itself: the record first, so that the unique index picks the one delivery
 /// that converts.
 async fn convert(
     client: &mut Client,
     request: &ConversionRequest,
     now_ms: i64,
-) -> Result<Converted, retrykey::Error> {
-    let tx = client.transaction().await.map_err(storage)?;
+) -> Result<Converted, tokio_postgres::Error> {
+    let tx = client.transaction().await?;
     let first = tx
         .execute_typed(
             "INSERT INTO processed (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING",
             &[(&request.event, Type::TEXT)],
         )
-        .await
-        .map_err(storage)?
+        .await?
         == 1;
     if !first {
         // A redelivery (or a duplicate that waited for the first to commit): answer what the
@@ -154,9 +198,8 @@ async fn convert(
                 "SELECT conversion FROM processed WHERE event_id = $1",
                 &[(&request.event, Type::TEXT)],
             )
-            .await
-            .map_err(storage)?;
-        tx.rollback().await.map_err(storage)?;
+            .await?;
+        tx.rollback().await?;
         return Ok(Converted {
             conversion: row.get::<_, i64>(0).cast_unsigned(),
             replayed: true,
@@ -180,10 +223,9 @@ async fn convert(
                 (&now_ms, Type::INT8),
             ],
         )
-        .await
-        .map_err(storage)?;
+        .await?;
     let number: i64 = row.get(0);
-    tx.commit().await.map_err(storage)?;
+    tx.commit().await?;
     Ok(Converted {
         conversion: number.cast_unsigned(),
         replayed: false,

@@ -2,9 +2,10 @@
 //!
 //! `POST /conversions` checks the delivery before it touches the database: the event id in
 //! `Idempotency-Key`, a JSON body that names the same event, a job that can be converted. A
-//! refusal is a problem document and writes nothing. Then the dedup transaction runs (on a
-//! blocking thread: the database calls block), and the answer says whether this delivery
-//! converted (201) or found the conversion an earlier one made (200, `Idempotent-Replayed`).
+//! refusal is a problem document and writes nothing. Then the dedup transaction runs (awaited
+//! on PostgreSQL; on a blocking thread for SQLite, whose calls block), and the answer says
+//! whether this delivery converted (201) or found the conversion an earlier one made (200,
+//! `Idempotent-Replayed`).
 //!
 //! # Example
 //!
@@ -85,19 +86,12 @@ async fn deliver(
         Ok(request) => request,
         Err((refusal, detail)) => return refusal_response(refusal, Some(&detail)),
     };
-    let db = Arc::clone(&consumer.db);
-    let converted = tokio::task::spawn_blocking(move || {
-        let converted = db.convert(&request);
-        (request, converted)
-    })
-    .await;
-    let (request, converted) = match converted {
-        Ok((request, Ok(converted))) => (request, converted),
-        Ok((_, Err(error))) => {
+    let converted = match consumer.db.convert_async(&request).await {
+        Ok(converted) => converted,
+        Err(error) => {
             eprintln!("converter: {error}");
             return refusal_response(Refusal::Unavailable, None);
         }
-        Err(_) => return refusal_response(Refusal::Unavailable, None),
     };
     // The conversion and its record have committed; the dispatcher has not heard yet. A crash
     // here is what the redelivery must survive.
@@ -162,14 +156,12 @@ fn read_delivery(
 
 /// `GET /conversions/count`: `{"conversions": N}`.
 async fn count(State(consumer): State<Consumer>) -> Response {
-    let db = Arc::clone(&consumer.db);
-    match tokio::task::spawn_blocking(move || db.count()).await {
-        Ok(Ok(count)) => axum::Json(serde_json::json!({ "conversions": count })).into_response(),
-        Ok(Err(error)) => {
+    match consumer.db.count_async().await {
+        Ok(count) => axum::Json(serde_json::json!({ "conversions": count })).into_response(),
+        Err(error) => {
             eprintln!("converter: {error}");
             refusal_response(Refusal::Unavailable, None)
         }
-        Err(_) => refusal_response(Refusal::Unavailable, None),
     }
 }
 

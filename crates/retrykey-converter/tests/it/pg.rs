@@ -73,3 +73,54 @@ fn pg_simultaneous_deliveries_convert_once() {
             .all(|a| a.conversion == answers[0].conversion)
     );
 }
+
+// The service over PostgreSQL, which awaits its own connections rather than blocking a thread
+// per delivery: sixteen deliveries of one event at once convert once, every other answers the
+// replay, and the count endpoint reads the same database.
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn pg_service_converts_simultaneous_deliveries_once() {
+    use retrykey_converter::service;
+    use retrykey_server::loopback::{LoopbackClient, Server};
+
+    let schema = FreshSchema::new(&url());
+    let db = Arc::new(ConverterDb::connect_postgres(&url(), schema.name()).expect("connects"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (statuses, count) = runtime.block_on(async {
+        let server = Server::start(service::router(Arc::clone(&db)))
+            .await
+            .expect("the server starts");
+        let client = Arc::new(LoopbackClient::new(server.url()));
+        let body = r#"{"event":"e-served","job":"report.docx","units":3}"#;
+        let mut deliveries = tokio::task::JoinSet::new();
+        for _ in 0..16 {
+            let client = Arc::clone(&client);
+            deliveries.spawn(async move {
+                let headers = [("idempotency-key", "e-served")];
+                let reply = client.post("/conversions", &headers, body).await;
+                reply.expect("an answer").status
+            });
+        }
+        let mut statuses = deliveries.join_all().await;
+        statuses.sort_unstable();
+        let count = client
+            .get("/conversions/count", &[])
+            .await
+            .expect("an answer");
+        server.stop().await;
+        (statuses, count)
+    });
+    drop(runtime);
+    let mut expected = vec![200; 15];
+    expected.push(201);
+    assert_eq!(statuses, expected);
+    assert_eq!(
+        (count.status, count.body.as_str()),
+        (200, r#"{"conversions":1}"#)
+    );
+    assert_eq!(db.count().expect("count"), 1);
+}
