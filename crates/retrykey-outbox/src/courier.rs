@@ -16,6 +16,7 @@ use retrykey_wire::{CONVERSIONS_PATH, Conversion, ConversionRequest};
 
 use crate::crash::{Hooks, Point};
 use crate::dispatcher::DispatcherOptions;
+use crate::documents;
 use crate::{Claimed, Documents, Error, Event};
 
 /// A boxed future, as the delivery function returns it.
@@ -155,11 +156,7 @@ impl Courier {
         acknowledgement: Acknowledgement,
     ) -> Result<Delivery, Error> {
         let conversion = acknowledgement.conversion;
-        let marked = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.mark_delivered(claimed, conversion)
-            })
-            .await?;
+        let marked = documents::mark_delivered(&self.documents, claimed, conversion).await?;
         Ok(if marked {
             Delivery::Delivered {
                 conversion,
@@ -177,12 +174,7 @@ impl Courier {
             backoff::full_jitter(&self.redelivery, claimed.delivery, &mut rng)
         };
         let why = why.to_owned();
-        let noted = why.clone();
-        let postponed = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.postpone(claimed, &noted, wait)
-            })
-            .await?;
+        let postponed = documents::postpone(&self.documents, claimed, &why, wait).await?;
         Ok(if postponed {
             Delivery::Postponed { why, wait }
         } else {
@@ -199,12 +191,7 @@ impl Courier {
         failure: &StatusFailure,
     ) -> Result<Delivery, Error> {
         let why = failure.to_string();
-        let noted = why.clone();
-        let rejected = self
-            .blocking(claimed, move |documents, claimed| {
-                documents.mark_rejected(claimed, &noted)
-            })
-            .await?;
+        let rejected = documents::mark_rejected(&self.documents, claimed, &why).await?;
         Ok(if rejected {
             Delivery::Rejected { why }
         } else {
@@ -215,18 +202,5 @@ impl Courier {
     /// Passes the crash point `point`.
     pub fn at(&self, point: Point) {
         self.hooks.at(point);
-    }
-
-    /// Runs one outbox call on a blocking thread.
-    async fn blocking<T: Send + 'static>(
-        &self,
-        claimed: &Claimed,
-        call: impl FnOnce(&dyn Documents, &Claimed) -> Result<T, Error> + Send + 'static,
-    ) -> Result<T, Error> {
-        let documents = Arc::clone(&self.documents);
-        let claimed = claimed.clone();
-        tokio::task::spawn_blocking(move || call(documents.as_ref(), &claimed))
-            .await
-            .map_err(|error| Error::Interrupted(format!("an outbox call: {error}")))?
     }
 }

@@ -38,6 +38,7 @@ use tokio::task::JoinSet;
 
 use crate::courier::{BoxFuture, Courier, Delivery};
 use crate::crash::Hooks;
+use crate::documents;
 use crate::{Claimed, Documents, Error};
 
 /// How a dispatcher works.
@@ -283,12 +284,8 @@ impl Dispatcher {
     }
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, Error> {
-        let documents = Arc::clone(self.courier.documents());
-        let owner = self.options.owner.clone();
-        let lease = self.options.lease;
-        tokio::task::spawn_blocking(move || documents.claim(&owner, lease, limit))
-            .await
-            .map_err(|error| Error::Interrupted(format!("the claim: {error}")))?
+        let (owner, lease) = (&self.options.owner, self.options.lease);
+        documents::claim(self.courier.documents(), owner, lease, limit).await
     }
 
     fn delivery(
@@ -343,12 +340,11 @@ impl Dispatcher {
     }
 
     async fn sweep(&self) {
-        let documents = Arc::clone(self.courier.documents());
         let kept = self.options.keep_settled;
-        match tokio::task::spawn_blocking(move || documents.sweep(kept)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => eprintln!("dispatcher: cannot sweep settled events: {error}"),
-            Err(_) => eprintln!("dispatcher: the sweep did not finish"),
+        match documents::sweep(self.courier.documents(), kept).await {
+            Ok(_) => {}
+            Err(Error::Interrupted(_)) => eprintln!("dispatcher: the sweep did not finish"),
+            Err(error) => eprintln!("dispatcher: cannot sweep settled events: {error}"),
         }
     }
 }

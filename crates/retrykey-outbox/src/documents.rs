@@ -1,11 +1,14 @@
 //! The document service's database, whichever backend holds it: what the accepting side, the
 //! dispatcher and the operator ask of it.
 //!
-//! Every call blocks the calling thread (SQLite works in place; PostgreSQL drives its
-//! connection on a small runtime of its own): from async code, call it in
-//! `tokio::task::spawn_blocking`, as the dispatcher does.
+//! Every call of the trait blocks the calling thread (SQLite works in place; PostgreSQL drives
+//! its connection on a small runtime of its own): from async code, call it in
+//! `tokio::task::spawn_blocking`. The dispatcher's own calls go through the async functions at
+//! the end of this file instead: PostgreSQL awaits them on the caller's runtime, and only a
+//! backend whose calls block takes a blocking thread.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Request};
@@ -60,6 +63,12 @@ pub trait Documents: Debug + Send + Sync {
     /// delivered and failed events settled more than `kept` ago whose job's record is gone;
     /// returns how many events.
     fn sweep(&self, kept: Duration) -> Result<usize, Error>;
+
+    /// The PostgreSQL backend, which async callers await instead of blocking a thread on it;
+    /// `None` for a backend whose calls block.
+    fn postgres(&self) -> Option<&PgDocuments> {
+        None
+    }
 }
 
 /// Opens the document service's database `db` names.
@@ -294,4 +303,101 @@ impl Documents for PgDocuments {
         let before = self.now_ms() - millis(kept);
         self.run(async |client| pg_events::sweep(client, before).await)
     }
+
+    fn postgres(&self) -> Option<&PgDocuments> {
+        Some(self)
+    }
+}
+
+// The dispatcher's calls, for async code: PostgreSQL is awaited on the caller's runtime; a
+// backend whose calls block runs them on a blocking thread. `what` names the call should its
+// thread end without an answer.
+
+/// [`Documents::claim`], from async code.
+pub(crate) async fn claim(
+    documents: &Arc<dyn Documents>,
+    owner: &str,
+    lease: Duration,
+    limit: usize,
+) -> Result<Vec<Claimed>, Error> {
+    if let Some(pg) = documents.postgres() {
+        return pg.claim_async(owner, lease, limit).await;
+    }
+    let owner = owner.to_owned();
+    blocking(documents, "the claim", move |documents| {
+        documents.claim(&owner, lease, limit)
+    })
+    .await
+}
+
+/// [`Documents::mark_delivered`], from async code.
+pub(crate) async fn mark_delivered(
+    documents: &Arc<dyn Documents>,
+    claimed: &Claimed,
+    conversion: Option<u64>,
+) -> Result<bool, Error> {
+    if let Some(pg) = documents.postgres() {
+        return pg.mark_delivered_async(claimed, conversion).await;
+    }
+    let claimed = claimed.clone();
+    blocking(documents, "an outbox call", move |documents| {
+        documents.mark_delivered(&claimed, conversion)
+    })
+    .await
+}
+
+/// [`Documents::postpone`], from async code.
+pub(crate) async fn postpone(
+    documents: &Arc<dyn Documents>,
+    claimed: &Claimed,
+    error: &str,
+    wait: Duration,
+) -> Result<bool, Error> {
+    if let Some(pg) = documents.postgres() {
+        return pg.postpone_async(claimed, error, wait).await;
+    }
+    let (claimed, error) = (claimed.clone(), error.to_owned());
+    blocking(documents, "an outbox call", move |documents| {
+        documents.postpone(&claimed, &error, wait)
+    })
+    .await
+}
+
+/// [`Documents::mark_rejected`], from async code.
+pub(crate) async fn mark_rejected(
+    documents: &Arc<dyn Documents>,
+    claimed: &Claimed,
+    error: &str,
+) -> Result<bool, Error> {
+    if let Some(pg) = documents.postgres() {
+        return pg.mark_rejected_async(claimed, error).await;
+    }
+    let (claimed, error) = (claimed.clone(), error.to_owned());
+    blocking(documents, "an outbox call", move |documents| {
+        documents.mark_rejected(&claimed, &error)
+    })
+    .await
+}
+
+/// [`Documents::sweep`], from async code.
+pub(crate) async fn sweep(documents: &Arc<dyn Documents>, kept: Duration) -> Result<usize, Error> {
+    if let Some(pg) = documents.postgres() {
+        return pg.sweep_async(kept).await;
+    }
+    blocking(documents, "the sweep", move |documents| {
+        documents.sweep(kept)
+    })
+    .await
+}
+
+/// Runs `call` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    documents: &Arc<dyn Documents>,
+    what: &str,
+    call: impl FnOnce(&dyn Documents) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    let documents = Arc::clone(documents);
+    tokio::task::spawn_blocking(move || call(documents.as_ref()))
+        .await
+        .map_err(|error| Error::Interrupted(format!("{what}: {error}")))?
 }

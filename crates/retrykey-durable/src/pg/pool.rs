@@ -27,8 +27,10 @@ impl std::fmt::Debug for Pool {
     }
 }
 
-/// A ledger's failure as the shared pool reads it: the database error inside, if any.
-struct Failed(Error);
+/// A ledger's failure as the shared pool reads it: the database error inside, if any. Async
+/// callers of `retrykey-pg` whose work reports through [`retrykey::Error`] wrap it in this.
+#[derive(Debug)]
+pub struct Failed(pub Error);
 
 impl retrykey_pg::Failure for Failed {
     fn postgres(&self) -> Option<&tokio_postgres::Error> {

@@ -9,13 +9,16 @@ pub mod accept;
 pub mod events;
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::PgLedger;
-use retrykey_durable::pg::{Pool, storage};
+use retrykey_durable::pg::{Failed, Pool, storage};
+use retrykey_pg::{Connection, Settings, Work};
 use retrykey_program::Clock;
 
-use crate::{Accepted, DocumentsOptions, Error, EventId};
+use crate::documents::millis;
+use crate::{Accepted, Claimed, DocumentsOptions, Error, EventId};
 
 /// The outbox's table, sequence and indexes, as on SQLite (see [`crate::sqlite::SCHEMA`]);
 /// created after the ledger's tables.
@@ -48,7 +51,12 @@ CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation)
 #[derive(Debug)]
 pub struct PgDocuments {
     ledger: PgLedger,
+    /// For the synchronous calls (accepting, the operator's tools): blocks on a runtime of its
+    /// own.
     pool: Arc<Pool>,
+    /// For the dispatcher, which awaits it on its own runtime: no thread blocked per call. Its
+    /// connections open on first use, on that runtime.
+    serving: Box<retrykey_pg::Pool>,
     options: DocumentsOptions,
 }
 
@@ -73,9 +81,13 @@ impl PgDocuments {
             tx.commit().await.map_err(storage)
         })
         .map_err(Error::postgres)?;
+        let config = retrykey_pg::config(url, &options.pg_schema, "retrykey-outbox")
+            .map_err(retrykey_durable::Error::from)?;
+        let serving = retrykey_pg::Pool::new(config, Settings::new(options.pg_connections));
         Ok(Self {
             ledger,
             pool: Arc::new(pool),
+            serving: Box::new(serving),
             options,
         })
     }
@@ -129,5 +141,118 @@ impl PgDocuments {
         work: impl AsyncFnMut(&mut tokio_postgres::Client) -> Result<T, retrykey::Error>,
     ) -> Result<T, Error> {
         self.pool.run(work).map_err(Error::postgres)
+    }
+
+    /// Runs `work` on one of the serving connections, awaited on the caller's runtime. Like
+    /// every pool's work, it owns what it uses: it may run more than once.
+    async fn run_async<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: for<'c> FnMut(&'c mut Connection) -> Work<'c, T, Failed>,
+    {
+        match self.serving.run(work).await {
+            Ok(done) => done.map_err(|Failed(error)| Error::postgres(error)),
+            Err(retrykey_pg::Error::Postgres(error)) => Err(Error::Postgres(Box::new(error))),
+            Err(error) => Err(Error::Postgres(Box::new(error))),
+        }
+    }
+
+    /// [`Documents::claim`](crate::Documents::claim), awaited.
+    pub(crate) async fn claim_async(
+        &self,
+        owner: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<Claimed>, Error> {
+        let now = self.now_ms();
+        let until = now + millis(lease);
+        self.run_async(|connection| {
+            let owner = owner.to_owned();
+            Box::pin(async move {
+                events::claim(connection.client(), &owner, now, until, limit)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await
+    }
+
+    /// [`Documents::mark_delivered`](crate::Documents::mark_delivered), awaited.
+    pub(crate) async fn mark_delivered_async(
+        &self,
+        claimed: &Claimed,
+        conversion: Option<u64>,
+    ) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.run_async(|connection| {
+            let claimed = claimed.clone();
+            Box::pin(async move {
+                events::mark_delivered(connection.client(), &claimed, conversion, now)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await
+    }
+
+    /// [`Documents::postpone`](crate::Documents::postpone), awaited.
+    pub(crate) async fn postpone_async(
+        &self,
+        claimed: &Claimed,
+        error: &str,
+        wait: Duration,
+    ) -> Result<bool, Error> {
+        let due = self.now_ms() + millis(wait);
+        self.run_async(|connection| {
+            let (claimed, error) = (claimed.clone(), error.to_owned());
+            Box::pin(async move {
+                events::postpone(connection.client(), &claimed, &error, due)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await
+    }
+
+    /// [`Documents::mark_rejected`](crate::Documents::mark_rejected), awaited.
+    pub(crate) async fn mark_rejected_async(
+        &self,
+        claimed: &Claimed,
+        error: &str,
+    ) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.run_async(|connection| {
+            let (claimed, error) = (claimed.clone(), error.to_owned());
+            Box::pin(async move {
+                events::mark_rejected(connection.client(), &claimed, &error, now)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await
+    }
+
+    /// [`Documents::sweep`](crate::Documents::sweep), awaited: the ledger's expired records
+    /// (the statement [`PgLedger::sweep`] runs), then the settled events whose record is gone.
+    pub(crate) async fn sweep_async(&self, kept: Duration) -> Result<usize, Error> {
+        let ledger = self.ledger.options();
+        let cutoff = ledger.sweep_cutoff(SystemTime::now());
+        self.run_async(|connection| {
+            let scope = ledger.scope.clone();
+            Box::pin(async move {
+                retrykey_durable::pg::delete_expired(connection.client_mut(), &scope, cutoff)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await?;
+        let before = self.now_ms() - millis(kept);
+        self.run_async(|connection| {
+            Box::pin(async move {
+                events::sweep(connection.client(), before)
+                    .await
+                    .map_err(Failed)
+            })
+        })
+        .await
     }
 }

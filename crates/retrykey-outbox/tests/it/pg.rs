@@ -237,3 +237,49 @@ fn pg_jobs_are_converted_once() {
         assert_eq!((row.state, row.conversion), (EventState::Delivered, number));
     }
 }
+
+// On PostgreSQL the dispatcher's calls and the consumer's dedup transaction are awaited on
+// their runtime, not run on blocking threads: with the runtime's only blocking thread held for
+// the whole round, the round still delivers every job.
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn pg_delivery_needs_no_blocking_thread() {
+    let schema = Schema::new();
+    let consumer_schema = FreshSchema::new(&url());
+    let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
+    for n in 1..=3 {
+        let (key, request) = job(n);
+        documents.accept(&key, &request).expect("accepted");
+    }
+    let consumer =
+        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let holder = runtime.spawn_blocking(move || held.recv());
+    let round = runtime.block_on(async {
+        let server = Server::start(service::router(Arc::clone(&consumer)))
+            .await
+            .unwrap();
+        let options = DispatcherOptions {
+            seed: Some(5),
+            ..DispatcherOptions::new(server.url())
+        };
+        let outbox: Arc<dyn Documents> = Arc::clone(&documents) as Arc<dyn Documents>;
+        let dispatcher = Dispatcher::new(outbox, options).expect("valid options");
+        let round = tokio::time::timeout(Duration::from_secs(30), dispatcher.round()).await;
+        release.send(()).expect("the holder waits");
+        holder.await.expect("the holder ends").expect("released");
+        server.stop().await;
+        round
+    });
+    let round = round
+        .expect("the round ends without a blocking thread")
+        .expect("a round");
+    assert_eq!((round.claimed, round.delivered), (3, 3), "{round:?}");
+    assert_eq!(consumer.count().unwrap(), 3);
+}
