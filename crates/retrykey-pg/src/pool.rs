@@ -54,15 +54,22 @@ pub struct Settings {
     /// connection: for work that sends its own `BEGIN` and does not roll back when a statement
     /// fails, which leaves the connection inside an aborted transaction.
     pub close_after_failure: bool,
+    /// Hand the slots out in turn instead of preferring the first free one. Every connection
+    /// is then opened early and kept warm, so callers that arrive together find open
+    /// connections and really run side by side (the races the durable ledger's checks and
+    /// labs provoke); the cost is a login per slot even when callers never overlap.
+    pub in_turn: bool,
 }
 
 impl Settings {
-    /// `size` connections, no operation timeout, connections kept after ordinary failures.
+    /// `size` connections, no operation timeout, connections kept after ordinary failures,
+    /// the first free slot preferred.
     pub fn new(size: usize) -> Self {
         Self {
             size,
             operation_timeout: None,
             close_after_failure: false,
+            in_turn: false,
         }
     }
 }
@@ -171,10 +178,14 @@ impl Pool {
         }
     }
 
-    /// A free slot, preferring the first ones: connections are opened only as far as callers
-    /// actually overlap, not all of them because a counter went round.
+    /// A slot: the next in turn with [`Settings::in_turn`]; otherwise a free one, preferring
+    /// the first ones, so that connections are opened only as far as callers actually overlap.
     async fn lease(&self) -> Lease<'_> {
-        let free = self.slots.iter().find_map(|slot| slot.try_lock().ok());
+        let free = if self.settings.in_turn {
+            None
+        } else {
+            self.slots.iter().find_map(|slot| slot.try_lock().ok())
+        };
         let mut slot = match free {
             Some(slot) => slot,
             None => {

@@ -52,7 +52,13 @@ impl Pool {
     ) -> Result<Self, crate::Error> {
         let config = retrykey_pg::config(url, schema, application_name)?;
         let runtime = runtime()?;
-        let pool = retrykey_pg::Pool::new(config, retrykey_pg::Settings::new(size));
+        // In turn: every connection warm, so that threads applying together run side by side
+        // on the server, the races the contract and the labs provoke.
+        let settings = retrykey_pg::Settings {
+            in_turn: true,
+            ..retrykey_pg::Settings::new(size)
+        };
+        let pool = retrykey_pg::Pool::new(config, settings);
         runtime.block_on(pool.create_schema(schema))?;
         Ok(Self {
             runtime: Some(runtime),

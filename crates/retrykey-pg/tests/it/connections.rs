@@ -97,3 +97,22 @@ fn connections_open_only_as_far_as_callers_overlap() {
         }
     });
 }
+
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn in_turn_every_slot_gets_its_connection() {
+    let pool = pool(Settings {
+        in_turn: true,
+        ..Settings::new(3)
+    });
+    block(async {
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            seen.push(backend(&pool).await);
+        }
+        assert_eq!(&seen[..3], &seen[3..], "the same three, in the same order");
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+    });
+}
