@@ -61,7 +61,7 @@ stress rounds="50":
 
 # Criterion benchmarks of the core ledger (about two minutes).
 bench *args:
-    cargo bench -p retrykey --bench ledger -- {{args}}
+    cargo bench -p retrykey-benches --bench ledger -- {{args}}
 
 # The one change a variant makes to the code it mirrors.
 diff variant:
@@ -137,7 +137,7 @@ amplification *args:
 
 # Stage 2: criterion benchmark of the retry executor's cost per attempt (about a minute).
 bench-client *args:
-    cargo bench -p retrykey-client --bench executor -- {{args}}
+    cargo bench -p retrykey-benches --bench executor -- {{args}}
 
 # --- Stage 3: HTTP ---
 
@@ -173,7 +173,7 @@ crash-matrix variant="":
 
 # Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections); ~1.5 minutes.
 bench-durable *args:
-    cargo bench -p retrykey-durable --bench durable -- {{args}}
+    cargo bench -p retrykey-benches --bench durable -- {{args}}
 
 # Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
 pgbench-ratio *args:
