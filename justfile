@@ -27,7 +27,7 @@ prepare:
     cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
     for package in retrykey split-critical-section; do
-        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p "$package" --test it --no-run
+        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
     done
     cargo test -q --release -p retrykey --test it stress:: --no-run
     cargo build -q --release -p retrykey-http --example load
@@ -52,7 +52,7 @@ test-negatives *variants:
 
 # Loom models of the core ledger (must pass) and of split-critical-section (must fail).
 loom:
-    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q --release -p retrykey --test it
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p retrykey --test it
     @cargo run -q -p retrykey-tests --bin negatives -- --loom-only
 
 # 64 threads on one key, STRESS_ROUNDS rounds (default 50), release mode.
