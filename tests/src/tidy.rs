@@ -417,9 +417,14 @@ pub fn product_failpoints() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// The folders whose sources the source rules read: every crate, lab and `tests/`.
-fn source_roots(root: &Path) -> [PathBuf; 3] {
-    [root.join("crates"), root.join("labs"), root.join("tests")]
+/// The folders whose sources the source rules read: every crate, lab, `tests/` and `benches/`.
+fn source_roots(root: &Path) -> [PathBuf; 4] {
+    [
+        root.join("crates"),
+        root.join("labs"),
+        root.join("tests"),
+        root.join("benches"),
+    ]
 }
 
 /// No `allow(dead_code)`, in any spelling, and no `expect(dead_code)` without a reason, in any

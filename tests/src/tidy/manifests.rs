@@ -54,7 +54,7 @@ impl Package {
     }
 }
 
-/// Every package under `crates/` and `labs/`, and `tests/`, sorted by folder.
+/// Every package under `crates/` and `labs/`, and `tests/` and `benches/`, sorted by folder.
 pub fn packages(root: &Path) -> Result<Vec<Package>, Error> {
     let workspace = table(&root.join("Cargo.toml"))?;
     let shared = workspace
@@ -74,6 +74,7 @@ pub fn packages(root: &Path) -> Result<Vec<Package>, Error> {
         }
     }
     dirs.push(PathBuf::from("tests"));
+    dirs.push(PathBuf::from("benches"));
     dirs.sort();
     dirs.into_iter()
         .map(|dir| package(root, dir, &shared))

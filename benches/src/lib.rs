@@ -1,0 +1,20 @@
+//! The lab's measurements, each path measured beside its baseline in the same run.
+//!
+//! They live in a package of their own, as tokio's benchmarks do, and it is not a default member:
+//! `cargo test` builds none of them, so criterion and the load programs never slow a first test
+//! run, and the tests, loom models and stress run of the crates they measure build without them.
+//!
+//! Criterion benchmarks (`cargo bench`):
+//! - `benches/ledger.rs` (`just bench`): the core ledger's new operation and replay, beside one
+//!   mutex lock and a hash-map lookup or insert.
+//! - `benches/executor.rs` (`just bench-client`): the retry executor's cost per attempt.
+//! - `benches/durable.rs` (`just bench-durable`): the SQLite and PostgreSQL ledgers.
+//!
+//! Load runs (`examples/`, release builds, each bounded in time):
+//! - `load.rs` and `overhead.rs` (`just load`): the Idempotency-Key layer against the bare
+//!   handler, over loopback and in-process.
+//! - `pgbench-ratio.rs` (`just pgbench-ratio`): the PostgreSQL ledger against `pgbench -N`.
+//! - `store-load.rs` (`just store-load`): the layer over PostgreSQL, SQLite and memory.
+//! - `outbox-load.rs` (`just outbox-load`): accepting, dispatching and converting jobs.
+//! - `flood.rs` (`just flood`, `just flood-check`) and `slow-clients.rs`
+//!   (`just slow-clients`): the payments server under hostile clients.
