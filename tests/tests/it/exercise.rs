@@ -139,7 +139,7 @@ fn workspace_copy() -> PathBuf {
     for file in ["Cargo.toml", "Cargo.lock"] {
         std::fs::copy(root.join(file), into.join(file)).unwrap();
     }
-    for dir in ["crates", "labs", "tests"] {
+    for dir in ["crates", "labs", "tests", "benches"] {
         copy(&root.join(dir), &into.join(dir));
     }
     into
