@@ -28,7 +28,10 @@ consumer_db=(--db "sqlite:$dir/consumer.sqlite")
 
 # Starts the consumer on a free port and waits for its address.
 start_consumer() {
-    "$bin/converter" "${consumer_db[@]}" --listen "127.0.0.1:${port:-0}" >"$dir/converter.log" 2>&1 &
+    # The log exists before the consumer starts: the wait below reads it at once, and the
+    # background job's own redirection may not have created it yet.
+    : >"$dir/converter.log"
+    "$bin/converter" "${consumer_db[@]}" --listen "127.0.0.1:${port:-0}" >>"$dir/converter.log" 2>&1 &
     converter=$!
     pids+=("$converter")
     for _ in $(seq 300); do
