@@ -43,6 +43,23 @@ fn job(n: u64) -> (Key, Request) {
     )
 }
 
+/// `jobs` jobs accepted on fresh PostgreSQL documents, and a consumer whose records are in a
+/// fresh schema of its own; the schemas are dropped with the first value.
+fn accepted_with_consumer(
+    jobs: u64,
+) -> ((Schema, FreshSchema), Arc<PgDocuments>, Arc<ConverterDb>) {
+    let schema = Schema::new();
+    let consumer_schema = FreshSchema::new(&url());
+    let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
+    for n in 1..=jobs {
+        let (key, request) = job(n);
+        documents.accept(&key, &request).expect("accepted");
+    }
+    let consumer =
+        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
+    ((schema, consumer_schema), documents, consumer)
+}
+
 // A crash at any point of the job's transaction leaves the job and its event both or neither,
 // and the retry with the same key ends with one of each.
 #[test]
@@ -198,15 +215,7 @@ fn pg_fence_and_actions() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_jobs_are_converted_once() {
-    let schema = Schema::new();
-    let consumer_schema = FreshSchema::new(&url());
-    let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
-    for n in 1..=5 {
-        let (key, request) = job(n);
-        documents.accept(&key, &request).expect("accepted");
-    }
-    let consumer =
-        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
+    let (_schemas, documents, consumer) = accepted_with_consumer(5);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -244,15 +253,7 @@ fn pg_jobs_are_converted_once() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_delivery_needs_no_blocking_thread() {
-    let schema = Schema::new();
-    let consumer_schema = FreshSchema::new(&url());
-    let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
-    for n in 1..=3 {
-        let (key, request) = job(n);
-        documents.accept(&key, &request).expect("accepted");
-    }
-    let consumer =
-        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
+    let (_schemas, documents, consumer) = accepted_with_consumer(3);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(1)
