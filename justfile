@@ -30,7 +30,7 @@ prepare:
         RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
     done
     cargo test -q --release -p retrykey --test it stress:: --no-run
-    cargo build -q --release -p retrykey-benches --example load --example pgbench-ratio --example store-load --example outbox-load --example flood --example slow-clients
+    cargo build -q --release -p retrykey-benches --bins
     cargo build -q --release -p retrykey-replicas --bin payments
     cargo build -q --release -p retrykey-http --tests
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
@@ -152,7 +152,7 @@ test-http:
 
 # Stage 3: loopback load, bare handler vs fresh key / replay / no key (about a minute, release).
 load *args:
-    cargo run -q --release -p retrykey-benches --example load -- {{args}}
+    cargo run -q --release -p retrykey-benches --bin load -- {{args}}
 
 # --- Stage 4: durable ---
 
@@ -174,11 +174,11 @@ bench-durable *args:
 
 # Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
 pgbench-ratio *args:
-    cargo run -q --release -p retrykey-benches --example pgbench-ratio -- {{args}}
+    cargo run -q --release -p retrykey-benches --bin pgbench-ratio -- {{args}}
 
 # Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (~1.5 minutes).
 store-load *args:
-    cargo run -q --release -p retrykey-benches --example store-load -- {{args}}
+    cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 
 # Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
@@ -223,7 +223,7 @@ outbox-faults backend="all":
 
 # Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).
 outbox-load *args:
-    cargo run -q --release -p retrykey-benches --example outbox-load -- {{args}}
+    cargo run -q --release -p retrykey-benches --bin outbox-load -- {{args}}
 
 # --- Hostile clients ---
 
@@ -240,20 +240,20 @@ fuzz cases="100000":
 # 100,000 fresh keys with 1 KiB bodies into a store bounded at 64 MiB: refusals, evictions, memory growth (seconds once built).
 flood *args:
     cargo build -q --release -p retrykey-replicas --bin payments
-    cargo build -q --release -p retrykey-benches --example flood
-    target/release/examples/flood --payments target/release/payments {{args}}
+    cargo build -q --release -p retrykey-benches --bin flood
+    target/release/flood --payments target/release/payments {{args}}
 
 # The flood's bounds checked on the debug build that `cargo test` made, with no release build (CI runs this).
 flood-check *args:
     cargo build -q -p retrykey-replicas --bin payments
-    cargo build -q -p retrykey-benches --example flood
-    target/debug/examples/flood --payments target/debug/payments {{args}}
+    cargo build -q -p retrykey-benches --bin flood
+    target/debug/flood --payments target/debug/payments {{args}}
 
 # Keyed payments' p50/p99 with no attack and while 1,000 connections hold unfinished heads, same run (seconds once built).
 slow-clients *args:
     cargo build -q --release -p retrykey-replicas --bin payments
-    cargo build -q --release -p retrykey-benches --example slow-clients
-    target/release/examples/slow-clients --payments target/release/payments {{args}}
+    cargo build -q --release -p retrykey-benches --bin slow-clients
+    target/release/slow-clients --payments target/release/payments {{args}}
 
 # --- The book ---
 

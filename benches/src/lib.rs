@@ -10,7 +10,8 @@
 //! - `benches/executor.rs` (`just bench-client`): the retry executor's cost per attempt.
 //! - `benches/durable.rs` (`just bench-durable`): the SQLite and PostgreSQL ledgers.
 //!
-//! Load runs (`examples/`, release builds, each bounded in time):
+//! Load runs (binaries in `src/bin/`, release builds, each bounded in time; criterion is a
+//! dev-dependency, so building them never builds it):
 //! - `load.rs` and `overhead.rs` (`just load`): the Idempotency-Key layer against the bare
 //!   handler, over loopback and in-process.
 //! - `pgbench-ratio.rs` (`just pgbench-ratio`): the PostgreSQL ledger against `pgbench -N`.

@@ -12,7 +12,7 @@
 //! Bounded: fixed request counts, a few rounds (the median is reported), and a hard time cap.
 //! Without `RETRYKEY_PG_URL` the PostgreSQL parts are skipped and named.
 //!
-//! `cargo run --release -p retrykey-benches --example store-load -- [--rounds R] [--concurrency C] [--stores postgres,sqlite,memory]`
+//! `cargo run --release -p retrykey-benches --bin store-load -- [--rounds R] [--concurrency C] [--stores postgres,sqlite,memory]`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

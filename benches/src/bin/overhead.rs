@@ -2,7 +2,7 @@
 //! bare and through the layer (fresh key, replay, no key), on one thread. Bounded: a fixed
 //! number of calls per path.
 //!
-//! `cargo run --release -p retrykey-benches --example overhead -- [--calls N] [--paths fresh,replay]`
+//! `cargo run --release -p retrykey-benches --bin overhead -- [--calls N] [--paths fresh,replay]`
 
 use std::time::{Duration, Instant};
 

@@ -16,7 +16,7 @@
 //! ratio to it. Bounded: fixed job counts, a fixed offered load, and a hard time cap. Without
 //! `RETRYKEY_PG_URL` the PostgreSQL parts are skipped and named.
 //!
-//! `cargo run --release -p retrykey-benches --example outbox-load -- [--jobs N] [--concurrency C] [--rate R] [--seconds S] [--backends postgres,sqlite]`
+//! `cargo run --release -p retrykey-benches --bin outbox-load -- [--jobs N] [--concurrency C] [--rate R] [--seconds S] [--backends postgres,sqlite]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! no key). Prints throughput and latency percentiles per path. Bounded: a fixed number of
 //! requests per round, a few rounds, and a hard time cap.
 //!
-//! `cargo run --release -p retrykey-benches --example load -- [--requests N] [--concurrency C] [--rounds R] [--work-us U]`
+//! `cargo run --release -p retrykey-benches --bin load -- [--requests N] [--concurrency C] [--rounds R] [--work-us U]`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
