@@ -74,6 +74,11 @@ exercise variant *args:
 check-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
 
+# Delete an exercise's copy (whole, so a build running meanwhile never sees it half gone; instant).
+[no-exit-message]
+remove-exercise name:
+    @cargo run -q -p retrykey-tests --bin exercise -- remove {{name}}
+
 # Formatting and clippy, warnings denied.
 lint:
     cargo fmt --all --check

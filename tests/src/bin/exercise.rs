@@ -6,12 +6,14 @@
 //!   (NAME defaults to VARIANT); an existing copy is kept unless `--force` is given.
 //! - `exercise check NAME`: run the copy's suite (and its loom models, where declared); exit 0
 //!   only when every declared check passes.
+//! - `exercise remove NAME`: delete the copy (a cargo command running meanwhile never sees it
+//!   half gone).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use retrykey_tests::exercise::{EXERCISES_DIR, check, create, exercise_dir, package_name};
+use retrykey_tests::exercise::{EXERCISES_DIR, check, create, exercise_dir, package_name, remove};
 use retrykey_tests::workspace_root;
 
 fn main() -> ExitCode {
@@ -29,7 +31,7 @@ fn run() -> Result<ExitCode> {
     let mut args = std::env::args().skip(1);
     let command = args
         .next()
-        .context("usage: exercise (new VARIANT | check NAME)")?;
+        .context("usage: exercise (new VARIANT | check NAME | remove NAME)")?;
     let mut positional = Vec::new();
     let (mut name, mut force) = (None, false);
     while let Some(arg) = args.next() {
@@ -41,7 +43,7 @@ fn run() -> Result<ExitCode> {
         }
     }
     let [target] = positional.as_slice() else {
-        bail!("usage: exercise (new VARIANT [--as NAME] [--force] | check NAME)");
+        bail!("usage: exercise (new VARIANT [--as NAME] [--force] | check NAME | remove NAME)");
     };
     // Paths are shown relative to the workspace root, where the recipes run.
     let root = workspace_root();
@@ -81,6 +83,14 @@ fn run() -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        other => bail!("unknown command {other}: use new or check"),
+        "remove" => {
+            if name.is_some() || force {
+                bail!("remove takes only the exercise's name");
+            }
+            let dir = remove(Path::new(EXERCISES_DIR), target)?;
+            println!("removed {}", dir.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command {other}: use new, check or remove"),
     }
 }

@@ -288,19 +288,52 @@ pub fn create(
     let lib = strip_marker(&lib).ok_or_else(|| ExerciseError::NoMarker(lib_path.clone()))?;
     let readme = brief(variant, name, &purpose(&lib), &checks);
 
-    if dest.exists() {
-        std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
+    // The copy is written outside the members glob and renamed into place whole: a cargo
+    // command running meanwhile (another terminal, a test) never reads a member folder without
+    // its manifest, or a manifest half written.
+    let staging = set_aside(exercises, name, "partial");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
     }
-    copy_tree(&lab, &dest, &|text| rename_bins(text, variant, name))?;
+    copy_tree(&lab, &staging, &|text| rename_bins(text, variant, name))?;
     for (file, text) in [
         ("Cargo.toml", manifest),
         ("src/lib.rs", lib),
         ("README.md", readme),
     ] {
-        let path = dest.join(file);
+        let path = staging.join(file);
         std::fs::write(&path, text).map_err(io(&path))?;
     }
+    if dest.exists() {
+        remove(exercises, name)?;
+    }
+    std::fs::create_dir_all(exercises).map_err(io(exercises))?;
+    std::fs::rename(&staging, &dest).map_err(io(&dest))?;
     Ok(dest)
+}
+
+/// Deletes `<exercises>/<name>`, first moving it out of the members glob in one rename, so a
+/// cargo command running meanwhile sees the member whole or not at all. Returns its folder.
+pub fn remove(exercises: &Path, name: &str) -> Result<PathBuf, ExerciseError> {
+    let dir = exercises.join(name);
+    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') || !dir.is_dir() {
+        return Err(ExerciseError::Missing(dir));
+    }
+    let aside = set_aside(exercises, name, "removed");
+    if aside.exists() {
+        std::fs::remove_dir_all(&aside).map_err(io(&aside))?;
+    }
+    std::fs::rename(&dir, &aside).map_err(io(&dir))?;
+    std::fs::remove_dir_all(&aside).map_err(io(&aside))?;
+    Ok(dir)
+}
+
+/// A folder beside `exercises/` (so outside the members glob, and on the same file system for
+/// the rename) that holds a copy while it is written or removed.
+fn set_aside(exercises: &Path, name: &str, why: &str) -> PathBuf {
+    let parent = exercises.parent().unwrap_or(Path::new("."));
+    let folder = exercises.file_name().unwrap_or_default().to_string_lossy();
+    parent.join(format!(".{folder}.{name}.{why}"))
 }
 
 /// Copies a folder's files (build output aside), passing the Rust sources through `edit`.

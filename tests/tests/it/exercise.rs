@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use retrykey_tests::diff::{Line, diff};
-use retrykey_tests::exercise::{ExerciseError, MARKER, check, create};
+use retrykey_tests::exercise::{ExerciseError, MARKER, check, create, remove};
 use retrykey_tests::{declared, workspace_root};
 
 const VARIANT: &str = "no-conflict-check";
@@ -100,6 +100,57 @@ fn an_existing_copy_is_never_overwritten() {
         std::fs::read_to_string(&lib).unwrap(),
         "// the student's work\n"
     );
+}
+
+/// The names in `dir` and beside it, to show that nothing was left set aside.
+fn around(dir: &Path) -> Vec<String> {
+    let parent = dir.parent().expect("a scratch folder has a parent");
+    let prefix = format!(".{}.", dir.file_name().unwrap().to_string_lossy());
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.extend(
+        std::fs::read_dir(parent)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(&prefix)),
+    );
+    names.sort();
+    names
+}
+
+// A copy appears whole, is replaced whole, and is removed whole: nothing is left set aside.
+#[test]
+fn copies_appear_and_go_whole() {
+    let into = scratch("whole");
+    create(&labs(), &into, VARIANT, "first", false).expect("a copy");
+    create(&labs(), &into, VARIANT, "second", false).expect("another copy");
+    create(&labs(), &into, VARIANT, "second", true).expect("--force replaces it");
+    assert_eq!(around(&into), ["first", "second"]);
+
+    let removed = remove(&into, "first").expect("an existing copy is removed");
+    assert_eq!(removed, into.join("first"));
+    assert_eq!(around(&into), ["second"]);
+    assert!(into.join("second/Cargo.toml").is_file());
+}
+
+// Removing a copy that is not there, or a path that is not a copy's name, is a typed error
+// and changes nothing.
+#[test]
+fn removing_a_missing_copy_is_refused() {
+    let into = scratch("remove-missing");
+    create(&labs(), &into, VARIANT, "kept", false).expect("a copy");
+    for name in ["absent", "", "../exercise-whole", ".", "kept/src"] {
+        let result = remove(&into, name);
+        assert!(
+            matches!(result, Err(ExerciseError::Missing(_))),
+            "{name:?}: {result:?}"
+        );
+    }
+    assert_eq!(around(&into), ["kept"]);
+    assert!(into.join("kept/src/lib.rs").is_file());
 }
 
 // An unknown variant is a typed error, and nothing is created.
