@@ -6,9 +6,11 @@
 //! them as passed. Shell blocks marked `not-run` are listed with their reasons.
 
 use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use retrykey_tests::walkthrough::{Walkthrough, documents, read_document, run};
+use retrykey_tests::walkthrough::{Ran, Walkthrough, documents, read_document, run};
 
 fn everything() -> Walkthrough {
     let mut all = Walkthrough::default();
@@ -21,26 +23,57 @@ fn everything() -> Walkthrough {
 }
 
 // Every shown command runs and prints the promised output and exit status (slow ones under just docs-check).
+//
+// Pages run side by side, one lane per core (at most four), each page's commands in order: the
+// pages share no files, ports or exercise names, and a page is the unit a reader follows.
 #[test]
 fn every_shown_command_prints_what_the_docs_say() {
     let with_slow = std::env::var("RETRYKEY_DOCS_SLOW").is_ok_and(|v| v == "1");
+    let started = Instant::now();
     let all = everything();
-    let mut failures = Vec::new();
-    let (mut ran, mut skipped) = (0, 0);
-    let mut took: Vec<(Duration, String)> = Vec::new();
-    for item in &all.shown {
+    let skipped = all
+        .shown
+        .iter()
+        .filter(|item| item.slow && !with_slow)
+        .count();
+    let mut pages: Vec<Vec<usize>> = Vec::new();
+    for (index, item) in all.shown.iter().enumerate() {
         if item.slow && !with_slow {
-            skipped += 1;
             continue;
         }
-        let start = Instant::now();
-        let result = run(&item.command);
-        took.push((
-            start.elapsed(),
-            format!("{}:{}", item.file.display(), item.line),
-        ));
-        ran += 1;
-        if let Err(mismatch) = item.check(&result) {
+        match pages.last_mut() {
+            Some(page) if all.shown[page[0]].file == item.file => page.push(index),
+            _ => pages.push(vec![index]),
+        }
+    }
+    // The longest pages first, so the last lane to finish is not the one that began late.
+    pages.sort_by_key(|page| std::cmp::Reverse(page.len()));
+    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Duration, Ran)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..lanes {
+            scope.spawn(|| {
+                while let Some(page) = pages.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    for &index in page {
+                        let start = Instant::now();
+                        let ran = run(&all.shown[index].command);
+                        let took = start.elapsed();
+                        results.lock().unwrap().push((index, took, ran));
+                    }
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(index, _, _)| *index);
+    let ran = results.len();
+    let mut failures = Vec::new();
+    let mut took: Vec<(Duration, String)> = Vec::new();
+    for (index, duration, result) in &results {
+        let item = &all.shown[*index];
+        took.push((*duration, format!("{}:{}", item.file.display(), item.line)));
+        if let Err(mismatch) = item.check(result) {
             failures.push(format!(
                 "{}:{}: `{}`: {mismatch}\n--- the docs say:\n{}\n--- it printed:\n{result}",
                 item.file.display(),
@@ -68,8 +101,9 @@ fn every_shown_command_prints_what_the_docs_say() {
     let total: Duration = took.iter().map(|(d, _)| *d).sum();
     took.sort_by_key(|(duration, _)| std::cmp::Reverse(*duration));
     report.push_str(&format!(
-        "\n  {:.0} s in all; the slowest:",
-        total.as_secs_f64()
+        "\n  {:.0} s of commands in {:.0} s on {lanes} lanes; the slowest:",
+        total.as_secs_f64(),
+        started.elapsed().as_secs_f64()
     ));
     for (duration, place) in took.iter().take(8) {
         report.push_str(&format!("\n  {:>6.1} s  {place}", duration.as_secs_f64()));
