@@ -99,14 +99,45 @@ ci:
         "$@"
         echo "== ci: $* took $((SECONDS - start)) s"
     }
-    step just lint
-    step just book-check
-    step env RETRYKEY_DOCS_SLOW=1 cargo test
-    step just loom
-    step just test-negatives
-    step just stress 5
-    step just flood-check
-    step just mutants
+    # Runs its steps side by side and prints each one's log when all have ended. Steps grouped
+    # here never wait on one another's build lock for long: cargo locks each profile's folder
+    # (target/debug, target/release, target/loom), and the mutation run builds in a copy.
+    pids=()
+    trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' INT TERM
+    together() {
+        local start=$SECONDS logs failed=0 i
+        logs=$(mktemp -d)
+        pids=()
+        i=0
+        for steps in "$@"; do
+            echo "== ci: side by side: $steps"
+            (
+                lane_start=$SECONDS
+                bash -euo pipefail -c "$steps"
+                echo "== ci: $steps took $((SECONDS - lane_start)) s"
+            ) >"$logs/$i" 2>&1 &
+            pids+=("$!")
+            i=$((i + 1))
+        done
+        i=0
+        for steps in "$@"; do
+            if ! wait "${pids[$i]}"; then
+                failed=1
+                echo "== ci: FAILED: $steps" >>"$logs/$i"
+            fi
+            cat "$logs/$i"
+            i=$((i + 1))
+        done
+        rm -r "$logs"
+        pids=()
+        echo "== ci: side by side took $((SECONDS - start)) s"
+        return "$failed"
+    }
+    together "just lint" "just book-check"
+    step cargo test -q --no-run
+    # The tests' longest part, the docs walkthrough, leaves a core idle between commands.
+    together "RETRYKEY_DOCS_SLOW=1 cargo test" \
+        "just loom && just stress 5 && just mutants && just test-negatives && just flood-check"
     echo "== ci: all steps passed in $SECONDS s"
 
 # Mutation testing of the core crate: at least 95% of mutants caught, survivors as listed in the book (minutes).
