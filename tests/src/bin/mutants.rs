@@ -66,12 +66,9 @@ fn run() -> Result<bool> {
         for file in scope.files {
             command.args(["--file", file]);
         }
-        // A CI clone is thrown away afterwards, so the mutants may be built in place, reusing
-        // the build `cargo test` just made. Elsewhere they are built in a scratch copy, so an
-        // interrupted run can never leave a mutated file in your tree.
-        if std::env::var_os("CI").is_some() {
-            command.arg("--in-place");
-        }
+        // The mutants are built in a scratch copy, so an interrupted run never leaves a mutated
+        // file in your tree, and a build or test running meanwhile (CI runs the tests beside
+        // this) never sees one. In a clone you will throw away, `-- --in-place` reuses its build.
         command.args(extra);
         println!("mutating the {} ...", scope.title);
         let status = command.status().context("cannot run cargo mutants")?;
