@@ -99,23 +99,22 @@ ci:
         "$@"
         echo "== ci: $* took $((SECONDS - start)) s"
     }
-    # Runs its steps side by side and prints each one's log when all have ended. Steps grouped
-    # here never wait on one another's build lock for long: cargo locks each profile's folder
-    # (target/debug, target/release, target/loom), and the mutation run builds in a copy.
+    # Runs lanes (each a chain of steps) side by side, and prints each lane's log when all have
+    # ended. Lanes never wait on one another's build lock for long: cargo locks each profile's
+    # folder (target/debug, target/release, target/loom), and the mutation run builds in a copy.
+    # Each lane is a process group of its own, stopped whole by its id if CI is interrupted.
     pids=()
-    trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' INT TERM
+    trap 'for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; exit 130' INT TERM
     together() {
         local start=$SECONDS logs failed=0 i
         logs=$(mktemp -d)
         pids=()
+        # Job control gives each background lane a process group of its own.
+        set -m
         i=0
         for steps in "$@"; do
             echo "== ci: side by side: $steps"
-            (
-                lane_start=$SECONDS
-                bash -euo pipefail -c "$steps"
-                echo "== ci: $steps took $((SECONDS - lane_start)) s"
-            ) >"$logs/$i" 2>&1 &
+            bash -euo pipefail -c "$steps" >"$logs/$i" 2>&1 &
             pids+=("$!")
             i=$((i + 1))
         done
@@ -128,16 +127,18 @@ ci:
             cat "$logs/$i"
             i=$((i + 1))
         done
+        set +m
         rm -r "$logs"
         pids=()
         echo "== ci: side by side took $((SECONDS - start)) s"
         return "$failed"
     }
-    together "just lint" "just book-check"
+    export -f step
+    together "step just lint" "step just book-check"
     step cargo test -q --no-run
     # The tests' longest part, the docs walkthrough, leaves a core idle between commands.
-    together "RETRYKEY_DOCS_SLOW=1 cargo test" \
-        "just loom && just stress 5 && just mutants && just test-negatives && just flood-check"
+    together "step env RETRYKEY_DOCS_SLOW=1 cargo test && step just flood-check" \
+        "step just loom && step just stress 5 && step just mutants && step just test-negatives"
     echo "== ci: all steps passed in $SECONDS s"
 
 # Mutation testing of the core crate: at least 95% of mutants caught, survivors as listed in the book (minutes).
