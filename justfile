@@ -16,26 +16,45 @@ run *args:
 prepare:
     #!/usr/bin/env bash
     set -euo pipefail
+    # Each part says how long it took: on a slow laptop, that shows which one to start early.
+    part() {
+        local start=$SECONDS what=$1
+        shift
+        "$@"
+        echo "prepare: $what in $((SECONDS - start)) s"
+    }
     # Each package is built on its own, as the class commands select it: cargo unifies features
     # across the packages of one invocation, so a --workspace build would not be reused.
-    cargo test -q --no-run
-    for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-outbox-checks retrykey-tests; do
-        cargo build -q -p "$package" --bins
-        cargo test -q -p "$package" --no-run
-    done
-    # `just outbox-faults` stops the outbox's programs at their crash points: a build of its own.
-    cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
-    for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
-    for package in retrykey split-critical-section; do
-        RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
-    done
-    cargo test -q --release -p retrykey --test it stress:: --no-run
-    cargo build -q --release -p retrykey-benches --bins
-    cargo build -q --release -p retrykey-replicas --bin payments
-    cargo build -q --release -p retrykey-http --tests
+    debug() {
+        cargo test -q --no-run
+        for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-outbox-checks retrykey-tests; do
+            cargo build -q -p "$package" --bins
+            cargo test -q -p "$package" --no-run
+        done
+        # `just outbox-faults` stops the outbox's programs at their crash points: a build of its own.
+        cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
+    }
+    labs() {
+        for lab in labs/*/; do cargo test -q -p "$(basename "$lab")" --no-run; done
+    }
+    loom() {
+        for package in retrykey split-critical-section; do
+            RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
+        done
+    }
+    release() {
+        cargo test -q --release -p retrykey --test it stress:: --no-run
+        cargo build -q --release -p retrykey-benches --bins
+        cargo build -q --release -p retrykey-replicas --bin payments
+        cargo build -q --release -p retrykey-http --tests
+    }
+    part "the tests, programs and crash-point builds (debug)" debug
+    part "the variants' tests" labs
+    part "the loom models" loom
+    part "the stress run, load programs and fuzzing (release)" release
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
-    cargo test -q -p retrykey-tests --test it exercise::
-    echo "prepared: the class commands now run without a compile step"
+    part "the exercise checker's scratch copy" cargo test -q -p retrykey-tests --test it exercise::
+    echo "prepared in $SECONDS s: the class commands now run without a compile step"
 
 # Every default member's tests: core, stages, contract, in-process variant checks, docs (minutes).
 test:
