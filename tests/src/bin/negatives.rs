@@ -276,8 +276,14 @@ fn detection_rates(name: &str, declared: &Declared, runs: usize) -> Result<Strin
     for test in &declared.may_fail {
         let mut caught = 0;
         for _ in 0..runs {
-            let run = cargo_test(name, &["--", "--exact", test], &[("STRESS_ROUNDS", "1")])
-                .context("running cargo test")?;
+            // `--tests`: the rate comes from the test programs; doc tests would only be
+            // compiled again, every run, to be filtered out.
+            let run = cargo_test(
+                name,
+                &["--tests", "--", "--exact", test],
+                &[("STRESS_ROUNDS", "1")],
+            )
+            .context("running cargo test")?;
             caught += usize::from(run.failed.contains(test));
         }
         rates.push(format!("{test}: caught {caught}/{runs} runs"));
