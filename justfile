@@ -42,16 +42,27 @@ prepare:
             RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
         done
     }
+    # What the chapters run in release. The appendices' `just fuzz`, `flood` and `slow-clients`
+    # build their own release programs on first use.
     release() {
         cargo test -q --release -p retrykey --test it stress:: --no-run
         cargo build -q --release -p retrykey-benches --bins
-        cargo build -q --release -p retrykey-replicas --bin payments
-        cargo build -q --release -p retrykey-http --tests
+        cargo bench -q -p retrykey-benches --benches --no-run
     }
+    # The release builds lock target/release and the others target/debug or target/loom, so
+    # they run side by side: each build has stretches where one crate holds a single core.
+    release_log=$(mktemp)
+    set -m
+    part "the stress run, load programs and benchmarks (release, side by side)" release >"$release_log" 2>&1 &
+    release_pid=$!
+    set +m
+    # Job control made it a process group of its own: stopped whole if the rest fails.
+    trap 'kill -- "-$release_pid" 2>/dev/null || true; rm -f "$release_log"' EXIT
     part "the tests, programs and crash-point builds (debug)" debug
     part "the variants' tests" labs
     part "the loom models" loom
-    part "the stress run, load programs and fuzzing (release)" release
+    wait "$release_pid" || { cat "$release_log" >&2; exit 1; }
+    cat "$release_log"
     # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
     part "the exercise checker's scratch copy" cargo test -q -p retrykey-tests --test it exercise::
     echo "prepared in $SECONDS s: the class commands now run without a compile step"
