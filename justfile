@@ -42,11 +42,11 @@ prepare:
             RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
         done
     }
-    # What the chapters run in release. The appendices' `just fuzz`, `flood` and `slow-clients`
-    # build their own release programs on first use.
+    # What the chapters run in release. The appendices' programs (`just fuzz`, `flood`,
+    # `slow-clients`, `store-load`) build on first use, reusing these builds' dependencies.
     release() {
         cargo test -q --release -p retrykey --test it stress:: --no-run
-        cargo build -q --release -p retrykey-benches --bins
+        cargo build -q --release -p retrykey-benches --bin load --bin pgbench-ratio --bin outbox-load
         cargo bench -q -p retrykey-benches --benches --no-run
     }
     # The release builds lock target/release and the others target/debug or target/loom, so
