@@ -33,6 +33,7 @@ pub mod fixtures;
 pub mod loom_models;
 pub mod model;
 mod suites;
+pub mod values;
 
 use std::collections::BTreeSet;
 

@@ -146,3 +146,42 @@ macro_rules! loom_suite {
         }
     };
 }
+
+/// The value types against the oracle of `values`, as `value_types::<check>`: a key type with
+/// `new(impl Into<String>)`, `as_str`, `Display`, `Debug`, `Eq` and `Hash`, and a request type
+/// with `new(job, units)`, `job` and `units`.
+#[macro_export]
+macro_rules! values_suite {
+    (key = $key:ty, request = $request:ty $(,)?) => {
+        $crate::__checks::tests! {
+            mod value_types;
+            #[cfg_attr(any(), ignore)]
+            fn key_grammar_matches_the_oracle() {
+                $crate::values::key_grammar_matches_the_oracle(|text: String| <$key>::new(text));
+            }
+            fn keys_keep_their_text() {
+                $crate::values::keys_keep_their_text(
+                    |text: String| <$key>::new(text),
+                    <$key>::as_str,
+                );
+            }
+            fn keys_are_equal_only_when_their_text_is() {
+                $crate::values::keys_are_equal_only_when_their_text_is(
+                    |text: String| <$key>::new(text),
+                );
+            }
+            fn debug_shows_only_the_length() {
+                $crate::values::debug_shows_only_the_length(|text: String| <$key>::new(text));
+            }
+            fn requests_match_the_oracle() {
+                fn parts(request: &$request) -> (&str, u64) {
+                    (request.job(), request.units())
+                }
+                $crate::values::requests_match_the_oracle(
+                    |job: String, units: u64| <$request>::new(job, units),
+                    parts,
+                );
+            }
+        }
+    };
+}

@@ -18,6 +18,10 @@ retrykey_contract::contract_suite!(Store::with_limits);
 #[cfg(not(loom))]
 retrykey_contract::model_suite!(Store::with_limits);
 
+// The key and the request against an oracle of their rules, over arbitrary Unicode.
+#[cfg(not(loom))]
+retrykey_contract::values_suite!(key = retrykey::Key, request = retrykey::Request);
+
 // Every interleaving of two and three callers, under `RUSTFLAGS="--cfg loom"` (`just loom`).
 #[cfg(loom)]
 retrykey_contract::loom_suite!(Store::with_limits);
