@@ -94,15 +94,19 @@ bench *args:
 diff variant:
     @cargo run -q -p retrykey-tests --bin negatives -- --diff {{variant}}
 
-# Copy a variant into exercises/ without its explanation, to fix it yourself (`--as NAME`, `--force`; instant).
+# Copy a variant into exercises/ to fix it, or `--blank PIECE` to write a correct piece yourself (`--as NAME`, `--force`; instant).
 [no-exit-message]
-exercise variant *args:
-    @cargo run -q -p retrykey-tests --bin exercise -- new {{variant}} {{args}}
+exercise +args:
+    @cargo run -q -p retrykey-tests --bin exercise -- new {{args}}
 
-# Which of an exercise's declared checks still fail, or "fixed" (its tests and loom models; seconds).
+# What still fails in an exercise: a variant's declared checks, or a blank piece's first failing check in teaching order, or "fixed" (seconds).
 [no-exit-message]
 check-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
+
+# Every write-it-yourself piece: the blank fails its first check, the reference passes all, each wrong solution is refused (minutes).
+check-blanks:
+    cargo test -q -p retrykey-tests --test it blanks:: -- --include-ignored
 
 # Delete an exercise's copy (whole, so a build running meanwhile never sees it half gone; instant).
 [no-exit-message]
@@ -167,7 +171,7 @@ ci:
     together "step just lint" "step just book-check"
     step cargo test -q --no-run
     # The tests' longest part, the docs walkthrough, leaves a core idle between commands.
-    together "step env RETRYKEY_DOCS_SLOW=1 cargo test && step just flood-check" \
+    together "step env RETRYKEY_DOCS_SLOW=1 cargo test && step just check-blanks && step just flood-check" \
         "step just loom && step just stress 5 && step just mutants && step just test-negatives"
     echo "== ci: all steps passed in $SECONDS s"
 

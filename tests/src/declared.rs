@@ -93,6 +93,8 @@ pub struct PackageManifest {
     pub declared: Option<Declared>,
     /// For an exercise copy, the variant it was copied from (`[package.metadata.exercise]`).
     pub copied_from: Option<String>,
+    /// For a write-it-yourself copy, the piece it was made from (`[package.metadata.exercise]`).
+    pub blank: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -115,17 +117,23 @@ struct Metadata {
 
 #[derive(Deserialize)]
 struct Origin {
-    variant: String,
+    variant: Option<String>,
+    blank: Option<String>,
 }
 
 /// Parses a manifest's text; `Err` carries the TOML parser's message.
 pub fn parse_manifest(text: &str) -> Result<PackageManifest, String> {
     let manifest: Manifest = toml::from_str(text).map_err(|e| e.message().to_string())?;
     let Package { name, metadata } = manifest.package;
+    let (copied_from, blank) = match metadata.exercise {
+        Some(origin) => (origin.variant, origin.blank),
+        None => (None, None),
+    };
     Ok(PackageManifest {
         name,
         declared: metadata.negative,
-        copied_from: metadata.exercise.map(|origin| origin.variant),
+        copied_from,
+        blank,
     })
 }
 

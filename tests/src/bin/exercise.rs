@@ -1,11 +1,16 @@
 //! `just exercise` and `just check-exercise`: copy a negative variant into `exercises/` to fix
-//! it yourself, then ask which of its declared checks still fail.
+//! it yourself, or a correct piece with its key bodies blanked to write yourself, then ask what
+//! still fails.
 //!
 //! Usage:
 //! - `exercise new VARIANT [--as NAME] [--force]`: copy `labs/VARIANT` to `exercises/NAME`
 //!   (NAME defaults to VARIANT); an existing copy is kept unless `--force` is given.
-//! - `exercise check NAME`: run the copy's suite (and its loom models, where declared); exit 0
-//!   only when every declared check passes.
+//! - `exercise new --blank PIECE [--as NAME] [--force]`: copy the piece `PIECE` of
+//!   `tests/blanks.toml` to `exercises/NAME`, its key bodies replaced by `todo!("hint")`.
+//! - `exercise check NAME`: for a variant's copy, run its suite (and its loom models, where
+//!   declared) and exit 0 only when every declared check passes; for a blank piece, run its
+//!   checks one at a time in teaching order, stop at the first that fails and say what it
+//!   expects, and exit 0 only when all pass.
 //! - `exercise remove NAME`: delete the copy (a cargo command running meanwhile never sees it
 //!   half gone).
 
@@ -13,8 +18,14 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use retrykey_tests::declared::parse_manifest;
+use retrykey_tests::exercise::blank::{Bodies, create_blank, piece};
+use retrykey_tests::exercise::spec::{build, progress};
 use retrykey_tests::exercise::{EXERCISES_DIR, check, create, exercise_dir, package_name, remove};
 use retrykey_tests::workspace_root;
+
+const USAGE: &str = "usage: exercise (new VARIANT | new --blank PIECE) [--as NAME] [--force] \
+                     | check NAME | remove NAME";
 
 fn main() -> ExitCode {
     match run() {
@@ -29,53 +40,85 @@ fn main() -> ExitCode {
 
 fn run() -> Result<ExitCode> {
     let mut args = std::env::args().skip(1);
-    let command = args
-        .next()
-        .context("usage: exercise (new VARIANT | check NAME | remove NAME)")?;
+    let command = args.next().context(USAGE)?;
     let mut positional = Vec::new();
-    let (mut name, mut force) = (None, false);
+    let (mut name, mut force, mut blank) = (None, false, false);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--force" => force = true,
+            "--blank" => blank = true,
             "--as" => name = Some(args.next().context("--as needs a name")?),
             flag if flag.starts_with('-') => bail!("unknown option {flag}"),
             _ => positional.push(arg),
         }
     }
     let [target] = positional.as_slice() else {
-        bail!("usage: exercise (new VARIANT [--as NAME] [--force] | check NAME | remove NAME)");
+        bail!(USAGE);
     };
     // Paths are shown relative to the workspace root, where the recipes run.
     let root = workspace_root();
     std::env::set_current_dir(&root).with_context(|| format!("cannot enter {}", root.display()))?;
     let here = Path::new(".");
+    if command != "new" && (name.is_some() || force || blank) {
+        bail!("{command} takes only the exercise's name");
+    }
     match command.as_str() {
         "new" => {
             let name = name.as_deref().unwrap_or(target);
-            let dir = create(
-                Path::new("labs"),
-                Path::new(EXERCISES_DIR),
-                target,
-                name,
-                force,
-            )?;
+            let exercises = Path::new(EXERCISES_DIR);
+            let dir = if blank {
+                let piece = piece(here, target)?;
+                create_blank(here, exercises, &piece, name, Bodies::Blank, force)?
+            } else {
+                create(Path::new("labs"), exercises, target, name, force)?
+            };
             let shown = dir.display();
             println!("created {shown} (package {})", package_name(name));
-            println!(
-                "read {shown}/README.md, fix {shown}/src/lib.rs, then: just check-exercise {name}"
-            );
+            if blank {
+                println!(
+                    "write the todo!() bodies in {shown}/src/lib.rs ({shown}/README.md lists \
+                     them), then: just check-exercise {name}"
+                );
+            } else {
+                println!(
+                    "read {shown}/README.md, fix {shown}/src/lib.rs, then: just check-exercise \
+                     {name}"
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         "check" => {
-            if name.is_some() || force {
-                bail!("check takes only the exercise's name");
-            }
             let dir = exercise_dir(here, target);
-            let dir = dir.strip_prefix(here).unwrap_or(&dir);
+            let dir = dir.strip_prefix(here).unwrap_or(&dir).to_path_buf();
+            let manifest = dir.join("Cargo.toml");
+            let blank = std::fs::read_to_string(&manifest)
+                .ok()
+                .and_then(|text| parse_manifest(&text).ok())
+                .and_then(|manifest| manifest.blank);
+            if let Some(piece_name) = blank {
+                let piece = piece(here, &piece_name)?;
+                eprintln!("building {} ...", dir.display());
+                let package = package_name(target);
+                let programs = build(here, std::slice::from_ref(&package), &[])?;
+                let program = &programs[&package];
+                println!(
+                    "{}: {} checks of {}, in teaching order",
+                    dir.display(),
+                    piece.spec.len(),
+                    piece.source.display()
+                );
+                let report = progress(&piece, program, &dir, &dir)?;
+                print!("{}", report.render());
+                return Ok(if report.fixed() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                });
+            }
             if dir.is_dir() {
                 eprintln!("running the checks of {} ...", dir.display());
             }
-            let report = check(here, dir, &[])?;
+            let report = check(here, &dir, &[])?;
             print!("{}", report.render());
             Ok(if report.fixed() {
                 ExitCode::SUCCESS
@@ -84,9 +127,6 @@ fn run() -> Result<ExitCode> {
             })
         }
         "remove" => {
-            if name.is_some() || force {
-                bail!("remove takes only the exercise's name");
-            }
             let dir = remove(Path::new(EXERCISES_DIR), target)?;
             println!("removed {}", dir.display());
             Ok(ExitCode::SUCCESS)

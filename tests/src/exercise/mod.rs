@@ -1,12 +1,15 @@
-//! Make-it-green exercises: a negative variant copied into `exercises/`, without the explanation
-//! of its bug, and a checker that says which of its declared checks still fail.
+//! Exercises in `exercises/`: a negative variant copied without the explanation of its bug (make
+//! it green), or a correct piece with the bodies that carry its lesson blanked (write it
+//! yourself, [`blank`]), and checkers that say what still fails.
 //!
 //! The copy is a workspace member (the root manifest's members glob covers `exercises/*`), so it
 //! builds against the real crates. Its package is renamed `exercise-<name>` so it can sit next to
 //! the lab it came from, while its library keeps the lab's crate name and its tests compile
 //! unchanged.
 
+pub mod blank;
 mod check;
+pub mod spec;
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +35,25 @@ pub enum ExerciseError {
     /// No copy of that name.
     #[error("no exercise at {}: create it with `just exercise VARIANT`", .0.display())]
     Missing(PathBuf),
+    /// No write-it-yourself piece of that name.
+    #[error("no piece named {name} in tests/blanks.toml: the pieces are {}", known.join(", "))]
+    UnknownPiece {
+        /// The name asked for.
+        name: String,
+        /// The pieces there are.
+        known: Vec<String>,
+    },
+    /// A piece's declaration does not match its source file.
+    #[error("{}: {reason}", path.display())]
+    Piece {
+        /// The source file.
+        path: PathBuf,
+        /// What does not match.
+        reason: String,
+    },
+    /// A blank copy's test program did not build.
+    #[error("{0}")]
+    Build(#[from] spec::BuildError),
     /// A copy's name would not make a package name.
     #[error("`{0}` cannot name an exercise: use lowercase letters, digits and dashes")]
     BadName(String),
@@ -57,6 +79,14 @@ pub enum ExerciseError {
     /// `cargo test` could not be started.
     #[error("cannot run cargo test: {0}")]
     Cargo(std::io::Error),
+}
+
+/// Lowercase letters, digits and dashes: a folder name that makes a package name.
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExerciseError + '_ {
@@ -256,12 +286,6 @@ pub fn create(
     name: &str,
     force: bool,
 ) -> Result<PathBuf, ExerciseError> {
-    let is_name = |text: &str| {
-        !text.is_empty()
-            && text
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
     let lab = labs.join(variant);
     if !is_name(variant) || !lab.join("Cargo.toml").is_file() {
         return Err(ExerciseError::UnknownVariant(variant.to_string()));

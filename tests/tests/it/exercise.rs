@@ -12,7 +12,7 @@ use retrykey_tests::{declared, workspace_root};
 const VARIANT: &str = "no-conflict-check";
 
 /// An empty scratch folder of this test's own.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("exercise-{name}"));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).expect("an old scratch folder can be removed");
@@ -169,7 +169,7 @@ fn an_unknown_variant_is_refused() {
 
 /// A copy of the workspace's sources (no build output, no exercises), where a copy can be made a
 /// member without touching the real workspace.
-fn workspace_copy() -> PathBuf {
+pub(crate) fn workspace_copy() -> PathBuf {
     fn copy(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for entry in std::fs::read_dir(from).unwrap() {

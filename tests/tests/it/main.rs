@@ -3,6 +3,7 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
+mod blanks;
 mod diagrams;
 mod exercise;
 mod stage1_negatives;

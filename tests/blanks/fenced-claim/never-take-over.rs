@@ -1,0 +1,40 @@
+// Refused by replicas::abandoned_key_is_taken_over_after_its_lease: a key in flight is never
+// taken over, so a replica that died holding it leaves it stuck.
+pub fn claim(
+    tx: &Transaction<'_>,
+    id: &EntryId,
+    fingerprint: &Fingerprint,
+    claim: &Claim<'_>,
+) -> rusqlite::Result<Reserve> {
+    let now = claim.now_ms;
+    let row: Option<(Option<i64>, Option<i64>)> = tx
+        .prepare_cached("SELECT lease_until, expires_at FROM http_keys WHERE entry_id = ?1")?
+        .query_row(params![id.as_bytes()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?;
+    match row {
+        // Finished and still kept: the caller replays it (it looked before the row was done).
+        Some((_, Some(expires_at))) if expires_at > now => return Ok(Reserve::Taken),
+        // Finished and past retention: as good as gone.
+        Some((_, Some(_))) => Usage::forget(tx, id)?,
+        // In flight, and its owner renewed the lease recently: it is working on it.
+        Some((_, None)) => return Ok(Reserve::Taken),
+        None => {}
+    }
+    if claim.is_full(tx)? {
+        return Ok(Reserve::Full);
+    }
+    let token = Usage::next_token(tx)?;
+    tx.prepare_cached(
+        "INSERT INTO http_keys (entry_id, fingerprint, token, owner, lease_until)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![
+        id.as_bytes(),
+        fingerprint.as_bytes(),
+        token,
+        claim.owner,
+        now + claim.lease_ms
+    ])?;
+    Usage::add_entry(tx)?;
+    Ok(Reserve::Reserved(Token(token.cast_unsigned())))
+}

@@ -1,0 +1,426 @@
+//! A blank piece's checks as a progressive spec: built once, then run one at a time in teaching
+//! order, stopping at the first that fails and saying what it expects.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::ExerciseError;
+use super::blank::Piece;
+
+/// How long one check may run before it counts as failed (a body that never returns).
+pub const CHECK_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// What one check did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// It ran and passed.
+    Passed,
+    /// It ran and failed, with the first lines of what it said.
+    Failed(String),
+    /// It ran past [`CHECK_TIME_LIMIT`] and was stopped.
+    TimedOut,
+    /// The test program ignores it here (a PostgreSQL check without a server), with the reason.
+    Ignored(String),
+    /// The test program has no such check.
+    Missing,
+}
+
+/// The outcome of `just check-exercise` on a blank piece.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The copy's folder, as shown.
+    pub dir: PathBuf,
+    /// The spec: each check with what it expects.
+    pub spec: Vec<(String, String)>,
+    /// The checks run so far, in order, with their verdicts; the last is the first that did not
+    /// pass, if any did not.
+    pub ran: Vec<(String, Verdict)>,
+    /// Checks of the test program that the spec does not order (run after it).
+    pub further: Vec<String>,
+}
+
+impl Progress {
+    /// Every check of the spec and of the program ran and passed.
+    pub fn fixed(&self) -> bool {
+        self.ran.len() == self.spec.len() + self.further.len()
+            && self
+                .ran
+                .iter()
+                .all(|(_, verdict)| *verdict == Verdict::Passed)
+    }
+
+    /// The first check that did not pass, with its verdict.
+    pub fn first_failure(&self) -> Option<&(String, Verdict)> {
+        self.ran
+            .iter()
+            .find(|(_, verdict)| *verdict != Verdict::Passed)
+    }
+
+    /// The report as printed.
+    pub fn render(&self) -> String {
+        let total = self.spec.len() + self.further.len();
+        let expects: BTreeMap<&str, &str> = (self.spec.iter())
+            .map(|(check, expects)| (check.as_str(), expects.as_str()))
+            .collect();
+        let mut out = String::new();
+        for (number, (check, verdict)) in self.ran.iter().enumerate() {
+            let number = number + 1;
+            let word = match verdict {
+                Verdict::Passed => "ok",
+                Verdict::Failed(_) => "FAILED",
+                Verdict::TimedOut => "TIMED OUT",
+                Verdict::Ignored(_) => "SKIPPED",
+                Verdict::Missing => "MISSING",
+            };
+            out.push_str(&format!("{word:<9} {number:>2}/{total} {check}\n"));
+            if *verdict == Verdict::Passed {
+                continue;
+            }
+            if let Some(expects) = expects.get(check.as_str()) {
+                out.push_str(&format!("          expects: {expects}\n"));
+            }
+            match verdict {
+                Verdict::Failed(said) => {
+                    for line in said.lines() {
+                        out.push_str(&format!("          it said: {line}\n"));
+                    }
+                }
+                Verdict::TimedOut => out.push_str(&format!(
+                    "          it ran longer than {} s: a loop that never ends, or a lock \
+                     that is never released?\n",
+                    CHECK_TIME_LIMIT.as_secs()
+                )),
+                Verdict::Ignored(reason) => {
+                    out.push_str(&format!("          ignored here: {reason}\n"));
+                }
+                Verdict::Missing => out.push_str(
+                    "          the test program has no such check: was tests/it changed?\n",
+                ),
+                Verdict::Passed => {}
+            }
+        }
+        if self.fixed() {
+            out.push_str(&format!("fixed: all {total} checks pass\n"));
+        } else {
+            let passed = (self.ran.iter())
+                .filter(|(_, verdict)| *verdict == Verdict::Passed)
+                .count();
+            out.push_str(&format!(
+                "not fixed: {passed} of {total} checks pass; make check {} pass, then run this \
+                 again\n",
+                passed + 1
+            ));
+        }
+        out
+    }
+}
+
+/// A test program built by cargo: the package's manifest and the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Built {
+    /// The package's `Cargo.toml`.
+    pub manifest: PathBuf,
+    /// The test program (`tests/it`).
+    pub program: PathBuf,
+}
+
+/// Why the build of an exercise's test program failed: cargo's own words went to stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Cargo could not be started.
+    #[error("cannot run cargo: {0}")]
+    Cargo(std::io::Error),
+    /// The code does not compile; the compiler's messages were printed above.
+    #[error("does not compile: the compiler's messages are above")]
+    Compile,
+    /// Cargo said nothing of a package's test program.
+    #[error("cargo built no test program for {0}")]
+    NoProgram(String),
+}
+
+/// Builds the `it` test programs of `packages` of the workspace at `workspace` in one cargo
+/// run, and returns each one's path by package name. The compiler's messages go to stderr.
+pub fn build(
+    workspace: &Path,
+    packages: &[String],
+    env: &[(&str, &str)],
+) -> Result<BTreeMap<String, PathBuf>, BuildError> {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .current_dir(workspace)
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .arg("--manifest-path")
+        .arg(workspace.join("Cargo.toml"));
+    for package in packages {
+        command.args(["-p", package, "--test", "it"]);
+    }
+    command.envs(env.iter().copied());
+    command.stdin(Stdio::null()).stderr(Stdio::inherit());
+    let output = command.output().map_err(BuildError::Cargo)?;
+    let mut programs = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" || message["profile"]["test"] != true {
+            continue;
+        }
+        let (Some(executable), Some(package_id)) = (
+            message["executable"].as_str(),
+            message["package_id"].as_str(),
+        ) else {
+            continue;
+        };
+        if let Some(package) = packages.iter().find(|p| package_id_names(package_id, p)) {
+            programs.insert(package.clone(), PathBuf::from(executable));
+        }
+    }
+    if !output.status.success() {
+        return Err(BuildError::Compile);
+    }
+    for package in packages {
+        if !programs.contains_key(package) {
+            return Err(BuildError::NoProgram(package.clone()));
+        }
+    }
+    Ok(programs)
+}
+
+/// Whether a cargo package id (`path+file:///…/x#name@0.1.0`, or `…/name#0.1.0`) is `name`'s.
+fn package_id_names(id: &str, name: &str) -> bool {
+    let Some((path, fragment)) = id.rsplit_once('#') else {
+        return false;
+    };
+    match fragment.split_once('@') {
+        Some((package, _)) => package == name,
+        None => path.rsplit('/').next() == Some(name),
+    }
+}
+
+/// The names of the tests of `program`, ignored ones included.
+pub fn listing(program: &Path, dir: &Path) -> Result<Vec<String>, ExerciseError> {
+    let output = Command::new(program)
+        .current_dir(dir)
+        .args(["--list", "--format", "terse"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(ExerciseError::Cargo)?;
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Runs one test of `program` on its own, within [`CHECK_TIME_LIMIT`].
+fn run_one(program: &Path, dir: &Path, check: &str) -> Result<Verdict, ExerciseError> {
+    let mut child = Command::new(program)
+        .current_dir(dir)
+        .args(["--exact", check, "--test-threads=1", "--color=never"])
+        // The panic message is what a student needs; a backtrace would bury it.
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(ExerciseError::Cargo)?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + CHECK_TIME_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(ExerciseError::Cargo)? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            // Stopped by its own id; the reader threads end with its pipes.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let text = out.join().unwrap_or_default() + &err.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Ok(Verdict::TimedOut);
+    };
+    if status.success() && text.contains("test result: ok. 1 passed") {
+        return Ok(Verdict::Passed);
+    }
+    if status.success() && text.contains("1 ignored") {
+        let reason = (text.lines())
+            .find_map(|line| {
+                line.split_once(" ... ignored, ")
+                    .map(|(_, why)| why.to_string())
+            })
+            .unwrap_or_else(|| "ignored by the test program".to_string());
+        return Ok(Verdict::Ignored(reason));
+    }
+    Ok(Verdict::Failed(what_it_said(&text)))
+}
+
+/// The panic message of a failed test (up to four lines), or the output's last lines.
+fn what_it_said(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    if let Some(at) = lines.iter().position(|line| line.contains("panicked at")) {
+        let said: Vec<&str> = lines[at + 1..]
+            .iter()
+            .take_while(|line| {
+                !line.is_empty() && !line.starts_with("note: ") && **line != "stack backtrace:"
+            })
+            .take(4)
+            .copied()
+            .collect();
+        if !said.is_empty() {
+            return said.join("\n");
+        }
+    }
+    let tail: Vec<&str> = lines.iter().rev().take(4).rev().copied().collect();
+    tail.join("\n")
+}
+
+/// Runs the checks of the program `program` for `piece` in teaching order, stopping at the first
+/// that does not pass; the program's checks the spec does not name run after it. `dir` is the
+/// copy's folder (the tests' working directory), `shown` how to print it.
+pub fn progress(
+    piece: &Piece,
+    program: &Path,
+    dir: &Path,
+    shown: &Path,
+) -> Result<Progress, ExerciseError> {
+    let tests = listing(program, dir)?;
+    let spec: Vec<(String, String)> = (piece.spec.iter())
+        .map(|spec| (spec.check.clone(), spec.expects.clone()))
+        .collect();
+    let named: BTreeSet<&str> = spec.iter().map(|(check, _)| check.as_str()).collect();
+    let further: Vec<String> = (tests.iter())
+        .filter(|test| !named.contains(test.as_str()))
+        .cloned()
+        .collect();
+    let known: BTreeSet<&str> = tests.iter().map(String::as_str).collect();
+    let mut progress = Progress {
+        dir: shown.to_path_buf(),
+        spec,
+        ran: Vec::new(),
+        further,
+    };
+    let order: Vec<String> = (progress.spec.iter().map(|(check, _)| check.clone()))
+        .chain(progress.further.iter().cloned())
+        .collect();
+    for check in order {
+        let verdict = if known.contains(check.as_str()) {
+            run_one(program, dir, &check)?
+        } else {
+            Verdict::Missing
+        };
+        let passed = verdict == Verdict::Passed;
+        progress.ran.push((check, verdict));
+        if !passed {
+            break;
+        }
+    }
+    Ok(progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(ran: Vec<(&str, Verdict)>) -> Progress {
+        Progress {
+            dir: PathBuf::from("exercises/x"),
+            spec: vec![
+                ("a::first".to_string(), "the first thing".to_string()),
+                ("a::second".to_string(), "the second thing".to_string()),
+            ],
+            ran: ran
+                .into_iter()
+                .map(|(check, verdict)| (check.to_string(), verdict))
+                .collect(),
+            further: Vec::new(),
+        }
+    }
+
+    // The report names the first failing check, what it expects and what it said.
+    #[test]
+    fn the_first_failure_is_named_with_its_expectation() {
+        let report = progress(vec![
+            ("a::first", Verdict::Passed),
+            (
+                "a::second",
+                Verdict::Failed("not yet implemented: write it".to_string()),
+            ),
+        ]);
+        assert!(!report.fixed());
+        assert_eq!(
+            report.render(),
+            "ok         1/2 a::first\n\
+             FAILED     2/2 a::second\n          expects: the second thing\n          \
+             it said: not yet implemented: write it\n\
+             not fixed: 1 of 2 checks pass; make check 2 pass, then run this again\n"
+        );
+    }
+
+    // Fixed only when every check ran and passed.
+    #[test]
+    fn fixed_needs_every_check() {
+        let all = progress(vec![
+            ("a::first", Verdict::Passed),
+            ("a::second", Verdict::Passed),
+        ]);
+        assert!(all.fixed());
+        assert!(all.render().ends_with("fixed: all 2 checks pass\n"));
+        assert!(!progress(vec![("a::first", Verdict::Passed)]).fixed());
+        let skipped = progress(vec![
+            ("a::first", Verdict::Passed),
+            (
+                "a::second",
+                Verdict::Ignored("needs PostgreSQL".to_string()),
+            ),
+        ]);
+        assert!(!skipped.fixed());
+        assert!(skipped.render().contains("ignored here: needs PostgreSQL"));
+    }
+
+    // The panic message is what a failed check said; cargo's noise is not.
+    #[test]
+    fn the_panic_message_is_kept() {
+        let output = "running 1 test\ntest a::b ... FAILED\n\nfailures:\n\n---- a::b stdout ----\n\
+                      \nthread 'a::b' panicked at src/x.rs:1:1:\nretry applied twice: total 10\n\
+                      note: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(what_it_said(output), "retry applied twice: total 10");
+    }
+
+    // Package ids of both cargo formats name their package, and only it.
+    #[test]
+    fn package_ids_are_matched_exactly() {
+        assert!(package_id_names(
+            "path+file:///w/exercises/x#exercise-x@0.1.0",
+            "exercise-x"
+        ));
+        assert!(!package_id_names(
+            "path+file:///w/exercises/x#exercise-xy@0.1.0",
+            "exercise-x"
+        ));
+        assert!(package_id_names(
+            "path+file:///w/exercises/exercise-x#0.1.0",
+            "exercise-x"
+        ));
+    }
+}

@@ -1,0 +1,169 @@
+//! The write-it-yourself pieces (`tests/blanks.toml`): each blank compiles and fails its first
+//! check, the reference bodies pass every check of the program, and every wrong solution kept
+//! beside the piece is refused at the check it names.
+//!
+//! The declarations are checked on every `cargo test`; building and running every copy takes
+//! minutes, so that test is ignored there and run by `just check-blanks` (and `just ci`).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use retrykey_tests::declared;
+use retrykey_tests::exercise::blank::{
+    Bodies, Piece, blank_lib, create_blank, pieces, reference_lib, with_bodies, wrong_solutions,
+};
+use retrykey_tests::exercise::package_name;
+use retrykey_tests::exercise::spec::{Verdict, build, progress};
+use retrykey_tests::workspace_root;
+
+use crate::exercise::workspace_copy;
+
+/// The check a wrong solution names on its first line: `// Refused by <check>: <why>`.
+fn refused_by(text: &str) -> Option<&str> {
+    let first = text.lines().next()?;
+    let rest = first.strip_prefix("// Refused by ")?;
+    Some(rest.split_once(": ")?.0)
+}
+
+fn all_pieces() -> Vec<Piece> {
+    pieces(&workspace_root()).expect("tests/blanks.toml reads")
+}
+
+// Every chapter that teaches a component has a piece, and every piece is whole: its harness
+// mirrors its source (or its own test program is there), each blank is found, its spec names each check once, and it keeps at
+// least three wrong solutions, each naming a check of its spec and a function it blanks.
+#[test]
+fn every_piece_is_declared_whole() {
+    let root = workspace_root();
+    let pieces = all_pieces();
+    let chapters: BTreeSet<u32> = pieces.iter().map(|piece| piece.chapter).collect();
+    assert_eq!(chapters, BTreeSet::from([1, 3, 4, 5, 6, 7]));
+    for piece in &pieces {
+        match (&piece.harness, &piece.own) {
+            (Some(variant), None) => {
+                let harness = declared(variant).expect("the harness is a variant");
+                assert_eq!(harness.mirrors, piece.source, "{}", piece.name);
+            }
+            (None, Some(own)) => assert!(root.join(&own.program).is_file(), "{}", piece.name),
+            _ => panic!("{}: a harness or a program of its own", piece.name),
+        }
+        let source = std::fs::read_to_string(root.join(&piece.source)).unwrap();
+        let blank = blank_lib(&source, &piece.blank).expect("every blank is found");
+        assert_eq!(
+            blank.matches("todo!(").count(),
+            piece.blank.len(),
+            "{}",
+            piece.name
+        );
+        assert!(!blank.contains("// Mirrored by") && !blank.contains("ANCHOR"));
+        let checks: BTreeSet<&str> = piece.spec.iter().map(|spec| spec.check.as_str()).collect();
+        assert_eq!(
+            checks.len(),
+            piece.spec.len(),
+            "{}: a check twice",
+            piece.name
+        );
+        for spec in &piece.spec {
+            assert!(
+                !spec.expects.is_empty() && !spec.expects.contains('\n'),
+                "{}: {} needs one line",
+                piece.name,
+                spec.check
+            );
+        }
+        let wrong = wrong_solutions(&root, piece).unwrap();
+        assert!(
+            wrong.len() >= 3,
+            "{}: {} wrong solutions",
+            piece.name,
+            wrong.len()
+        );
+        let reference = reference_lib(&source);
+        for (name, text) in &wrong {
+            let check = refused_by(text)
+                .unwrap_or_else(|| panic!("{}/{name}: no `// Refused by` line", piece.name));
+            assert!(checks.contains(check), "{}/{name}: {check}", piece.name);
+            let changed = with_bodies(&reference, &piece.blank, text).unwrap();
+            assert_ne!(changed, reference, "{}/{name} changes nothing", piece.name);
+        }
+    }
+}
+
+/// What one copy must do under its spec.
+enum Expect {
+    /// Fail the first check of the spec, at a `todo!()`.
+    Blank,
+    /// Pass every check of the program, each named by the spec.
+    Fixed,
+    /// Fail first at this check.
+    RefusedBy(String),
+}
+
+// Each blank compiles and fails its first check at a todo!(); with the reference bodies the
+// copy passes every check of its program, and the spec names them all; each wrong solution is
+// refused, first at the check it names. Every copy is built in one cargo run, in a scratch
+// copy of the workspace.
+#[test]
+#[ignore = "slow: builds and runs about forty copies; run by `just check-blanks` and `just ci`"]
+fn blanks_fail_references_pass_and_wrong_solutions_are_refused() {
+    let workspace = workspace_copy();
+    let exercises = workspace.join("exercises");
+    let mut copies: Vec<(Piece, String, Expect)> = Vec::new();
+    for piece in all_pieces() {
+        let blank = format!("{}-blank", piece.name);
+        create_blank(&workspace, &exercises, &piece, &blank, Bodies::Blank, true).unwrap();
+        copies.push((piece.clone(), blank, Expect::Blank));
+        let reference = format!("{}-reference", piece.name);
+        create_blank(
+            &workspace,
+            &exercises,
+            &piece,
+            &reference,
+            Bodies::Reference,
+            true,
+        )
+        .unwrap();
+        copies.push((piece.clone(), reference, Expect::Fixed));
+        for (wrong, text) in wrong_solutions(&workspace, &piece).unwrap() {
+            let name = format!("{}-{wrong}", piece.name);
+            let bodies = Bodies::From(&text);
+            create_blank(&workspace, &exercises, &piece, &name, bodies, true).unwrap();
+            let check = refused_by(&text).expect("checked above").to_string();
+            copies.push((piece.clone(), name, Expect::RefusedBy(check)));
+        }
+    }
+    let target = workspace_root().join("target/exercise-tests");
+    let target = target.to_string_lossy();
+    let env = [
+        ("CARGO_TARGET_DIR", target.as_ref()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ];
+    let packages: Vec<String> = copies
+        .iter()
+        .map(|(_, name, _)| package_name(name))
+        .collect();
+    let programs = build(&workspace, &packages, &env).expect("every copy compiles");
+
+    let mut wrong_answers = Vec::new();
+    for (piece, name, expect) in &copies {
+        let dir = exercises.join(name);
+        let program = &programs[&package_name(name)];
+        let report = progress(piece, program, &dir, Path::new(name)).unwrap();
+        let first = report.first_failure();
+        let ok = match expect {
+            Expect::Blank => matches!(
+                first,
+                Some((check, Verdict::Failed(said)))
+                    if *check == piece.spec[0].check && said.contains("not yet implemented")
+            ),
+            Expect::Fixed => report.fixed() && report.further.is_empty(),
+            Expect::RefusedBy(check) => {
+                matches!(first, Some((failed, Verdict::Failed(_))) if failed == check)
+            }
+        };
+        if !ok {
+            wrong_answers.push(format!("{name}:\n{}", report.render()));
+        }
+    }
+    assert!(wrong_answers.is_empty(), "{}", wrong_answers.join("\n"));
+}
