@@ -238,7 +238,7 @@ pub fn requests_match_the_oracle<R: Eq + Hash + fmt::Debug>(
         |(job, count, other_job, other_count, same_job)| {
             let got = new(job.clone(), count);
             let expected = oracle_request(&job, count).map_err(Error::InvalidRequest);
-            if got.as_ref().map(|_| ()) != expected.as_ref().map(|()| ()) {
+            if got.as_ref().map(|_| ()) != expected.as_ref().copied() {
                 return Err(format!(
                     "request ({job:?}, {count}): got {got:?}, the rules say {expected:?}"
                 ));
