@@ -20,6 +20,7 @@ use tokio_postgres::Client;
 /// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
 /// two concurrent writers of one key is first.
 const LAYOUT: &str = "
+-- ANCHOR: pg_tables
 CREATE TABLE IF NOT EXISTS ledger (
     scope      text   PRIMARY KEY,
     total      bigint NOT NULL,
@@ -38,6 +39,7 @@ CREATE TABLE IF NOT EXISTS operations (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS operations_first_writer ON operations (scope, key);
 CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
+-- ANCHOR_END: pg_tables
 ";
 
 /// More rows to write in an apply's transaction: see [`PgLedger::apply_with`].

@@ -13,6 +13,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::{Error, SCHEMA_VERSION};
 
 const LAYOUT_V2: &str = "
+-- ANCHOR: sqlite_tables
 CREATE TABLE ledger (
     scope      TEXT PRIMARY KEY,
     total      INTEGER NOT NULL,
@@ -31,6 +32,7 @@ CREATE TABLE operations (
     PRIMARY KEY (scope, key)
 ) WITHOUT ROWID;
 CREATE INDEX operations_by_age ON operations (scope, created_at);
+-- ANCHOR_END: sqlite_tables
 ";
 
 const LAYOUT_V1: &str = "

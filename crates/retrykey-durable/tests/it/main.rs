@@ -13,3 +13,4 @@ mod pipelined_begin;
 mod retention;
 mod schema_versions;
 mod schema_versions_pg;
+mod solutions;
