@@ -21,6 +21,7 @@ use crate::Error;
 /// `conversions.event_id` has no unique constraint on purpose: the `processed` record is the
 /// only thing that stops a second conversion, so a consumer without it really converts twice.
 pub const SCHEMA: &str = "
+-- ANCHOR: tables
 CREATE TABLE IF NOT EXISTS conversions (
     number INTEGER PRIMARY KEY AUTOINCREMENT,
     event_id TEXT NOT NULL,
@@ -32,6 +33,7 @@ CREATE TABLE IF NOT EXISTS processed (
     event_id TEXT PRIMARY KEY,
     conversion INTEGER NOT NULL
 );
+-- ANCHOR_END: tables
 ";
 
 /// The replaceable pieces of the SQLite consumer: the dedup transaction's body.

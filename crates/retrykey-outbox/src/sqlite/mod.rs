@@ -23,6 +23,7 @@ use crate::{Accepted, DocumentsOptions, Error, EventId};
 /// `UNIQUE (scope, operation)`: a job has at most one event, whoever tries to write a second.
 /// (Created after the ledger's tables, in the same file.)
 pub const SCHEMA: &str = "
+-- ANCHOR: tables
 CREATE TABLE IF NOT EXISTS outbox (
     event_id     TEXT PRIMARY KEY,
     scope        TEXT NOT NULL,
@@ -48,6 +49,7 @@ CREATE TABLE IF NOT EXISTS outbox_tokens (
     last INTEGER NOT NULL          -- fencing tokens only grow, across every event
 );
 INSERT OR IGNORE INTO outbox_tokens VALUES (0, 0);
+-- ANCHOR_END: tables
 -- The sweep asks whether a job's ledger record is still there, by number.
 CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation);
 ";

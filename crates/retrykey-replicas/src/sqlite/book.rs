@@ -29,8 +29,8 @@ impl SqliteBook {
     }
 }
 
-// ANCHOR: charge
 impl PaymentBook for SqliteBook {
+    // ANCHOR: charge
     fn charge<'a>(
         &'a self,
         amount: u64,

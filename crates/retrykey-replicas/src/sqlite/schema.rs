@@ -10,6 +10,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The keys, with their lease, token and answer; the counters; the demo's payments.
 pub(crate) const SCHEMA: &str = "
+-- ANCHOR: tables
 CREATE TABLE IF NOT EXISTS http_keys (
     entry_id    BLOB PRIMARY KEY,
     fingerprint BLOB NOT NULL,
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS payments (
     entry_id BLOB,                 -- the key it was charged under, if any
     token    INTEGER
 );
+-- ANCHOR_END: tables
 ";
 
 /// Deletes a database file with its write-ahead log and shared-memory index, where present.
