@@ -28,7 +28,7 @@ fn receipt(operation: u64, total: u64) -> Receipt {
 
 /// Answers chapter 5, exercise 3: `Durability::Normal` passes every crash point, because a
 /// process crash leaves the operating system's page cache, and the commits in it, behind.
-// ANCHOR: ch05_normal_durability
+// ANCHOR: ch05_normal
 #[test]
 fn normal_durability_survives_every_crash_point() {
     // The correct ledger, opened with `synchronous = NORMAL` instead of the default `FULL`.
@@ -49,11 +49,11 @@ fn normal_durability_survives_every_crash_point() {
         assert_eq!(scenario::check(&harness, point), Ok(()));
     }
 }
-// ANCHOR_END: ch05_normal_durability
+// ANCHOR_END: ch05_normal
 
 /// Answers chapter 5, exercise 4: with a zero retention window, the sweep forgets a key as soon
 /// as its record is a second old, and the same request then applies a second time.
-// ANCHOR: ch05_zero_window
+// ANCHOR: ch05_retention
 #[test]
 fn zero_window_forgets_at_once() {
     let path = retrykey_durable::sqlite::ephemeral_path();
@@ -73,4 +73,4 @@ fn zero_window_forgets_at_once() {
     drop(ledger);
     retrykey_durable::sqlite::remove_files(&path);
 }
-// ANCHOR_END: ch05_zero_window
+// ANCHOR_END: ch05_retention
