@@ -23,6 +23,7 @@ use tokio_postgres::Client;
 // and the same test in the effect statement) stand between two connections and a second
 // record. Both check, both find nothing, both apply: `ON CONFLICT DO NOTHING` never conflicts.
 const LAYOUT: &str = "
+-- ANCHOR: pg_tables
 CREATE TABLE IF NOT EXISTS ledger (
     scope      text   PRIMARY KEY,
     total      bigint NOT NULL,
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS operations (
 );
 CREATE INDEX IF NOT EXISTS operations_by_key ON operations (scope, key);
 CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
+-- ANCHOR_END: pg_tables
 ";
 
 /// More rows to write in an apply's transaction: see [`PgLedger::apply_with`].
