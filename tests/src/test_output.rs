@@ -1,6 +1,6 @@
 //! Reads what `cargo test` printed: which tests ran, which failed, and whether it compiled cleanly.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What one `cargo test` run reported.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,6 +11,9 @@ pub struct TestRun {
     pub failed: BTreeSet<String>,
     /// The tests the harness skipped (`#[ignore]`, for example a check that needs PostgreSQL).
     pub ignored: BTreeSet<String>,
+    /// Why the harness skipped each ignored test that carries a reason
+    /// (`#[ignore = "needs PostgreSQL: ..."]`).
+    pub ignored_because: BTreeMap<String, String>,
     /// The tests a `-- --list` run named without running them.
     pub listed: BTreeSet<String>,
     /// Compiler warnings and errors, one line each.
@@ -34,6 +37,10 @@ impl TestRun {
                             run.failed.insert(name);
                         }
                         result if result.starts_with("ignored") => {
+                            if let Some(reason) = result.strip_prefix("ignored, ") {
+                                run.ignored_because
+                                    .insert(name.clone(), reason.trim().to_string());
+                            }
                             run.ignored.insert(name);
                         }
                         _ => {}
@@ -58,7 +65,7 @@ impl TestRun {
 mod tests {
     use super::*;
 
-    // Passing, failing and ignored tests are told apart, and test-failure summaries are not diagnostics.
+    // Passing, failing and ignored tests (with the reason, if any) are told apart, and test-failure summaries are not diagnostics.
     #[test]
     fn reads_results_and_diagnostics() {
         let output = "\
@@ -66,6 +73,7 @@ warning: unused variable: `x`
 test contract::a ... ok
 test contract::b ... FAILED
 test connections::c ... ignored, needs PostgreSQL
+test contract::e ... ignored
 contract::d: test
 test src/lib.rs - doc (line 3) ... ok
 error: test failed, to rerun pass `-p v --test it`
@@ -74,7 +82,14 @@ error: 1 target failed:
         let run = TestRun::parse(output);
         assert_eq!(run.failed, BTreeSet::from(["contract::b".to_string()]));
         assert_eq!(run.ran.len(), 3);
-        assert_eq!(run.ignored, BTreeSet::from(["connections::c".to_string()]));
+        assert_eq!(
+            run.ignored,
+            BTreeSet::from(["connections::c".to_string(), "contract::e".to_string()])
+        );
+        assert_eq!(
+            run.ignored_because,
+            BTreeMap::from([("connections::c".to_string(), "needs PostgreSQL".to_string())])
+        );
         assert_eq!(run.listed, BTreeSet::from(["contract::d".to_string()]));
         assert_eq!(
             run.diagnostics,
