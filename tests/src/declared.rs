@@ -7,7 +7,8 @@ use serde::Deserialize;
 
 use crate::{Error, read, workspace_root};
 
-/// A variant's declaration: the file it mirrors and the checks it must (or may) fail.
+/// A variant's declaration: the file it mirrors, the suites it runs and the checks it must (or
+/// may) fail.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Declared {
@@ -15,6 +16,11 @@ pub struct Declared {
     pub stage: u32,
     /// The file of the correct code that `src/lib.rs` copies, from the workspace root.
     pub mirrors: PathBuf,
+    /// The suites its test program runs (`contract`, `http_suite`, ...), each whole: every check
+    /// the mirrored package runs in that suite, none ignored. The runner derives the checks from
+    /// the mirrored package's own list, so this short list is all a variant keeps true.
+    #[serde(default)]
+    pub suites: BTreeSet<String>,
     /// Tests that must fail on every run, named as `cargo test` prints them.
     pub must_fail: BTreeSet<String>,
     /// Tests that catch the bug only by chance (races); their failures are reported, not required.
@@ -35,10 +41,25 @@ pub struct Declared {
 
 impl Declared {
     /// What makes the declaration itself unusable (nothing, for a well-made one): a variant that
-    /// no check catches on every run proves nothing, and a check cannot be both required and
-    /// left to chance.
+    /// runs no declared suite, or that no check catches on every run, proves nothing; a check
+    /// cannot be both required and left to chance, nor lie outside the suites that run it.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
+        if self.suites.is_empty() {
+            problems.push(
+                "declares no suites (suites = [\"contract\", ...]): nothing says which checks \
+                 it must run"
+                    .to_string(),
+            );
+        }
+        for test in self.must_fail.iter().chain(&self.may_fail) {
+            if !self.suites.contains(suite_of(test)) {
+                problems.push(format!(
+                    "declares {test}, which is in none of its suites ({})",
+                    self.suites_list()
+                ));
+            }
+        }
         if self.must_fail.is_empty() && self.loom_must_fail.is_empty() {
             problems.push(
                 "declares no check that must fail on every run (must_fail and loom_must_fail \
@@ -51,6 +72,18 @@ impl Declared {
         }
         problems
     }
+
+    /// The declared suites as the manifest writes them: `contract, model, stress`.
+    pub fn suites_list(&self) -> String {
+        let names: Vec<&str> = self.suites.iter().map(String::as_str).collect();
+        names.join(", ")
+    }
+}
+
+/// The suite a check belongs to: its name up to the first `::` (`contract` for
+/// `contract::lost_reply_then_retry`).
+pub fn suite_of(check: &str) -> &str {
+    check.split_once("::").map_or(check, |(suite, _)| suite)
 }
 
 /// The package that holds the file a variant mirrors: its suites are the ones the variant's
