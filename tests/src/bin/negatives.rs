@@ -1,14 +1,15 @@
 //! `just test-negatives`: run each negative variant's real test suite and hold it to its word.
 //!
-//! A variant holds when `cargo test` fails exactly the checks it declares as `must_fail` (checks
-//! in `may_fail` are ignored), under loom exactly its `loom_must_fail`, it compiles without a
-//! warning, its suites run the same named checks as the suites of the package it mirrors, and
-//! its `src/lib.rs` differs from the file it mirrors only inside its `// NEGATIVE:` blocks.
-//! Anything else is a broken lab.
+//! A variant holds when its test program runs each suite it declares (`suites`) whole, as the
+//! package it mirrors runs it, with no check missing, ignored or added and no other suite;
+//! `cargo test` fails exactly the checks it declares as `must_fail` (checks in `may_fail` must
+//! run and may fail), under loom exactly its `loom_must_fail` among all the mirrored loom
+//! models; it compiles without a warning; and its `src/lib.rs` differs from the file it mirrors
+//! only inside its `// NEGATIVE:` blocks. Anything else is a broken lab.
 //!
-//! A variant whose checks need PostgreSQL is only compiled when `RETRYKEY_PG_URL` is not set,
-//! and its row says `skipped`: a skip is its own verdict, never a pass. Under CI (`CI` set) or
-//! with `--require-all`, a skip is a failure.
+//! Without `RETRYKEY_PG_URL`, a variant that declares `needs_postgres` runs with its PostgreSQL
+//! checks ignored ("needs PostgreSQL"): they must all be there, and its row says `skipped`, its
+//! own verdict, never a pass. Under CI (`CI` set) or with `--require-all`, a skip is a failure.
 //!
 //! Usage: `negatives [VARIANT ...] [--loom-only] [--require-all] [--rate-runs N] [--diff VARIANT]`
 
@@ -19,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
 use retrykey_tests::declared::NEEDS_POSTGRES;
 use retrykey_tests::diff::{change_problems, diff, render, sources};
-use retrykey_tests::verdict::{compare, same_checks};
+use retrykey_tests::verdict::{judge_loom_run, judge_run, rate_run_problem};
 use retrykey_tests::{
     Declared, mirrored_package, postgres_configured, skips_are_failures, variants,
 };
@@ -75,6 +76,8 @@ struct Row {
     did: Option<usize>,
     verdict: Verdict,
     chance: String,
+    /// How many checks the harness ignored for want of PostgreSQL.
+    skipped: usize,
 }
 
 fn main() -> ExitCode {
@@ -123,8 +126,8 @@ fn run() -> Result<ExitCode> {
     Ok(report(&rows, options.require_all))
 }
 
-/// Checks one variant: its declaration, its change, then its suites (or only a compile when
-/// they need PostgreSQL and none is configured).
+/// Checks one variant: its declaration, its change, then its suites (whose PostgreSQL checks
+/// are ignored, and the variant skipped, when it needs PostgreSQL and none is configured).
 fn check(
     name: &str,
     declared: &Declared,
@@ -140,16 +143,36 @@ fn check(
         did: None,
         verdict: Verdict::Holds,
         chance: String::new(),
+        skipped: 0,
     };
 
-    if declared.needs_postgres && !postgres_configured() {
-        let build = cargo_test(name, &["--no-run"], &[]).context("running cargo test")?;
-        problems.extend(compare(&build, &BTreeSet::new(), &BTreeSet::new(), ""));
+    let package = mirrored_package(declared)?;
+    let postgres_skip = declared.needs_postgres && !postgres_configured();
+    let mut did_fail = BTreeSet::new();
+    let mut skipped = BTreeSet::new();
+    let mut ran = BTreeSet::new();
+    if !options.loom_only {
+        let run = cargo_test(name, &[], &[]).context("running cargo test")?;
+        let mirrored = suites.names(&package, false)?;
+        let findings = judge_run(&run, declared, mirrored, &package, postgres_skip);
+        problems.extend(findings.problems);
+        skipped = findings.skipped;
+        did_fail.extend(run.failed.difference(&declared.may_fail).cloned());
+        ran = run.ran;
+    }
+    if !declared.loom_must_fail.is_empty() {
+        let run = loom_test(name).context("running cargo test under loom")?;
+        let mirrored = suites.names(&package, true)?;
+        problems.extend(judge_loom_run(&run, declared, mirrored, &package).problems);
+        did_fail.extend(run.failed.iter().cloned());
+    }
+    if !skipped.is_empty() {
         if options.require_all {
             problems.push(format!(
                 "{NEEDS_POSTGRES}; RETRYKEY_PG_URL is not set, and every variant must run here"
             ));
         }
+        row.skipped = skipped.len();
         row.verdict = if problems.is_empty() {
             Verdict::Skipped(NEEDS_POSTGRES)
         } else {
@@ -157,38 +180,10 @@ fn check(
         };
         return Ok(row);
     }
-
-    let package = mirrored_package(declared)?;
-    let mut did_fail = BTreeSet::new();
     if !options.loom_only {
-        let run = cargo_test(name, &[], &[]).context("running cargo test")?;
-        problems.extend(compare(&run, &declared.must_fail, &declared.may_fail, ""));
-        problems.extend(same_checks(
-            &run,
-            suites.names(&package, false)?,
-            &package,
-            "",
-        ));
-        did_fail.extend(run.failed.difference(&declared.may_fail).cloned());
-    }
-    if !declared.loom_must_fail.is_empty() {
-        let run = loom_test(name).context("running cargo test under loom")?;
-        problems.extend(compare(
-            &run,
-            &declared.loom_must_fail,
-            &BTreeSet::new(),
-            "loom ",
-        ));
-        problems.extend(same_checks(
-            &run,
-            suites.names(&package, true)?,
-            &package,
-            "loom ",
-        ));
-        did_fail.extend(run.failed.iter().cloned());
-    }
-    if !options.loom_only {
-        row.chance = detection_rates(name, declared, options.rate_runs)?;
+        let (chance, absent) = detection_rates(name, declared, options.rate_runs, &ran)?;
+        row.chance = chance;
+        problems.extend(absent);
     }
     row.did = Some(did_fail.len());
     if !problems.is_empty() {
@@ -219,6 +214,12 @@ fn report(rows: &[Row], require_all: bool) -> ExitCode {
             for problem in problems {
                 println!("    {problem}");
             }
+        }
+        if row.skipped > 0 {
+            println!(
+                "    not run: {} checks ignored, as they need PostgreSQL",
+                row.skipped
+            );
         }
         if !row.chance.is_empty() {
             println!("    {}", row.chance);
@@ -270,11 +271,23 @@ impl MirroredSuites {
     }
 }
 
-/// How often the chance-only checks catch the bug, over `runs` single-round runs.
-fn detection_rates(name: &str, declared: &Declared, runs: usize) -> Result<String> {
+/// How often the chance-only checks catch the bug, over `runs` single-round runs; and, for a
+/// check that is not there to run (`ran`: the checks the full run ran), why the variant is broken.
+fn detection_rates(
+    name: &str,
+    declared: &Declared,
+    runs: usize,
+    ran: &BTreeSet<String>,
+) -> Result<(String, Vec<String>)> {
     let mut rates = Vec::new();
+    let mut problems = Vec::new();
     for test in &declared.may_fail {
-        let mut caught = 0;
+        if !ran.contains(test) {
+            // The full run already names it as missing or ignored: no rate to measure.
+            rates.push(format!("{test}: not run"));
+            continue;
+        }
+        let (mut caught, mut absent) = (0, false);
         for _ in 0..runs {
             // `--tests`: the rate comes from the test programs; doc tests would only be
             // compiled again, every run, to be filtered out.
@@ -284,13 +297,23 @@ fn detection_rates(name: &str, declared: &Declared, runs: usize) -> Result<Strin
                 &[("STRESS_ROUNDS", "1")],
             )
             .context("running cargo test")?;
+            if let Some(problem) = rate_run_problem(&run, test) {
+                problems.push(problem);
+                absent = true;
+                break;
+            }
             caught += usize::from(run.failed.contains(test));
         }
-        rates.push(format!("{test}: caught {caught}/{runs} runs"));
+        rates.push(if absent {
+            format!("{test}: not run")
+        } else {
+            format!("{test}: caught {caught}/{runs} runs")
+        });
     }
-    Ok(if rates.is_empty() {
+    let chance = if rates.is_empty() {
         String::new()
     } else {
         format!("by chance only: {}", rates.join("; "))
-    })
+    };
+    Ok((chance, problems))
 }
