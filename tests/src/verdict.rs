@@ -390,4 +390,35 @@ mod tests {
         );
         assert_eq!(judge(&run, &expected), Findings::default());
     }
+
+    // Under loom every model of the mirrored package must run, and exactly the declared ones fail.
+    #[test]
+    fn the_loom_run_holds_every_mirrored_model() {
+        let declared = Declared {
+            stage: 1,
+            mirrors: "crates/retrykey/src/store.rs".into(),
+            suites: set(&["contract"]),
+            must_fail: BTreeSet::new(),
+            may_fail: BTreeSet::new(),
+            loom_must_fail: set(&["loom::same_key"]),
+            renames: BTreeMap::new(),
+            needs_postgres: false,
+        };
+        let models = set(&["loom::same_key", "loom::distinct_keys"]);
+        let whole = run(&["loom::distinct_keys"], &["loom::same_key"], &[]);
+        assert_eq!(
+            judge_loom_run(&whole, &declared, &models, "retrykey"),
+            Findings::default()
+        );
+        let short = run(&[], &["loom::same_key"], &["loom::distinct_keys"]);
+        assert_eq!(
+            judge_loom_run(&short, &declared, &models, "retrykey").problems,
+            vec!["loom ignores loom::distinct_keys".to_string()]
+        );
+        let gone = run(&[], &[], &[]);
+        assert_eq!(
+            judge_loom_run(&gone, &declared, &models, "retrykey").problems,
+            vec!["loom does not run the suite loom:: (2 checks, which retrykey runs)".to_string()]
+        );
+    }
 }

@@ -6,6 +6,7 @@
 mod blanks;
 mod diagrams;
 mod exercise;
+mod negatives_runner;
 mod stage1_negatives;
 mod stage2_negatives;
 mod stage3_negatives;
