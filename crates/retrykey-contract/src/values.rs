@@ -262,31 +262,3 @@ pub fn requests_match_the_oracle<R: Eq + Hash + fmt::Debug>(
         },
     );
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // The oracle's own arithmetic, on inputs whose answer is known by hand.
-    #[test]
-    fn the_oracle_counts_and_names_as_the_docs_say() {
-        assert_eq!(oracle_utf8_len("aé€😀"), 1 + 2 + 3 + 4);
-        assert_eq!(oracle_key(""), Err(KeyProblem::Empty));
-        assert_eq!(
-            oracle_key(&"é".repeat(128)),
-            Err(KeyProblem::TooLong { bytes: 256 })
-        );
-        assert_eq!(oracle_key(&"a".repeat(255)), Ok(()));
-        assert_eq!(
-            oracle_key("ab\u{85}c"),
-            Err(KeyProblem::ControlCharacter { at: 2 })
-        );
-        assert_eq!(oracle_key("a\u{A0}b"), Ok(()));
-        assert_eq!(oracle_request("x", 0), Err(RequestProblem::ZeroUnits));
-        assert_eq!(
-            oracle_request("a\tb", 1),
-            Err(RequestProblem::JobControlCharacter)
-        );
-        assert!(oracle_is_control('\u{7F}') && !oracle_is_control('\u{A0}'));
-    }
-}

@@ -391,10 +391,11 @@ fn replace_ranges(source: &str, mut ranges: Vec<(std::ops::Range<usize>, String)
     out
 }
 
-/// The lines a blank copy starts with: until each body is written, the helpers those bodies
-/// call are unused, and the compiler would say so about each one.
-const ALLOW_UNUSED: &str = "// Until the blank bodies are written, the helpers they call are unused: then delete this.\n\
-#![allow(dead_code, unused_imports, unused_variables, unused_mut)]\n";
+/// The line a blank copy starts with: until the bodies are written, the imports and arguments
+/// they use look unused. (Helpers the bodies call are left to the compiler's "never used"
+/// warnings, which name them for the student.)
+const ALLOW_UNUSED: &str = "// Until the blank bodies are written, what they use looks unused: then delete this.\n\
+#![allow(unused_imports, unused_variables, unused_mut)]\n";
 
 /// The correct file as a blank copy's `src/lib.rs`: the mirror header dropped, the lint
 /// allowance added after the module documentation, and the bodies blanked.
@@ -541,8 +542,9 @@ fn brief(piece: &Piece, name: &str) -> String {
         "# Exercise: write {} yourself\n\n{}\n\n\
          `src/lib.rs` is that file with the bodies below replaced by `todo!(\"…\")`: the \
          signatures, types and doc comments are kept. Write each body, then run the checks; \
-         they stop at the first one that fails and say what it expects.\n\n## The bodies to \
-         write\n\n",
+         they stop at the first one that fails and say what it expects. Until the bodies are \
+         written, the compiler warns that some helpers are never used: those are the ones the \
+         bodies are meant to call.\n\n## The bodies to write\n\n",
         piece.source.display(),
         piece.summary
     );

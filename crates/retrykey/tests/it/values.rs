@@ -78,3 +78,31 @@ fn store_reports_its_limits_and_the_request_each_key_was_first_used_with() {
     assert_eq!(store.apply(&key, &changed), Err(Error::Conflict));
     assert_eq!(store.recorded_request(&key), Some(request));
 }
+
+// The oracle the value-type checks use, on inputs whose answer is known by hand: if it were
+// wrong, the checks would hold the key to the wrong rules.
+#[test]
+fn the_oracle_counts_and_names_as_the_docs_say() {
+    use retrykey::KeyProblem;
+    use retrykey_contract::values::{
+        oracle_is_control, oracle_key, oracle_request, oracle_utf8_len,
+    };
+    assert_eq!(oracle_utf8_len("aé€😀"), 1 + 2 + 3 + 4);
+    assert_eq!(oracle_key(""), Err(KeyProblem::Empty));
+    assert_eq!(
+        oracle_key(&"é".repeat(128)),
+        Err(KeyProblem::TooLong { bytes: 256 })
+    );
+    assert_eq!(oracle_key(&"a".repeat(255)), Ok(()));
+    assert_eq!(
+        oracle_key("ab\u{85}c"),
+        Err(KeyProblem::ControlCharacter { at: 2 })
+    );
+    assert_eq!(oracle_key("a\u{A0}b"), Ok(()));
+    assert_eq!(oracle_request("x", 0), Err(RequestProblem::ZeroUnits));
+    assert_eq!(
+        oracle_request("a\tb", 1),
+        Err(RequestProblem::JobControlCharacter)
+    );
+    assert!(oracle_is_control('\u{7F}') && !oracle_is_control('\u{A0}'));
+}
