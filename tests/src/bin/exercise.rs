@@ -66,18 +66,24 @@ fn run() -> Result<ExitCode> {
         "new" => {
             let name = name.as_deref().unwrap_or(target);
             let exercises = Path::new(EXERCISES_DIR);
-            let dir = if blank {
+            let (dir, blanked) = if blank {
                 let piece = piece(here, target)?;
-                create_blank(here, exercises, &piece, name, Bodies::Blank, force)?
+                let file = match &piece.own {
+                    Some(own) => format!("src/{}.rs", own.module),
+                    None => "src/lib.rs".to_string(),
+                };
+                let dir = create_blank(here, exercises, &piece, name, Bodies::Blank, force)?;
+                (dir, Some(file))
             } else {
-                create(Path::new("labs"), exercises, target, name, force)?
+                let dir = create(Path::new("labs"), exercises, target, name, force)?;
+                (dir, None)
             };
             let shown = dir.display();
             println!("created {shown} (package {})", package_name(name));
-            if blank {
+            if let Some(file) = blanked {
                 println!(
-                    "write the todo!() bodies in {shown}/src/lib.rs ({shown}/README.md lists \
-                     them), then: just check-exercise {name}"
+                    "write the todo!() bodies in {shown}/{file} ({shown}/README.md lists them), \
+                     then: just check-exercise {name}"
                 );
             } else {
                 println!(

@@ -540,13 +540,17 @@ fn borrowed_source(text: &str, variant: &str, name: &str, renames: &[(String, St
 fn brief(piece: &Piece, name: &str) -> String {
     let mut text = format!(
         "# Exercise: write {} yourself\n\n{}\n\n\
-         `src/lib.rs` is that file with the bodies below replaced by `todo!(\"…\")`: the \
+         `{}` is that file with the bodies below replaced by `todo!(\"…\")`: the \
          signatures, types and doc comments are kept. Write each body, then run the checks; \
          they stop at the first one that fails and say what it expects. Until the bodies are \
          written, the compiler warns that some helpers are never used: those are the ones the \
          bodies are meant to call.\n\n## The bodies to write\n\n",
         piece.source.display(),
-        piece.summary
+        piece.summary,
+        match &piece.own {
+            Some(own) => format!("src/{}.rs", own.module),
+            None => "src/lib.rs".to_string(),
+        }
     );
     for blank in &piece.blank {
         text.push_str(&format!("- `fn {}`: {}\n", blank.function, blank.hint));
