@@ -79,3 +79,37 @@ pub fn read(path: impl Into<PathBuf>) -> Result<String, Error> {
     let path = path.into();
     std::fs::read_to_string(&path).map_err(|source| Error::Read { path, source })
 }
+
+/// A scratch workspace for fixtures, removed when dropped.
+#[cfg(test)]
+pub(crate) struct Scratch(pub(crate) PathBuf);
+
+#[cfg(test)]
+impl Scratch {
+    /// A fresh folder holding `files`, each a path relative to it and its text.
+    pub(crate) fn new(name: &str, files: &[(&str, &str)]) -> Scratch {
+        let root =
+            std::env::temp_dir().join(format!("retrykey-tests-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (file, text) in files {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().expect("a file has a folder"))
+                .expect("the scratch folder is writable");
+            std::fs::write(&path, text).expect("the scratch folder is writable");
+        }
+        Scratch(root)
+    }
+
+    /// A fresh folder holding `files`, each with one line of text.
+    pub(crate) fn empty(name: &str, files: &[&str]) -> Scratch {
+        let files: Vec<(&str, &str)> = files.iter().map(|file| (*file, "text\n")).collect();
+        Scratch::new(name, &files)
+    }
+}
+
+#[cfg(test)]
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

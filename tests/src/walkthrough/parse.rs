@@ -7,16 +7,16 @@ use crate::Error;
 
 /// A fence line: its character, its length, its indent and its info string.
 #[derive(Clone, Copy, Debug)]
-struct Fence<'a> {
-    char: char,
-    len: usize,
-    indent: usize,
-    info: &'a str,
+pub(crate) struct Fence<'a> {
+    pub(crate) char: char,
+    pub(crate) len: usize,
+    pub(crate) indent: usize,
+    pub(crate) info: &'a str,
 }
 
 /// The opening fence on `line`, if it is one (CommonMark: at most three spaces of indent, three
 /// or more backticks or tildes, and no backtick in a backtick fence's info string).
-fn opening_fence(line: &str) -> Option<Fence<'_>> {
+pub(crate) fn opening_fence(line: &str) -> Option<Fence<'_>> {
     let rest = line.trim_start_matches(' ');
     let indent = line.len() - rest.len();
     if indent > 3 {
@@ -42,7 +42,7 @@ fn fence_at(rest: &str, indent: usize) -> Option<Fence<'_>> {
 
 /// Whether `line` closes the block `open` began: the same character, at least as long, at most
 /// three spaces of indent, nothing after it but spaces.
-fn closes(open: &Fence<'_>, line: &str) -> bool {
+pub(crate) fn closes(open: &Fence<'_>, line: &str) -> bool {
     let rest = line.trim_start_matches(' ');
     if line.len() - rest.len() > 3 {
         return false;
@@ -70,9 +70,32 @@ fn nested_fence(line: &str) -> Option<Fence<'_>> {
 /// How the runner treats a block, from its info string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
+    /// A session that runs: `console` or `console,slow`.
     Console { slow: bool },
+    /// A block marked `<lang>,not-run: <reason>`, whatever its language.
     NotRun(String),
+    /// Any other block: fine unless it shows a `$ ` prompt line.
     Other,
+}
+
+/// The languages of shell blocks: their commands are never content, so even without a `$ `
+/// line they must run as a `console` block or say why not.
+pub(crate) const SHELL_LANGUAGES: [&str; 10] = [
+    "sh",
+    "bash",
+    "shell",
+    "zsh",
+    "fish",
+    "shell-session",
+    "shellsession",
+    "sh-session",
+    "bash-session",
+    "terminal",
+];
+
+/// The language of an info string: the text before the first comma, space or brace.
+pub(crate) fn language(info: &str) -> &str {
+    &info[..info.find([',', ' ', '\t', '{']).unwrap_or(info.len())]
 }
 
 /// The kind of block an info string opens, or why it is refused.
@@ -86,24 +109,58 @@ fn kind(info: &str) -> Result<Kind, String> {
             )),
         };
     }
-    let language_end = info.find([',', ' ', '\t', '{']).unwrap_or(info.len());
-    let (language, rest) = info.split_at(language_end);
-    if !matches!(
-        language.to_ascii_lowercase().as_str(),
-        "sh" | "bash" | "shell" | "zsh"
-    ) {
-        return Ok(Kind::Other);
+    let language = language(info);
+    let rest = &info[language.len()..];
+    if let Some(marker) = rest.strip_prefix(",not-run") {
+        return match marker.strip_prefix(':').map(str::trim) {
+            Some(reason) if !reason.is_empty() && !language.is_empty() => {
+                Ok(Kind::NotRun(reason.to_string()))
+            }
+            Some(reason) if !reason.is_empty() => Err(format!(
+                "`{info}` names no language: write `text,not-run: <reason>`"
+            )),
+            _ => Err(format!(
+                "`{info}` gives no reason: write `{language},not-run: <reason>`"
+            )),
+        };
     }
-    match rest.strip_prefix(",not-run:").map(str::trim) {
-        Some(reason) if !reason.is_empty() => Ok(Kind::NotRun(reason.to_string())),
-        Some(_) => Err(format!(
-            "`{info}` gives no reason: write `{language},not-run: <reason>`"
-        )),
-        None => Err(format!(
-            "a `{info}` block is never run: show it as a `console` block with its output, \
-             or mark it `{language},not-run: <reason>`"
-        )),
+    if SHELL_LANGUAGES.contains(&language.to_ascii_lowercase().as_str()) {
+        return Err(never_run(info));
     }
+    Ok(Kind::Other)
+}
+
+/// Why a block that shows commands but neither runs nor says why not is refused.
+fn never_run(info: &str) -> String {
+    let language = match language(info) {
+        "" => "text",
+        language => language,
+    };
+    let shown = match info {
+        "" => "an unlabelled".to_string(),
+        info => format!("a `{info}`"),
+    };
+    format!(
+        "{shown} block is never run: show it as a `console` block with its output, \
+         or mark it `{language},not-run: <reason>`"
+    )
+}
+
+/// Whether a line of a block shows a shell prompt: `$ ` after any indent, or a lone `$`.
+pub(crate) fn shows_prompt(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("$ ") || line.trim_end() == "$"
+}
+
+/// What the open top-level block is to the runner.
+#[derive(Clone, Copy, Debug)]
+enum Open {
+    /// A console block: its commands run.
+    Console { slow: bool },
+    /// A block marked not-run: its lines are not read.
+    NotRun,
+    /// Any other block: a `$ ` line in it is an error.
+    Other,
 }
 
 /// Reads the console and shell blocks of one Markdown text.
@@ -114,37 +171,48 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
         reason,
     };
     let mut found = Walkthrough::default();
-    // The open fence with the line it opened on and, for a console block, whether it is slow.
-    let mut open: Option<(Fence<'_>, usize, Option<bool>)> = None;
+    // The open top-level fence with the line it opened on and what it is.
+    let mut open: Option<(Fence<'_>, usize, Open)> = None;
+    // A fence open inside a list, a quote or an indented block, with the line it opened on.
+    let mut nested: Option<(Fence<'_>, usize)> = None;
     // The first command of the console block that is open now.
     let mut block_start = 0;
     for (at, line) in text.lines().enumerate() {
         let number = at + 1;
-        let Some((fence, _, console)) = open else {
+        if let Some((fence, opened)) = nested {
+            let inner = line.trim_start_matches([' ', '\t', '>']);
+            if inner.len() < line.len() || line.is_empty() {
+                if closes(&fence, inner) {
+                    nested = None;
+                } else if shows_prompt(inner) {
+                    return Err(malformed(opened, nested_session()));
+                }
+                continue;
+            }
+            // A line at the margin ends the list or quote, and the block with it.
+            nested = None;
+        }
+        let Some((fence, opened, block)) = open else {
             if let Some(fence) = opening_fence(line) {
-                let console = match kind(fence.info).map_err(|r| malformed(number, r))? {
-                    Kind::Console { slow } => Some(slow),
+                let block = match kind(fence.info).map_err(|r| malformed(number, r))? {
+                    Kind::Console { slow } => Open::Console { slow },
                     Kind::NotRun(reason) => {
                         found.not_run.push(NotRun {
                             file: file.to_path_buf(),
                             line: number,
                             reason,
                         });
-                        None
+                        Open::NotRun
                     }
-                    Kind::Other => None,
+                    Kind::Other => Open::Other,
                 };
-                open = Some((fence, number, console));
+                open = Some((fence, number, block));
                 block_start = found.shown.len();
-            } else if let Some(nested) = nested_fence(line)
-                && kind(nested.info) != Ok(Kind::Other)
-            {
-                return Err(malformed(
-                    number,
-                    "a console or shell fence inside a list, a quote or an indented block is not \
-                     read: put it at the top level, indented at most three spaces"
-                        .to_string(),
-                ));
+            } else if let Some(fence) = nested_fence(line) {
+                if kind(fence.info) != Ok(Kind::Other) {
+                    return Err(malformed(number, nested_session()));
+                }
+                nested = Some((fence, number));
             }
             continue;
         };
@@ -155,7 +223,20 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
             }
             continue;
         }
-        let Some(slow) = console else { continue };
+        let slow = match block {
+            Open::Console { slow } => slow,
+            Open::NotRun => continue,
+            Open::Other if shows_prompt(line) => {
+                return Err(malformed(
+                    opened,
+                    format!(
+                        "{} (its line {number} shows a `$ ` prompt)",
+                        never_run(fence.info)
+                    ),
+                ));
+            }
+            Open::Other => continue,
+        };
         // CommonMark removes up to the fence's own indent from each line of the block.
         let content = line
             .get(
@@ -192,6 +273,13 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
         ));
     }
     Ok(found)
+}
+
+/// Why a session inside a container is refused.
+fn nested_session() -> String {
+    "a console or shell fence, or one that shows `$ ` lines, inside a list, a quote or an \
+     indented block is not read: put it at the top level, indented at most three spaces"
+        .to_string()
 }
 
 /// Moves a trailing `[exit: N]` line from the output into `exit`, and refuses one anywhere else.
@@ -378,5 +466,65 @@ pub(super) mod tests {
                 .shown
                 .is_empty()
         );
+    }
+
+    // A `text` block that shows a `$ ` line is refused at its fence unless it is marked.
+    #[test]
+    fn text_blocks_with_a_prompt_run_or_say_why_not() {
+        assert_eq!(
+            refused("intro\n```text\nPOST /x\n  $ cargo run\n```\n"),
+            "x.md:2: a `text` block is never run: show it as a `console` block with its \
+             output, or mark it `text,not-run: <reason>` (its line 4 shows a `$ ` prompt)"
+        );
+        assert!(refused("```\n$\n```\n").starts_with("x.md:1: an unlabelled block is never run"));
+        assert!(refused("~~~~markdown\n```console\n$ x\n```\n~~~~\n").starts_with("x.md:1: "));
+        assert!(refused("```text,not-run:\n$ x\n```\n").contains("gives no reason"));
+        assert!(refused("```,not-run: why\n$ x\n```\n").contains("names no language"));
+        let found = parsed("```text,not-run: the form of a session\n$ cargo run\n```\n");
+        assert_eq!(found.not_run[0].reason, "the form of a session");
+        assert!(found.shown.is_empty());
+        // Without a prompt line a text block is content, and a `$` inside a line is no prompt.
+        assert!(
+            parsed("```text\nprice: 5 $\necho $ HOME\n```\n")
+                .shown
+                .is_empty()
+        );
+    }
+
+    // A `shell-session` block, or any shell dialect, is a shell block: run it or mark it.
+    #[test]
+    fn shell_session_blocks_are_shell_blocks() {
+        for info in [
+            "shell-session",
+            "ShellSession",
+            "sh-session",
+            "bash-session",
+            "fish",
+        ] {
+            let text = format!("a\n```{info}\n$ cargo run\n```\n");
+            assert_eq!(
+                refused(&text),
+                format!(
+                    "x.md:2: a `{info}` block is never run: show it as a `console` block with \
+                     its output, or mark it `{info},not-run: <reason>`"
+                ),
+            );
+        }
+        let found = parsed("```shell-session,not-run: a transcript\n$ cargo run\n```\n");
+        assert_eq!(found.not_run.len(), 1);
+    }
+
+    // A prompt inside a block nested in a list or a quote is refused: the runner cannot read it.
+    #[test]
+    fn nested_blocks_with_a_prompt_are_refused() {
+        assert!(
+            refused("1. step\n\n    ```text\n    $ x\n    ```\n")
+                .starts_with("x.md:3: a console or shell fence, or one that shows `$ ` lines")
+        );
+        assert!(refused("> ```\n> $ x\n> ```\n").starts_with("x.md:1: "));
+        // A nested block without one is fine, and it ends where its list does.
+        let found =
+            parsed("1. step\n\n    ```text\n    hi\n\nafter\n```console\n$ echo a\na\n```\n");
+        assert_eq!(found.shown.len(), 1);
     }
 }

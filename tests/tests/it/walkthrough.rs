@@ -1,6 +1,7 @@
-//! Every command shown in README.md and docs/ prints what the text says it prints.
+//! Every command shown in README.md, docs/src and the variants' READMEs prints what the text says.
 //!
-//! The rules the blocks follow are in the `retrykey_tests::walkthrough` module docs. Commands in
+//! The pages read and the rules their blocks follow are in the `retrykey_tests::walkthrough`
+//! module docs. Commands in
 //! ```` ```console,slow ```` blocks run only with `RETRYKEY_DOCS_SLOW=1` (`just docs-check`, and
 //! `just ci`); without it this test reports them as skipped, with their number, and never counts
 //! them as passed. Shell blocks marked `not-run` are listed with their reasons.
@@ -10,16 +11,49 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use std::path::{Path, PathBuf};
+
+use retrykey_tests::variants;
 use retrykey_tests::walkthrough::{Ran, Walkthrough, documents, read_document, run};
 
+/// The blocks of every page, or every page's first malformed block, one per line.
 fn everything() -> Walkthrough {
     let mut all = Walkthrough::default();
+    let mut malformed = Vec::new();
     for file in documents().expect("docs are readable") {
-        let found = read_document(&file).unwrap_or_else(|e| panic!("{e}"));
-        all.shown.extend(found.shown);
-        all.not_run.extend(found.not_run);
+        match read_document(&file) {
+            Ok(found) => {
+                all.shown.extend(found.shown);
+                all.not_run.extend(found.not_run);
+            }
+            Err(error) => malformed.push(error.to_string()),
+        }
     }
+    assert!(
+        malformed.is_empty(),
+        "{} pages have blocks the walkthrough cannot read:\n{}",
+        malformed.len(),
+        malformed.join("\n")
+    );
     all
+}
+
+// Every variant's README is read with the book's pages, so its commands are checked too.
+#[test]
+fn the_walkthrough_reads_every_variant_readme() {
+    let documents = documents().expect("docs are readable");
+    for (variant, _) in variants().expect("the variants are declared") {
+        let readme = Path::new("labs").join(&variant).join("README.md");
+        assert!(
+            documents.contains(&readme),
+            "{} is not read",
+            readme.display()
+        );
+    }
+    assert!(documents.contains(&PathBuf::from("README.md")));
+    assert!(documents.contains(&PathBuf::from("docs/src/SUMMARY.md")));
+    // Reading them finds no block the runner cannot read.
+    everything();
 }
 
 // Every shown command runs and prints the promised output and exit status (slow ones under just docs-check).
