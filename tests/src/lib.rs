@@ -12,11 +12,13 @@
 //!    `just test-negatives` runs a variant's real suite and holds it to that promise.
 //! 3. `diff.rs` and `tidy/located.rs`: why a variant differs from the file it copies only
 //!    inside its `// NEGATIVE:` blocks.
-//! 4. `walkthrough/`: how every command in the book is run and its output compared.
+//! 4. `walkthrough/`: how every command in the book is run and its output compared, and
+//!    `book_rules.rs`: the book's conventions (rhythm, captions, width, compiled solutions).
 //! 5. `tidy.rs`: the rules of `ARCHITECTURE.md`, read from the manifests and the sources.
 //! 6. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
 //!    `mutation.rs` (`just mutants`).
 
+pub mod book_rules;
 pub mod cargo_test;
 pub mod declared;
 pub mod diagrams;

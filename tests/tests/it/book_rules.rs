@@ -1,0 +1,60 @@
+//! The book's conventions 1 to 4 hold on every page of `docs/src`.
+//!
+//! The rules and their messages are in the `retrykey_tests::book_rules` module docs; each test
+//! here lists every violation of one convention, as `file:line: convention: what is wrong`.
+
+use retrykey_tests::book_rules::{Rule, Violation, check_page, pages, wrap_rule};
+use retrykey_tests::workspace_root;
+
+/// Every violation of `rule` on the book's pages.
+fn violations(rule: Rule) -> Vec<Violation> {
+    let root = workspace_root();
+    let pages = pages(&root).expect("docs/src is readable");
+    assert!(pages.len() > 7, "the book has its chapters: {pages:?}");
+    pages
+        .iter()
+        .flat_map(|page| check_page(&root, page).unwrap_or_else(|e| panic!("{e}")))
+        .filter(|violation| violation.rule == rule)
+        .collect()
+}
+
+fn holds(rule: Rule) {
+    holds_with(rule, Vec::new());
+}
+
+/// Asserts that `rule` holds on every page, and that nothing in `more` went wrong either.
+fn holds_with(rule: Rule, more: Vec<String>) {
+    let mut lines: Vec<String> = violations(rule).iter().map(ToString::to_string).collect();
+    lines.extend(more);
+    assert!(
+        lines.is_empty(),
+        "{} violations of {rule}:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
+}
+
+// Every chapter's headings follow the rhythm: objectives, predict, run, change, break, exercise, summary.
+#[test]
+fn every_chapter_keeps_the_rhythm() {
+    holds(Rule::Rhythm);
+}
+
+// Every listing of a chapter has its caption, numbered in order, naming the file it includes.
+#[test]
+fn every_listing_has_its_numbered_caption() {
+    holds(Rule::Listings);
+}
+
+// Hand-written lines in fences fit 80 characters, included source 100, and the CSS wraps them.
+#[test]
+fn every_fence_fits_the_page() {
+    let css = wrap_rule(&workspace_root()).err();
+    holds_with(Rule::Width, css.into_iter().collect());
+}
+
+// Every Rust solution in <details> is included from a file that cargo test compiles.
+#[test]
+fn every_solution_is_compiled() {
+    holds(Rule::Solutions);
+}
