@@ -634,7 +634,16 @@ pub fn wrap_rule(root: &Path) -> Result<(), String> {
 
 /// Whether a stylesheet has a `pre > code` rule that wraps long lines.
 fn wraps_code(css: &str) -> bool {
-    css.split('}').any(|rule| {
+    let mut bare = String::new();
+    let mut rest = css;
+    while let Some(start) = rest.find("/*") {
+        bare.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find("*/")
+            .map_or("", |end| &rest[start + end + 2..]);
+    }
+    bare.push_str(rest);
+    bare.split('}').any(|rule| {
         let Some((selectors, body)) = rule.split_once('{') else {
             return false;
         };
@@ -956,7 +965,8 @@ mod tests {
     #[test]
     fn the_css_must_wrap_code() {
         let book = "[output.html]\nadditional-css = [\"theme/book.css\"]\n";
-        let wraps = "pre > code {\n  white-space: pre-wrap;\n  overflow-wrap: anywhere;\n}\n";
+        let wraps = "/* Lines wrap. */\nspan.caption { display: block; }\n/* Here: */\n\
+                     pre > code {\n  white-space: pre-wrap;\n  overflow-wrap: anywhere;\n}\n";
         let ok = Scratch::new(
             "css-ok",
             &[("docs/book.toml", book), ("docs/theme/book.css", wraps)],

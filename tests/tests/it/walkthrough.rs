@@ -4,7 +4,7 @@
 //! module docs. Commands in
 //! ```` ```console,slow ```` blocks run only with `RETRYKEY_DOCS_SLOW=1` (`just docs-check`, and
 //! `just ci`); without it this test reports them as skipped, with their number, and never counts
-//! them as passed. Shell blocks marked `not-run` are listed with their reasons.
+//! them as passed. Blocks marked `not-run` are listed with their reasons.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -127,10 +127,7 @@ fn every_shown_command_prints_what_the_docs_say() {
             "; {skipped} slow commands skipped, not checked (RETRYKEY_DOCS_SLOW=1 or `just docs-check` runs them)"
         ));
     }
-    report.push_str(&format!(
-        "; {} shell blocks marked not-run",
-        all.not_run.len()
-    ));
+    report.push_str(&format!("; {} blocks marked not-run", all.not_run.len()));
     // Where the time went, so a slow docs check can be read rather than guessed at.
     let total: Duration = took.iter().map(|(d, _)| *d).sum();
     took.sort_by_key(|(duration, _)| std::cmp::Reverse(*duration));
