@@ -559,7 +559,9 @@ pub fn listings(root: &Path, file: &Path, text: &str) -> Vec<Violation> {
                 file,
                 number,
                 Rule::Listings,
-                "a caption with no listing after it (one blank line, then the fence)".to_string(),
+                "a caption with no listing after it (one blank line, then a fence that is \
+                 neither a session nor `text`)"
+                    .to_string(),
             ));
         }
     }
@@ -919,8 +921,14 @@ mod tests {
             check(&format!("{CAP} 4-1: f</span>\n\ntext\n")),
             [
                 "1: convention 2 (listings): a caption with no listing after it (one blank line, \
-              then the fence)"
+              then a fence that is neither a session nor `text`)"
             ]
+        );
+        // A session is no listing: a caption above it stands above nothing.
+        let session = check(&format!("{CAP} 4-1: f</span>\n\n```console\n$ ls\n```\n"));
+        assert!(
+            session[0].contains("a caption with no listing after it"),
+            "{session:?}"
         );
     }
 
