@@ -15,8 +15,9 @@
 //!    number, M counts from 1 in order of appearance. The path is required when the listing
 //!    includes a file, and is then that file's path from the workspace root.
 //! 3. **Width.** A line written inside a fence is at most 80 characters, except a session's
-//!    output lines (those not starting with `$ `). Included source is at most 100 characters,
-//!    and the book's CSS wraps `pre > code` rather than scrolling it.
+//!    output lines (those neither starting with `$ ` nor continuing a command that ends in
+//!    `\`). Included source is at most 100 characters, and the book's CSS wraps `pre > code`
+//!    rather than scrolling it.
 //! 4. **Solutions compiled.** A Rust listing inside `<details>` is only `{{#include …}}` lines,
 //!    each naming an anchor that exists in a file under `crates/`, `labs/` or `tests/` that
 //!    `cargo test` compiles: under a package's `src/`, or under its `tests/`, declared as a
@@ -25,7 +26,9 @@
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::walkthrough::parse::{SHELL_LANGUAGES, closes, language, opening_fence, shows_prompt};
+use crate::walkthrough::parse::{
+    SHELL_LANGUAGES, closes, continues, language, opening_fence, shows_prompt,
+};
 use crate::{Error, read};
 
 /// Hand-written lines inside a fence.
@@ -573,10 +576,13 @@ pub fn width(root: &Path, file: &Path, text: &str) -> Vec<Violation> {
     let mut found = Vec::new();
     for block in blocks(text) {
         let session = block.is_session();
+        // Whether the line before was a command that goes on at this line.
+        let mut continued = false;
         for (number, line) in &block.lines {
             let chars = line.chars().count();
-            let output = session && !line.trim_start().starts_with("$ ");
-            if chars > WIDTH && !output {
+            let command = line.trim_start().starts_with("$ ") || continued;
+            continued = command && continues(line);
+            if chars > WIDTH && (command || !session) {
                 found.push(violation(
                     file,
                     *number,
@@ -953,6 +959,11 @@ mod tests {
         assert_eq!(
             check(&format!("```console\n$ echo {long}\n```\n")),
             ["2: convention 3 (width): 88 characters inside a fence, over 80"]
+        );
+        // A command continued after a backslash is hand-written on every line.
+        assert_eq!(
+            check(&format!("```console\n$ echo \\\n  {long}\n{long}\n```\n")),
+            ["3: convention 3 (width): 83 characters inside a fence, over 80"]
         );
         assert_eq!(
             check(&format!("```text\n{long}\n```\n")).len(),

@@ -272,4 +272,11 @@ mod tests {
         assert_eq!(run("echo fine"), ran("fine\n", 0));
         assert_eq!(run("kill -TERM $$").exit, 128 + 15);
     }
+
+    // A command shown on several lines runs as one, as bash reads the backslashes.
+    #[test]
+    fn continued_commands_run_as_one() {
+        let shown = one("```console\n$ printf '%s,' one \\\n  two\none,two,\n```\n");
+        assert_eq!(shown.check(&run(&shown.command)), Ok(()));
+    }
 }

@@ -16,8 +16,9 @@
 //!   `console,fast`, ...) is rejected.
 //! - **Commands and output.** In a console block a line starting with `$ ` is a command, run with
 //!   bash from the workspace root; the lines after it, up to the next command or the fence, are
-//!   its output, stdout and stderr merged. Within a line `[..]` matches any text; a line that is
-//!   exactly `...` matches any number of lines.
+//!   its output, stdout and stderr merged. A command whose line ends in one `\` goes on at the
+//!   next line, as bash reads it, so a long command fits the book's width. Within a line `[..]`
+//!   matches any text; a line that is exactly `...` matches any number of lines.
 //! - **Exit status.** A command that exits non-zero shows `[exit: N]` as the last non-blank line
 //!   of its output, with its real N. The status is compared on its own, before the wildcards are
 //!   tried, so a `...` can never hide a failure. A command that exits 0 shows no `[exit: N]`

@@ -245,7 +245,20 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
                     .min(line.len() - line.trim_start_matches(' ').len())..,
             )
             .unwrap_or(line);
-        if let Some(command) = content.strip_prefix("$ ") {
+        let continued = found.shown[block_start..]
+            .last()
+            .is_some_and(|last| last.output.is_empty() && continues(&last.command));
+        if continued {
+            if content.trim().is_empty() {
+                return Err(malformed(
+                    number,
+                    "the command above ends in `\\` but no line continues it".to_string(),
+                ));
+            }
+            let last = found.shown.last_mut().expect("a command is open");
+            last.command.push('\n');
+            last.command.push_str(content);
+        } else if let Some(command) = content.strip_prefix("$ ") {
             if command.trim().is_empty() {
                 return Err(malformed(number, "empty command after `$ `".to_string()));
             }
@@ -273,6 +286,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
         ));
     }
     Ok(found)
+}
+
+/// Whether a command goes on at the next line: its last line ends in one backslash, as bash
+/// reads it, so a long command can be shown within the book's width.
+pub(crate) fn continues(command: &str) -> bool {
+    let last = command.lines().last().unwrap_or("").trim_end();
+    let escapes = last.len() - last.trim_end_matches('\\').len();
+    escapes % 2 == 1
 }
 
 /// Why a session inside a container is refused.
@@ -526,5 +547,18 @@ pub(super) mod tests {
         let found =
             parsed("1. step\n\n    ```text\n    hi\n\nafter\n```console\n$ echo a\na\n```\n");
         assert_eq!(found.shown.len(), 1);
+    }
+
+    // A command line ending in `\` goes on at the next line; the output starts after it.
+    #[test]
+    fn long_commands_continue_after_a_backslash() {
+        let found = parsed("```console\n$ echo one \\\n  two \\\n  three\none two three\n```\n");
+        assert_eq!(found.shown.len(), 1);
+        assert_eq!(found.shown[0].command, "echo one \\\n  two \\\n  three");
+        assert_eq!(found.shown[0].output, lines("one two three"));
+        // An escaped backslash ends the command; a blank line cannot continue one.
+        let found = parsed("```console\n$ echo a\\\\\na\\\n```\n");
+        assert_eq!(found.shown[0].output, lines("a\\"));
+        assert!(refused("```console\n$ echo \\\n\n```\n").starts_with("x.md:3: the command above"));
     }
 }
