@@ -127,6 +127,9 @@ pub enum LocateError {
     /// The function has no body, or its braces do not balance.
     #[error("`fn {0}` has no body that ends")]
     NoBody(String),
+    /// A wrong solution does not apply.
+    #[error("the wrong solution does not apply: {0}")]
+    Patch(String),
 }
 
 /// The byte range of the body of `fn <function>` in `source`, braces included.
@@ -361,25 +364,115 @@ pub fn blank_source(source: &str, blanks: &[Blank]) -> Result<String, LocateErro
     Ok(replace_ranges(source, ranges))
 }
 
-/// `source` with each function of `wrong` (a file of whole functions) put in place of the body
-/// of the function of the same name, found as `blanks` says.
-pub fn with_bodies(source: &str, blanks: &[Blank], wrong: &str) -> Result<String, LocateError> {
-    let mut ranges = Vec::new();
-    for blank in blanks {
-        let Ok(body) = locate_body(wrong, &blank.function, None) else {
+/// Why a wrong solution could not be put in place of the reference bodies.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// The file has no `@@` hunk.
+    #[error("no `@@` hunk: a wrong solution is a change to the reference")]
+    NoHunk,
+    /// A hunk line starts with something other than ` `, `-` or `+`.
+    #[error("line {0}: a hunk line starts with ` `, `-` or `+`")]
+    Malformed(usize),
+    /// A hunk's old lines are not in the reference.
+    #[error("hunk {0}: its old lines are not in the reference")]
+    NotFound(usize),
+    /// A hunk's old lines are in the reference more than once.
+    #[error("hunk {0}: its old lines are in the reference more than once")]
+    Ambiguous(usize),
+    /// A hunk changes the reference outside the bodies the piece blanks.
+    #[error("hunk {0}: it changes the reference outside the bodies the piece blanks")]
+    OutsideBlanks(usize),
+    /// A blanked function is not in the reference.
+    #[error(transparent)]
+    Locate(#[from] LocateError),
+}
+
+/// One hunk of a wrong solution: the reference's lines and what replaces them.
+struct Hunk {
+    old: String,
+    new: String,
+}
+
+/// The hunks of a wrong solution: after its `//` header, each `@@` line opens a hunk of lines
+/// marked ` ` (kept), `-` (removed) or `+` (added). An empty line is a kept blank line.
+fn hunks(patch: &str) -> Result<Vec<Hunk>, PatchError> {
+    let mut hunks: Vec<(Vec<&str>, Vec<&str>)> = Vec::new();
+    for (number, line) in patch.lines().enumerate() {
+        if line.starts_with("@@") {
+            hunks.push((Vec::new(), Vec::new()));
             continue;
+        }
+        let Some((old, new)) = hunks.last_mut() else {
+            if line.starts_with("//") || line.trim().is_empty() {
+                continue;
+            }
+            return Err(PatchError::Malformed(number + 1));
         };
-        let range = locate_body(source, &blank.function, blank.after.as_deref())?;
-        ranges.push((range, wrong[body].to_string()));
+        match line.split_at_checked(1) {
+            None => {
+                old.push("");
+                new.push("");
+            }
+            Some((" ", text)) => {
+                old.push(text);
+                new.push(text);
+            }
+            Some(("-", text)) => old.push(text),
+            Some(("+", text)) => new.push(text),
+            _ => return Err(PatchError::Malformed(number + 1)),
+        }
     }
-    if ranges.is_empty() {
-        return Err(LocateError::Missing(
-            (blanks.iter().map(|blank| blank.function.as_str()))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
+    if hunks.is_empty() {
+        return Err(PatchError::NoHunk);
     }
-    Ok(replace_ranges(source, ranges))
+    Ok(hunks
+        .into_iter()
+        .map(|(old, new)| Hunk {
+            old: old.join("\n") + "\n",
+            new: new.join("\n") + "\n",
+        })
+        .collect())
+}
+
+/// `reference` with the wrong solution `patch` applied. Each hunk must match the reference at
+/// exactly one place, inside the body of a function the piece blanks: a wrong solution is a
+/// wrong body, and a reference that moved on makes it fail here, by name.
+pub fn apply_wrong(reference: &str, blanks: &[Blank], patch: &str) -> Result<String, PatchError> {
+    let bodies = (blanks.iter())
+        .map(|blank| locate_body(reference, &blank.function, blank.after.as_deref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut ranges = Vec::new();
+    for (number, hunk) in hunks(patch)?.into_iter().enumerate() {
+        let number = number + 1;
+        let mut found = reference.match_indices(&hunk.old).map(|(at, _)| at);
+        let at = found.next().ok_or(PatchError::NotFound(number))?;
+        if found.next().is_some() {
+            return Err(PatchError::Ambiguous(number));
+        }
+        let range = at..at + hunk.old.len();
+        // The change itself, not its context, must fall in a blanked body.
+        let (kept_before, kept_after) = shared_ends(&hunk.old, &hunk.new);
+        let changed = range.start + kept_before..range.end - kept_after;
+        let inside =
+            (bodies.iter()).any(|body| body.start < changed.start && changed.end <= body.end);
+        if !inside {
+            return Err(PatchError::OutsideBlanks(number));
+        }
+        ranges.push((range, hunk.new));
+    }
+    Ok(replace_ranges(reference, ranges))
+}
+
+/// How many bytes `old` and `new` share at their start, and then at their end.
+fn shared_ends(old: &str, new: &str) -> (usize, usize) {
+    let before = (old.bytes().zip(new.bytes()))
+        .take_while(|(a, b)| a == b)
+        .count();
+    let after = (old.bytes().skip(before).rev())
+        .zip(new.bytes().skip(before).rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    (before, after)
 }
 
 fn replace_ranges(source: &str, mut ranges: Vec<(std::ops::Range<usize>, String)>) -> String {
@@ -592,7 +685,7 @@ pub enum Bodies<'a> {
     Blank,
     /// The correct file's own bodies.
     Reference,
-    /// The bodies of the functions in this text (a wrong solution), the rest the reference's.
+    /// The reference changed by this wrong solution (`tests/blanks/<piece>/*.diff`).
     From(&'a str),
 }
 
@@ -654,7 +747,8 @@ pub fn create_blank(
     let code = match bodies {
         Bodies::Blank => blank_lib(&source, &piece.blank),
         Bodies::Reference => Ok(reference_lib(&source)),
-        Bodies::From(wrong) => with_bodies(&reference_lib(&source), &piece.blank, wrong),
+        Bodies::From(wrong) => apply_wrong(&reference_lib(&source), &piece.blank, wrong)
+            .map_err(|error| LocateError::Patch(error.to_string())),
     }
     .map_err(|error| ExerciseError::Piece {
         path: source_path.clone(),
@@ -696,7 +790,7 @@ pub fn create_blank(
     Ok(dest)
 }
 
-/// A piece's wrong solutions: `(file name, text)` of each `tests/blanks/<piece>/*.rs`.
+/// A piece's wrong solutions: `(file name, text)` of each `tests/blanks/<piece>/*.diff`.
 pub fn wrong_solutions(
     workspace: &Path,
     piece: &Piece,
@@ -705,7 +799,7 @@ pub fn wrong_solutions(
     let mut found = Vec::new();
     for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
         let path = entry.map_err(io(&dir))?.path();
-        if path.extension().is_some_and(|ext| ext == "rs") {
+        if path.extension().is_some_and(|ext| ext == "diff") {
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
             let name = path.file_stem().unwrap_or_default().to_string_lossy();
             found.push((name.into_owned(), text));
@@ -786,17 +880,39 @@ fn raw() -> &'static str {
         assert_eq!(out.matches("todo!").count(), 1);
     }
 
-    // A wrong solution's bodies go where the blanks were, and nothing else changes.
+    // A wrong solution changes a blanked body where its hunk matches, and nothing else.
     #[test]
-    fn wrong_bodies_replace_the_reference() {
-        let wrong = "/// A mistake.\nfn apply(&self) -> u32 {\n    8\n}\n";
-        let out = with_bodies(
-            SOURCE,
-            &[blank("apply", Some("impl Other for Thing"))],
-            wrong,
-        )
-        .unwrap();
-        assert_eq!(out, SOURCE.replace("        7\n    }", "    8\n}"));
+    fn a_wrong_solution_changes_a_blanked_body() {
+        let blanks = [blank("apply", Some("impl Other for Thing"))];
+        let wrong = "// Refused by x::y: eight.\n@@\n     fn apply(&self) -> u32 {\n-        7\n+        8\n     }\n";
+        let out = apply_wrong(SOURCE, &blanks, wrong).unwrap();
+        assert_eq!(out, SOURCE.replace("        7\n", "        8\n"));
+    }
+
+    // A hunk that misses, matches twice, or changes code outside the blanks is refused.
+    #[test]
+    fn a_wrong_solution_must_apply_once_inside_a_blank() {
+        let blanks = [blank("apply", Some("impl Other for Thing"))];
+        assert_eq!(
+            apply_wrong(SOURCE, &blanks, "@@\n-        9\n+        8\n").err(),
+            Some(PatchError::NotFound(1))
+        );
+        assert_eq!(
+            apply_wrong(SOURCE, &blanks, "@@\n-    }\n+    };\n").err(),
+            Some(PatchError::Ambiguous(1))
+        );
+        assert_eq!(
+            apply_wrong(SOURCE, &blanks, "@@\n-use std::fmt;\n+use std::io;\n").err(),
+            Some(PatchError::OutsideBlanks(1))
+        );
+        assert_eq!(
+            apply_wrong(SOURCE, &blanks, "// only a header\n").err(),
+            Some(PatchError::NoHunk)
+        );
+        assert_eq!(
+            apply_wrong(SOURCE, &blanks, "@@\n*        7\n").err(),
+            Some(PatchError::Malformed(2))
+        );
     }
 
     // Names that only start like the function are not it; a missing one is a typed error.

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use retrykey_tests::declared;
 use retrykey_tests::exercise::blank::{
-    Bodies, Piece, blank_lib, create_blank, pieces, reference_lib, with_bodies, wrong_solutions,
+    Bodies, Piece, apply_wrong, blank_lib, create_blank, pieces, reference_lib, wrong_solutions,
 };
 use retrykey_tests::exercise::package_name;
 use retrykey_tests::exercise::spec::{Verdict, build, progress};
@@ -31,7 +31,7 @@ fn all_pieces() -> Vec<Piece> {
 
 // Every chapter that teaches a component has a piece, and every piece is whole: its harness
 // mirrors its source (or its own test program is there), each blank is found, its spec names each check once, and it keeps at
-// least three wrong solutions, each naming a check of its spec and a function it blanks.
+// least three wrong solutions, each naming a check of its spec and changing a body it blanks.
 #[test]
 fn every_piece_is_declared_whole() {
     let root = workspace_root();
@@ -83,7 +83,8 @@ fn every_piece_is_declared_whole() {
             let check = refused_by(text)
                 .unwrap_or_else(|| panic!("{}/{name}: no `// Refused by` line", piece.name));
             assert!(checks.contains(check), "{}/{name}: {check}", piece.name);
-            let changed = with_bodies(&reference, &piece.blank, text).unwrap();
+            let changed = apply_wrong(&reference, &piece.blank, text)
+                .unwrap_or_else(|error| panic!("{}/{name}: {error}", piece.name));
             assert_ne!(changed, reference, "{}/{name} changes nothing", piece.name);
         }
     }
