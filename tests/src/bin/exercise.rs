@@ -81,10 +81,8 @@ fn run() -> Result<ExitCode> {
             let shown = dir.display();
             println!("created {shown} (package {})", package_name(name));
             if let Some(file) = blanked {
-                println!(
-                    "write the todo!() bodies in {shown}/{file} ({shown}/README.md lists them), \
-                     then: just check-exercise {name}"
-                );
+                println!("write the todo!() bodies in {shown}/{file}");
+                println!("(its README.md lists them), then: just check-exercise {name}");
             } else {
                 println!(
                     "read {shown}/README.md, fix {shown}/src/lib.rs, then: just check-exercise \
@@ -108,10 +106,9 @@ fn run() -> Result<ExitCode> {
                 let programs = build(here, std::slice::from_ref(&package), &[])?;
                 let program = &programs[&package];
                 println!(
-                    "{}: {} checks of {}, in teaching order",
+                    "{}: {} checks, in teaching order",
                     dir.display(),
                     piece.spec.len(),
-                    piece.source.display()
                 );
                 let report = progress(&piece, program, &dir, &dir)?;
                 print!("{}", report.render());

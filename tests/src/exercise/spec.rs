@@ -80,25 +80,26 @@ impl Progress {
                 continue;
             }
             if let Some(expects) = expects.get(check.as_str()) {
-                out.push_str(&format!("          expects: {expects}\n"));
+                out.push_str(&wrapped("expects: ", expects));
             }
             match verdict {
                 Verdict::Failed(said) => {
                     for line in said.lines() {
-                        out.push_str(&format!("          it said: {line}\n"));
+                        out.push_str(&wrapped("it said: ", line));
                     }
                 }
-                Verdict::TimedOut => out.push_str(&format!(
-                    "          it ran longer than {} s: a loop that never ends, or a lock \
-                     that is never released?\n",
-                    CHECK_TIME_LIMIT.as_secs()
+                Verdict::TimedOut => out.push_str(&wrapped(
+                    "it ran longer than ",
+                    &format!(
+                        "{} s: a loop that never ends, or a lock that is never released?",
+                        CHECK_TIME_LIMIT.as_secs()
+                    ),
                 )),
-                Verdict::Ignored(reason) => {
-                    out.push_str(&format!("          ignored here: {reason}\n"));
-                }
-                Verdict::Missing => out.push_str(
-                    "          the test program has no such check: was tests/it changed?\n",
-                ),
+                Verdict::Ignored(reason) => out.push_str(&wrapped("ignored here: ", reason)),
+                Verdict::Missing => out.push_str(&wrapped(
+                    "missing: ",
+                    "the test program has no such check: was tests/it changed?",
+                )),
                 Verdict::Passed => {}
             }
         }
@@ -116,6 +117,35 @@ impl Progress {
         }
         out
     }
+}
+
+/// The width the report keeps to, so it reads in a terminal and in the book without wrapping.
+pub const WIDTH: usize = 80;
+
+/// `text` after `label`, indented under the check's name and wrapped at [`WIDTH`] on spaces;
+/// continuation lines start under the text. A word longer than a line stays whole.
+fn wrapped(label: &str, text: &str) -> String {
+    let indent = " ".repeat(10);
+    let hanging = " ".repeat(10 + label.chars().count());
+    let mut out = format!("{indent}{label}");
+    let mut column = out.chars().count();
+    let mut first = true;
+    for word in text.split(' ') {
+        let width = word.chars().count();
+        if !first && column + 1 + width > WIDTH {
+            out.push('\n');
+            out.push_str(&hanging);
+            column = hanging.len();
+        } else if !first {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += width;
+        first = false;
+    }
+    out.push('\n');
+    out
 }
 
 /// A test program built by cargo: the package's manifest and the program.
@@ -374,6 +404,25 @@ mod tests {
              FAILED     2/2 a::second\n          expects: the second thing\n          \
              it said: not yet implemented: write it\n\
              not fixed: 1 of 2 checks pass; make check 2 pass, then run this again\n"
+        );
+    }
+
+    // Long lines wrap under their text, within the width; a long word stays whole.
+    #[test]
+    fn long_lines_wrap_under_their_text() {
+        let text = "a retry under the same key gets the first receipt back, marked replayed, \
+                    with no second effect";
+        let out = wrapped("expects: ", text);
+        assert_eq!(
+            out,
+            "          expects: a retry under the same key gets the first receipt back,\n\
+             \x20                  marked replayed, with no second effect\n"
+        );
+        assert!(out.lines().all(|line| line.chars().count() <= WIDTH));
+        let long = "x".repeat(90);
+        assert_eq!(
+            wrapped("it said: ", &long),
+            format!("          it said: {long}\n")
         );
     }
 
