@@ -1,6 +1,6 @@
 //! The layer's stores under loopback load, against PostgreSQL's own speed measured in the same
-//! run: PostgreSQL (`PgEntries`, `PgBook`), SQLite (`SqliteEntries`, `SqliteBook`, a temporary file)
-//! and memory for reference, each behind the layer in front of `Payments::with_book`, served
+//! run: PostgreSQL (`PgEntries`, `PgPayments`), SQLite (`SqliteEntries`, `SqlitePayments`, a temporary file)
+//! and memory for reference, each behind the layer in front of `Payments::with_ledger`, served
 //! over real HTTP with keep-alive clients.
 //!
 //! Per store it measures a fresh key per request (lookup, claim, the charge and the answer in
@@ -21,12 +21,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 use clap::Parser;
 use http::{Method, Uri};
-use retrykey_http::payments::{MemoryBook, PaymentBook, Payments, created};
+use retrykey_http::payments::{MemoryPayments, PaymentLedger, Payments, created};
 use retrykey_http::{
     Entries, EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryEntries, Reserve, Scope,
     StoreLimits,
 };
-use retrykey_replicas::{Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
+use retrykey_replicas::{Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments};
 use retrykey_server::loopback::{LoopbackClient, Server};
 use retrykey_testkit::pgbench;
 use tower_layer::Layer;
@@ -170,10 +170,10 @@ async fn main() -> anyhow::Result<()> {
             let store = PgEntries::throwaway(url, options.clone())
                 .await
                 .context("open the PostgreSQL store")?;
-            let book: Arc<dyn PaymentBook> = Arc::new(PgBook::new(&store));
+            let ledger: Arc<dyn PaymentLedger> = Arc::new(PgPayments::new(&store));
             let layer = IdempotencyLayer::builder().store(store.clone()).build();
             let counts = (args.pg_requests, args.replay_requests);
-            targets.push(target(Kind::Postgres, layer, book, counts).await?);
+            targets.push(target(Kind::Postgres, layer, ledger, counts).await?);
             pg_store = Some(store);
         }
         None => println!("PostgreSQL and pgbench: skipped ({URL_VAR} is not set)"),
@@ -181,19 +181,19 @@ async fn main() -> anyhow::Result<()> {
     let mut sqlite = None;
     if wanted(Kind::Sqlite) {
         let store = SqliteEntries::throwaway(options.clone()).context("open the SQLite store")?;
-        let book: Arc<dyn PaymentBook> = Arc::new(SqliteBook::new(&store));
+        let ledger: Arc<dyn PaymentLedger> = Arc::new(SqlitePayments::new(&store));
         let layer = IdempotencyLayer::builder().store(store.clone()).build();
         let counts = (args.sqlite_requests, args.replay_requests);
-        targets.push(target(Kind::Sqlite, layer, book, counts).await?);
+        targets.push(target(Kind::Sqlite, layer, ledger, counts).await?);
         sqlite = Some(store);
     }
     if wanted(Kind::Memory) {
         let layer = IdempotencyLayer::builder()
             .store(MemoryEntries::new(limits))
             .build();
-        let book: Arc<dyn PaymentBook> = Arc::new(MemoryBook::default());
+        let ledger: Arc<dyn PaymentLedger> = Arc::new(MemoryPayments::default());
         let counts = (args.memory_requests, args.memory_requests);
-        targets.push(target(Kind::Memory, layer, book, counts).await?);
+        targets.push(target(Kind::Memory, layer, ledger, counts).await?);
     }
 
     let pgbench_ready = match pg_store.as_ref().and(url.as_deref()) {
@@ -366,15 +366,15 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A server with `layer` in front of a payments handler charging into `book`, and one key
+/// A server with `layer` in front of a payments handler charging into `ledger`, and one key
 /// stored in it for the replay path.
 async fn target(
     kind: Kind,
     layer: IdempotencyLayer,
-    book: Arc<dyn PaymentBook>,
+    ledger: Arc<dyn PaymentLedger>,
     (fresh_requests, replay_requests): (u64, u64),
 ) -> anyhow::Result<Target> {
-    let payments = Payments::with_book(Duration::ZERO, book);
+    let payments = Payments::with_ledger(Duration::ZERO, ledger);
     let server = Server::start(layer.layer(payments.service())).await?;
     let reply = LoopbackClient::new(server.url())
         .post("/payments", &[("idempotency-key", "replayed")], BODY)

@@ -3,7 +3,7 @@
 //! - `POST /payments` with `{"amount": N}` (N a positive integer) charges once and answers
 //!   201 `{"payment": <number>}` with `Location: /payments/<number>`, after `work` of delay.
 //! - `GET /payments/count` answers `{"charges": N, "attempts": M}`.
-//! - Charges are kept by a [`PaymentBook`]: [`MemoryBook`] here, or a table in the same
+//! - Charges are kept by a [`PaymentLedger`]: [`MemoryPayments`] here, or a table in the same
 //!   database as the keys (stage 5), where the charge and the key's response commit together.
 //! - `X-Flaky: <token>`: the first request carrying each distinct token fails with 500 before
 //!   charging; later ones with the same token succeed.
@@ -46,12 +46,12 @@ pub const X_DELAY_MS: &str = "x-delay-ms";
 
 /// Where charges are kept.
 ///
-/// [`MemoryBook`] counts in process memory. A book in the database that holds the keys
+/// [`MemoryPayments`] counts in process memory. A payments ledger in the database that holds the keys
 /// charges and stores the key's response in one transaction, fenced by the reservation's token.
-pub trait PaymentBook: Send + Sync + 'static {
+pub trait PaymentLedger: Send + Sync + 'static {
     /// Charges `amount` once and returns the payment's number.
     ///
-    /// With a `reservation`, `reply(number)` is the answer to keep for its key: a book that
+    /// With a `reservation`, `reply(number)` is the answer to keep for its key: a ledger that
     /// shares the store's database commits the charge and that answer together, and charges
     /// nothing (answering [`Error::NotOwner`]) when the token is no longer the key's current one.
     fn charge<'a>(
@@ -65,11 +65,11 @@ pub trait PaymentBook: Send + Sync + 'static {
     fn charges(&self) -> EntriesFuture<'_, u64>;
 }
 
-/// A [`PaymentBook`] in process memory: a counter.
+/// A [`PaymentLedger`] in process memory: a counter.
 #[derive(Debug, Default)]
-pub struct MemoryBook(AtomicU64);
+pub struct MemoryPayments(AtomicU64);
 
-impl PaymentBook for MemoryBook {
+impl PaymentLedger for MemoryPayments {
     fn charge<'a>(
         &'a self,
         _amount: u64,
@@ -86,9 +86,9 @@ impl PaymentBook for MemoryBook {
     }
 }
 
-/// The payments service's state: its book, an attempt counter and the flaky tokens already seen.
+/// The payments service's state: its ledger, an attempt counter and the flaky tokens already seen.
 pub struct Payments {
-    book: Arc<dyn PaymentBook>,
+    ledger: Arc<dyn PaymentLedger>,
     attempts: AtomicU64,
     flaky_seen: Mutex<HashSet<String>>,
     work: Duration,
@@ -104,15 +104,15 @@ impl std::fmt::Debug for Payments {
 }
 
 impl Payments {
-    /// A fresh service state charging into a [`MemoryBook`]; each charge takes `work`.
+    /// A fresh service state charging into a [`MemoryPayments`]; each charge takes `work`.
     pub fn new(work: Duration) -> Arc<Self> {
-        Self::with_book(work, Arc::new(MemoryBook::default()))
+        Self::with_ledger(work, Arc::new(MemoryPayments::default()))
     }
 
-    /// A fresh service state charging into `book`; each charge takes `work`.
-    pub fn with_book(work: Duration, book: Arc<dyn PaymentBook>) -> Arc<Self> {
+    /// A fresh service state charging into `ledger`; each charge takes `work`.
+    pub fn with_ledger(work: Duration, ledger: Arc<dyn PaymentLedger>) -> Arc<Self> {
         Arc::new(Self {
-            book,
+            ledger,
             attempts: AtomicU64::new(0),
             flaky_seen: Mutex::default(),
             work,
@@ -121,7 +121,7 @@ impl Payments {
 
     /// Payments made (the effect that must happen once per logical payment).
     pub async fn charges(&self) -> Result<u64, Error> {
-        self.book.charges().await
+        self.ledger.charges().await
     }
 
     /// Times the POST handler ran, successful or not.
@@ -193,7 +193,7 @@ impl Payments {
             tokio::time::sleep(self.work).await;
         }
         let reservation = parts.extensions.get::<Reservation>().copied();
-        match self.book.charge(amount, reservation, created).await {
+        match self.ledger.charge(amount, reservation, created).await {
             Ok(payment) => {
                 tracing::debug!(payment, amount, "charged");
                 to_response(&created(payment))
@@ -244,11 +244,11 @@ fn to_response(stored: &StoredResponse) -> Response<Body> {
 
 /// The book could not be read or written: nothing was charged.
 fn book_unavailable(error: &Error) -> Response<Body> {
-    tracing::error!(%error, "payment book failed");
+    tracing::error!(%error, "payments ledger failed");
     problem(
         StatusCode::SERVICE_UNAVAILABLE,
-        "book-unavailable",
-        "The payment book is unavailable; retry later",
+        "ledger-unavailable",
+        "The payments ledger is unavailable; retry later",
     )
 }
 

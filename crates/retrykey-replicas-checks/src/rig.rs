@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Method, Uri};
-use retrykey_http::payments::{PaymentBook, Payments};
+use retrykey_http::payments::{PaymentLedger, Payments};
 use retrykey_http::{
     BoxFuture, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight, Reserve,
     Scope, Token,
 };
 use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
-use retrykey_replicas::{FenceSteps, Opened, Options, SqliteBook, SqliteEntries, StoreChoice};
+use retrykey_replicas::{FenceSteps, Opened, Options, SqliteEntries, SqlitePayments, StoreChoice};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::ScratchFile;
 use tokio::sync::watch;
@@ -22,14 +22,14 @@ use tower_layer::Layer;
 
 use crate::hold::{Probe, Signals, X_HOLD, gated};
 
-/// How a replica opens its store and its payment book: `StoreChoice::open_with_steps`.
+/// How a replica opens its store and its payments ledger: `StoreChoice::open_with_steps`.
 pub type OpenReplica = fn(&StoreChoice, Options, FenceSteps) -> BoxFuture<Result<Opened, Error>>;
 
-/// What the checks run against: how each replica opens its store and book, and the SQLite claim
+/// What the checks run against: how each replica opens its store and ledger, and the SQLite claim
 /// and fence those stores run. A variant replaces one of the two with its one changed file.
 #[derive(Clone, Copy)]
 pub struct Subject {
-    /// Opens one replica's store and book on the shared file (the replicas crate's `open.rs`).
+    /// Opens one replica's store and ledger on the shared file (the replicas crate's `open.rs`).
     pub open: OpenReplica,
     /// The claim and fence each replica's SQLite store runs (`sqlite/claim.rs`,
     /// `sqlite/fence.rs`).
@@ -149,7 +149,7 @@ impl Cluster {
             .await
             .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
         let signals = Signals::new(&self.parked);
-        let payments = Payments::with_book(Duration::ZERO, opened.book);
+        let payments = Payments::with_ledger(Duration::ZERO, opened.ledger);
         let store = Probe {
             inner: opened.store,
             signals: Arc::clone(&signals),
@@ -196,7 +196,7 @@ impl Cluster {
 
     /// Payments recorded in the shared file, by every replica.
     pub(crate) async fn charges(&self) -> u64 {
-        SqliteBook::new(&self.observer)
+        SqlitePayments::new(&self.observer)
             .charges()
             .await
             .expect("the shared file is readable")

@@ -1,4 +1,4 @@
-//! The attempts this process is running: their lease renewals, and whether the payment book has
+//! The attempts this process is running: their lease renewals, and whether the payments ledger has
 //! already stored their answer.
 //!
 //! Both save database work at the end of an attempt. A renewal task is stopped as soon as the

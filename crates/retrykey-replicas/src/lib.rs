@@ -16,14 +16,14 @@
 //!
 //! ```
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, SqliteBook, SqliteEntries};
+//! use retrykey_replicas::{Options, SqlitePayments, SqliteEntries};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # fn main() -> Result<(), retrykey_http::Error> {
 //! let path = std::env::temp_dir().join(format!("retrykey-doc-{}.sqlite", std::process::id()));
 //! let store = SqliteEntries::open(&path, Options::default())?;
-//! let payments = Payments::with_book(Duration::ZERO, Arc::new(SqliteBook::new(&store)));
+//! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(SqlitePayments::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
 //! # Ok(())
@@ -35,7 +35,7 @@
 //! 1. `lease.rs`: what a lease is, and why it is not enough on its own.
 //! 2. `sqlite/claim.rs`: a claim, fresh or a takeover with a higher token.
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
-//! 4. `sqlite/book.rs`: the charge and the key's answer in one transaction.
+//! 4. `sqlite/charge.rs`: the charge and the key's answer in one transaction.
 //! 5. `sqlite/mod.rs`: the store around them; `wait.rs`: how a duplicate in another process
 //!    waits; `attempts.rs`: the renewals and finished answers of this process's attempts.
 //! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
@@ -62,8 +62,8 @@ use rusqlite::Transaction;
 
 pub use lease::Lease;
 pub use open::{Opened, StoreChoice};
-pub use pg::{PgBook, PgEntries};
-pub use sqlite::{SqliteBook, SqliteEntries};
+pub use pg::{PgEntries, PgPayments};
+pub use sqlite::{SqliteEntries, SqlitePayments};
 
 /// How a database store behaves: its bounds, its lease, who it says it is, and its clock.
 #[derive(Debug, Clone)]

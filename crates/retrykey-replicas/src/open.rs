@@ -8,10 +8,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use retrykey_http::payments::{MemoryBook, PaymentBook};
+use retrykey_http::payments::{MemoryPayments, PaymentLedger};
 use retrykey_http::{Entries, Error, MemoryEntries};
 
-use retrykey_replicas::{FenceSteps, Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
+use retrykey_replicas::{
+    FenceSteps, Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments,
+};
 
 /// Where a replica keeps its keys and its charges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +43,7 @@ impl StoreChoice {
         }
     }
 
-    /// Opens the store and the payment book this choice names.
+    /// Opens the store and the payments ledger this choice names.
     pub async fn open(&self, options: Options) -> Result<Opened, Error> {
         self.open_with_steps(options, FenceSteps::standard()).await
     }
@@ -56,19 +58,19 @@ impl StoreChoice {
         Ok(match self {
             Self::Memory => Opened {
                 store: Arc::new(MemoryEntries::new(options.limits)),
-                book: Arc::new(MemoryBook::default()),
+                ledger: Arc::new(MemoryPayments::default()),
             },
             Self::Sqlite(path) => {
                 let store = SqliteEntries::open_with_steps(path, options, steps)?;
                 Opened {
-                    book: Arc::new(SqliteBook::new(&store)),
+                    ledger: Arc::new(SqlitePayments::new(&store)),
                     store: Arc::new(store),
                 }
             }
             Self::Postgres(url) => {
                 let store = PgEntries::connect(url, options).await?;
                 Opened {
-                    book: Arc::new(PgBook::new(&store)),
+                    ledger: Arc::new(PgPayments::new(&store)),
                     store: Arc::new(store),
                 }
             }
@@ -99,10 +101,10 @@ impl FromStr for StoreChoice {
     }
 }
 
-/// A replica's store and payment book, opened on the same authority.
+/// A replica's store and payments ledger, opened on the same authority.
 pub struct Opened {
     /// Where the layer keeps keys.
     pub store: Arc<dyn Entries>,
     /// Where the handler keeps charges.
-    pub book: Arc<dyn PaymentBook>,
+    pub ledger: Arc<dyn PaymentLedger>,
 }

@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use retrykey_http::payments::{MemoryBook, PaymentBook};
+use retrykey_http::payments::{MemoryPayments, PaymentLedger};
 // NEGATIVE: the types of `Unkeyed`, the book that charges without a key (at the end).
 use retrykey_http::{Entries, EntriesFuture, Error, MemoryEntries, Reservation, StoredResponse};
 
-use retrykey_replicas::{FenceSteps, Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
+use retrykey_replicas::{
+    FenceSteps, Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments,
+};
 
 /// Where a replica keeps its keys and its charges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +44,7 @@ impl StoreChoice {
         }
     }
 
-    /// Opens the store and the payment book this choice names.
+    /// Opens the store and the payments ledger this choice names.
     pub async fn open(&self, options: Options) -> Result<Opened, Error> {
         self.open_with_steps(options, FenceSteps::standard()).await
     }
@@ -57,7 +59,7 @@ impl StoreChoice {
         Ok(match self {
             Self::Memory => Opened {
                 store: Arc::new(MemoryEntries::new(options.limits)),
-                book: Arc::new(MemoryBook::default()),
+                ledger: Arc::new(MemoryPayments::default()),
             },
             Self::Sqlite(path) => {
                 // NEGATIVE: the charges go to the shared file, but the keys stay in this
@@ -65,14 +67,14 @@ impl StoreChoice {
                 // duplicate that lands on another replica is charged again.
                 let store = SqliteEntries::open_with_steps(path, options.clone(), steps)?;
                 Opened {
-                    book: Arc::new(Unkeyed(SqliteBook::new(&store))),
+                    ledger: Arc::new(Unkeyed(SqlitePayments::new(&store))),
                     store: Arc::new(MemoryEntries::new(options.limits)),
                 }
             }
             Self::Postgres(url) => {
                 let store = PgEntries::connect(url, options).await?;
                 Opened {
-                    book: Arc::new(PgBook::new(&store)),
+                    ledger: Arc::new(PgPayments::new(&store)),
                     store: Arc::new(store),
                 }
             }
@@ -103,19 +105,19 @@ impl FromStr for StoreChoice {
     }
 }
 
-/// A replica's store and payment book, opened on the same authority.
+/// A replica's store and payments ledger, opened on the same authority.
 pub struct Opened {
     /// Where the layer keeps keys.
     pub store: Arc<dyn Entries>,
     /// Where the handler keeps charges.
-    pub book: Arc<dyn PaymentBook>,
+    pub ledger: Arc<dyn PaymentLedger>,
 }
 
 // NEGATIVE: the book the keys-in-memory replica charges through (above).
 /// The shared charges table, written without a key: the keys are in another store.
-struct Unkeyed(SqliteBook);
+struct Unkeyed(SqlitePayments);
 
-impl PaymentBook for Unkeyed {
+impl PaymentLedger for Unkeyed {
     fn charge<'a>(
         &'a self,
         amount: u64,

@@ -42,7 +42,7 @@ fn open_per_replica_memory(
         let opened = choice.open_with_steps(options, steps).await?;
         Ok(Opened {
             store: opened.store,
-            book: opened.book,
+            ledger: opened.ledger,
         })
     })
 }

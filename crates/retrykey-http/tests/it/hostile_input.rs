@@ -181,7 +181,7 @@ impl Rig {
     }
 
     fn charges(&self) -> u64 {
-        block_on(self.payments.charges()).expect("the memory book answers")
+        block_on(self.payments.charges()).expect("the memory ledger answers")
     }
 }
 

@@ -19,7 +19,7 @@ use retrykey_program::flags::{self, FlagError, Span};
 use retrykey_replicas::crash::Point;
 use retrykey_replicas::open::StoreChoiceError;
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
-use retrykey_replicas::{Lease, Opened, Options, PgBook, PgEntries, StoreChoice};
+use retrykey_replicas::{Lease, Opened, Options, PgEntries, PgPayments, StoreChoice};
 use retrykey_server::{Running, ServerLimits, Timeouts};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -159,7 +159,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         StoreChoice::Postgres(url) => {
             let store = PgEntries::connect_in_schema(url, &args.pg_schema, args.options()).await;
             store.map(|store| Opened {
-                book: Arc::new(PgBook::new(&store)),
+                ledger: Arc::new(PgPayments::new(&store)),
                 store: Arc::new(store),
             })
         }
@@ -174,7 +174,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         builder = builder
             .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments");
     }
-    let payments = Payments::with_book(Duration::from_millis(args.work_ms), opened.book);
+    let payments = Payments::with_ledger(Duration::from_millis(args.work_ms), opened.ledger);
     // Counted inside the layer, so that a payment whose client left (it runs on by itself)
     // still gets the shutdown deadline to finish.
     let running = Running::default();

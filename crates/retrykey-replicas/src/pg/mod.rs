@@ -10,21 +10,21 @@
 //!
 //! ```no_run
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, PgBook, PgEntries};
+//! use retrykey_replicas::{Options, PgPayments, PgEntries};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # async fn run() -> Result<(), retrykey_http::Error> {
 //! let url = "postgres://retrykey:retrykey@127.0.0.1:5432/retrykey";
 //! let store = PgEntries::connect(url, Options::default()).await?;
-//! let payments = Payments::with_book(Duration::ZERO, Arc::new(PgBook::new(&store)));
+//! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(PgPayments::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
 //! # Ok(())
 //! # }
 //! ```
 
-mod book;
+mod charge;
 mod claim;
 mod fence;
 mod pool;
@@ -46,7 +46,7 @@ use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::wait::Seen;
 
-pub use book::PgBook;
+pub use charge::PgPayments;
 
 use claim::Claim;
 use pool::{Connection, PgResult, Pool};
@@ -360,7 +360,7 @@ impl Entries for PgEntries {
                             return Ok(true);
                         }
                         // A handler that shares this database may have stored the answer itself,
-                        // in the transaction of its effect (see `book.rs`), in another process
+                        // in the transaction of its effect (see `charge.rs`), in another process
                         // that has since died: then it is done already.
                         let done = fence::finished_by(conn, &id, token).await?;
                         conn.batch("COMMIT").await?;

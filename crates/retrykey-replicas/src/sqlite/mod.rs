@@ -4,7 +4,7 @@
 //! file, across processes, so a claim's look-then-insert cannot interleave with another's.
 //! Reads (lookups, and the polling of waiting duplicates) run beside the writer thanks to WAL.
 
-pub mod book;
+pub mod charge;
 pub mod claim;
 pub mod fence;
 mod schema;
@@ -27,7 +27,7 @@ use crate::record::ResponseColumns;
 use crate::wait::Seen;
 use crate::{FenceSteps, Options};
 
-pub use book::SqliteBook;
+pub use charge::SqlitePayments;
 pub use usage::{Claim, Usage};
 
 use schema::{SCHEMA, connect, remove_files, while_busy};
@@ -370,7 +370,7 @@ impl Entries for SqliteEntries {
                         return Ok(true);
                     }
                     // A handler that shares this database may have stored the answer itself,
-                    // in the transaction of its effect (see `book.rs`): then it is done already.
+                    // in the transaction of its effect (see `charge.rs`): then it is done already.
                     finished_by(tx, &id, token)
                 })
                 .await?;

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use retrykey_http::payments::{PaymentBook, Payments};
+use retrykey_http::payments::{PaymentLedger, Payments};
 use retrykey_http::{Entries, IdempotencyLayer, PROBLEM_JSON};
-use retrykey_replicas::{Options, PgBook, PgEntries, SqliteBook, SqliteEntries};
+use retrykey_replicas::{Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::proxy::{Fault, FaultProxy};
 use tower_layer::Layer;
@@ -15,8 +15,8 @@ use tower_layer::Layer;
 const PAY: &str = r#"{"amount":5}"#;
 
 /// The payments service behind the layer, on 127.0.0.1.
-async fn serve(store: impl Entries, book: Arc<dyn PaymentBook>) -> (Server, Arc<Payments>) {
-    let payments = Payments::with_book(Duration::ZERO, book);
+async fn serve(store: impl Entries, ledger: Arc<dyn PaymentLedger>) -> (Server, Arc<Payments>) {
+    let payments = Payments::with_ledger(Duration::ZERO, ledger);
     let layer = IdempotencyLayer::builder().store(store).build();
     let server = Server::start(layer.layer(payments.service()))
         .await
@@ -49,8 +49,8 @@ fn assert_store_unavailable(reply: &LoopbackReply) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store_that_fails_refuses_before_any_work() {
     let store = SqliteEntries::throwaway(Options::default()).expect("a SQLite store");
-    let book = SqliteBook::new(&store);
-    let (server, payments) = serve(store.clone(), Arc::new(book.clone())).await;
+    let ledger = SqlitePayments::new(&store);
+    let (server, payments) = serve(store.clone(), Arc::new(ledger.clone())).await;
     let client = LoopbackClient::new(server.url());
     assert_eq!(pay(&client, "k-before").await.status, 201);
 
@@ -67,7 +67,7 @@ async fn sqlite_store_that_fails_refuses_before_any_work() {
         .query_row("SELECT count(*) FROM payments", [], |row| row.get(0))
         .expect("count the payments");
     assert_eq!(charged, 1, "a charge was written without a store");
-    assert_eq!(book.charges().await.expect("charges"), 1);
+    assert_eq!(ledger.charges().await.expect("charges"), 1);
     server.stop().await;
 }
 
@@ -86,8 +86,8 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
         .await
         .expect("an observer");
-    let observed = PgBook::new(&observer);
-    let (server, payments) = serve(store.clone(), Arc::new(PgBook::new(&store))).await;
+    let observed = PgPayments::new(&observer);
+    let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
 
     proxy.arm(Fault::BeforeCommit);
@@ -126,8 +126,8 @@ async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() 
     let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
         .await
         .expect("an observer");
-    let observed = PgBook::new(&observer);
-    let (server, payments) = serve(store.clone(), Arc::new(PgBook::new(&store))).await;
+    let observed = PgPayments::new(&observer);
+    let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
     assert_eq!(pay(&client, "k-before").await.status, 201);
 

@@ -22,7 +22,7 @@ fn open(
         let opened = choice.open_with_steps(options, steps).await?;
         Ok(Opened {
             store: opened.store,
-            book: opened.book,
+            ledger: opened.ledger,
         })
     })
 }

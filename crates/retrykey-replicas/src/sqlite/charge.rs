@@ -5,7 +5,7 @@
 //! it again); a crash after leaves both (a retry replays the answer).
 
 use retrykey_crashpoints::at;
-use retrykey_http::payments::PaymentBook;
+use retrykey_http::payments::PaymentLedger;
 use retrykey_http::{EntriesFuture, Error, Reservation, StoredResponse};
 use rusqlite::params;
 
@@ -14,13 +14,13 @@ use crate::lease::millis;
 use crate::record::ResponseColumns;
 use crate::sqlite::{SqliteEntries, Usage};
 
-/// A [`PaymentBook`] in the same SQLite file as a [`SqliteEntries`].
+/// A [`PaymentLedger`] in the same SQLite file as a [`SqliteEntries`].
 #[derive(Debug, Clone)]
-pub struct SqliteBook {
+pub struct SqlitePayments {
     store: SqliteEntries,
 }
 
-impl SqliteBook {
+impl SqlitePayments {
     /// The payments table of `store`'s file.
     pub fn new(store: &SqliteEntries) -> Self {
         Self {
@@ -29,7 +29,7 @@ impl SqliteBook {
     }
 }
 
-impl PaymentBook for SqliteBook {
+impl PaymentLedger for SqlitePayments {
     // ANCHOR: charge
     fn charge<'a>(
         &'a self,

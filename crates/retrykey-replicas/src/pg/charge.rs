@@ -1,11 +1,11 @@
 //! The payments table beside the keys: a charge and its key's answer commit in one transaction.
 //!
-//! As in `sqlite/book.rs`: a crash before the commit leaves neither the charge nor the answer
+//! As in `sqlite/charge.rs`: a crash before the commit leaves neither the charge nor the answer
 //! (the key's lease lapses and a retry runs it again); a crash after leaves both (a retry
 //! replays the answer).
 
 use retrykey_crashpoints::at;
-use retrykey_http::payments::PaymentBook;
+use retrykey_http::payments::PaymentLedger;
 use retrykey_http::{EntriesFuture, Error, Reservation, StoredResponse};
 
 use crate::crash::Point;
@@ -14,13 +14,13 @@ use crate::pg::PgEntries;
 use crate::pg::fence;
 use crate::record::ResponseColumns;
 
-/// A [`PaymentBook`] in the same PostgreSQL schema as a [`PgEntries`].
+/// A [`PaymentLedger`] in the same PostgreSQL schema as a [`PgEntries`].
 #[derive(Debug, Clone)]
-pub struct PgBook {
+pub struct PgPayments {
     store: PgEntries,
 }
 
-impl PgBook {
+impl PgPayments {
     /// The payments table of `store`'s schema.
     pub fn new(store: &PgEntries) -> Self {
         Self {
@@ -29,7 +29,7 @@ impl PgBook {
     }
 }
 
-impl PaymentBook for PgBook {
+impl PaymentLedger for PgPayments {
     fn charge<'a>(
         &'a self,
         amount: u64,
