@@ -17,7 +17,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRu
 use retrykey::{Error, KeyProblem, RequestProblem};
 
 /// Inputs tried per check.
-pub const CASES: u32 = 512;
+pub const CASES: u32 = 256;
 
 const SEED: [u8; 32] = *b"retrykey lab: keys and requests.";
 
