@@ -61,7 +61,7 @@ prepare:
     part "the tests, programs and crash-point builds (debug)" debug
     part "the variants' tests" labs
     part "the loom models" loom
-    # The exercise checker's own test builds a scratch copy in target/exercise-tests; run it once.
+    # The exercise checker's own test builds a scratch copy of the workspace; run it once.
     part "the exercise checker's scratch copy" cargo test -q -p retrykey-tests --test it exercise::
     wait "$release_pid" || { cat "$release_log" >&2; exit 1; }
     cat "$release_log"
