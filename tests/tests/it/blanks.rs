@@ -107,7 +107,7 @@ enum Expect {
 #[test]
 #[ignore = "slow: builds and runs about forty copies; run by `just check-blanks` and `just ci`"]
 fn blanks_fail_references_pass_and_wrong_solutions_are_refused() {
-    let workspace = workspace_copy();
+    let workspace = workspace_copy("blanks-workspace");
     let exercises = workspace.join("exercises");
     let mut copies: Vec<(Piece, String, Expect)> = Vec::new();
     for piece in all_pieces() {

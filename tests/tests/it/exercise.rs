@@ -168,8 +168,9 @@ fn an_unknown_variant_is_refused() {
 }
 
 /// A copy of the workspace's sources (no build output, no exercises), where a copy can be made a
-/// member without touching the real workspace.
-pub(crate) fn workspace_copy() -> PathBuf {
+/// member without touching the real workspace. It builds in the workspace's own target folder,
+/// reusing its third-party crates, under another version so that no artifact is shared.
+pub(crate) fn workspace_copy(name: &str) -> PathBuf {
     fn copy(from: &Path, to: &Path) {
         std::fs::create_dir_all(to).unwrap();
         for entry in std::fs::read_dir(from).unwrap() {
@@ -186,10 +187,18 @@ pub(crate) fn workspace_copy() -> PathBuf {
         }
     }
     let root = workspace_root();
-    let into = scratch("workspace");
-    for file in ["Cargo.toml", "Cargo.lock"] {
-        std::fs::copy(root.join(file), into.join(file)).unwrap();
-    }
+    let into = scratch(name);
+    std::fs::copy(root.join("Cargo.lock"), into.join("Cargo.lock")).unwrap();
+    // Another version for every member: the copy's crates then hash apart from the workspace's
+    // own in the shared target folder (the hash of a path package counts its path from the
+    // workspace root, which is the same here), and neither build overwrites the other's.
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let (head, tail) = manifest
+        .split_once("[workspace.package]\nversion = \"")
+        .expect("the workspace sets its members' version");
+    let (version, rest) = tail.split_once('"').expect("a quoted version");
+    let scratch = format!("{head}[workspace.package]\nversion = \"{version}-scratch\"{rest}");
+    std::fs::write(into.join("Cargo.toml"), scratch).unwrap();
     for dir in ["crates", "labs", "tests", "benches"] {
         copy(&root.join(dir), &into.join(dir));
     }
@@ -200,7 +209,7 @@ pub(crate) fn workspace_copy() -> PathBuf {
 // mirrored correct code replaces the copy's src/lib.rs.
 #[test]
 fn the_checker_tells_unfixed_from_fixed() {
-    let workspace = workspace_copy();
+    let workspace = workspace_copy("workspace");
     let dir = create(
         &workspace.join("labs"),
         &workspace.join("exercises"),

@@ -7,7 +7,7 @@
 //! of a real variant with each hole and runs their `cargo test`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use retrykey_tests::cargo_test::cargo_test;
 use retrykey_tests::test_output::TestRun;
@@ -280,45 +280,6 @@ fn only_checks_that_need_postgresql_are_skipped() {
     );
 }
 
-/// An empty scratch folder of this test's own.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("negatives-{name}"));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).expect("an old scratch folder can be removed");
-    }
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
-}
-
-/// A copy of the workspace's sources (no build output), where a variant can be given a hole
-/// without touching the real one.
-fn workspace_copy() -> PathBuf {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let name = entry.file_name();
-            if name == "target" || name == "node_modules" {
-                continue;
-            }
-            if entry.path().is_dir() {
-                copy(&entry.path(), &to.join(&name));
-            } else {
-                std::fs::copy(entry.path(), to.join(&name)).unwrap();
-            }
-        }
-    }
-    let root = workspace_root();
-    let into = scratch("workspace");
-    for file in ["Cargo.toml", "Cargo.lock"] {
-        std::fs::copy(root.join(file), into.join(file)).unwrap();
-    }
-    for dir in ["crates", "labs", "tests", "benches"] {
-        copy(&root.join(dir), &into.join(dir));
-    }
-    into
-}
-
 const VARIANT: &str = "split-critical-section";
 
 /// Runs `cargo test` of a package of the scratch workspace, with extra arguments.
@@ -345,7 +306,7 @@ fn judge_scratch(
 // may-fail check finds nothing to run.
 #[test]
 fn scratch_copies_with_each_hole_are_broken() {
-    let workspace = workspace_copy();
+    let workspace = crate::exercise::workspace_copy("negatives-workspace");
     // The workspace's own target folder, as the exercise checker's test uses: the copy's crates
     // build apart, its third-party crates are reused.
     let target = workspace_root().join("target");
