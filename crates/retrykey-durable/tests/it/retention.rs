@@ -10,15 +10,15 @@ use retrykey_durable::retention::{Sweep, Sweeper};
 use retrykey_durable::{Options, PgLedger, SqliteLedger};
 use retrykey_durable_checks::admin::url;
 
-fn key(text: &str) -> Key {
+pub(crate) fn key(text: &str) -> Key {
     Key::new(text).expect("valid key")
 }
 
-fn request(units: u64) -> Request {
+pub(crate) fn request(units: u64) -> Request {
     Request::new("convert-document", units).expect("valid request")
 }
 
-fn receipt(operation: u64, total: u64) -> Receipt {
+pub(crate) fn receipt(operation: u64, total: u64) -> Receipt {
     Receipt {
         operation,
         total,
