@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::ExerciseError;
 use super::blank::Piece;
+use crate::cargo_test::cargo;
+use crate::test_output::TestRun;
 
 /// How long one check may run before it counts as failed (a body that never returns).
 pub const CHECK_TIME_LIMIT: Duration = Duration::from_secs(120);
@@ -178,7 +180,7 @@ pub fn build(
     packages: &[String],
     env: &[(&str, &str)],
 ) -> Result<BTreeMap<String, PathBuf>, BuildError> {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut command = Command::new(cargo());
     command
         .current_dir(workspace)
         .args([
@@ -242,11 +244,8 @@ pub fn listing(program: &Path, dir: &Path) -> Result<Vec<String>, ExerciseError>
         .stdin(Stdio::null())
         .output()
         .map_err(ExerciseError::Cargo)?;
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.strip_suffix(": test"))
-        .map(str::to_string)
-        .collect())
+    let run = TestRun::parse(&String::from_utf8_lossy(&output.stdout));
+    Ok(run.listed.into_iter().collect())
 }
 
 /// Runs one test of `program` on its own, within [`CHECK_TIME_LIMIT`].
@@ -290,17 +289,15 @@ fn run_one(program: &Path, dir: &Path, check: &str) -> Result<Verdict, ExerciseE
     let Some(status) = status else {
         return Ok(Verdict::TimedOut);
     };
-    if status.success() && text.contains("test result: ok. 1 passed") {
-        return Ok(Verdict::Passed);
+    let run = TestRun::parse(&text);
+    if let Some(reason) = run.ignored_because.get(check) {
+        return Ok(Verdict::Ignored(reason.clone()));
     }
-    if status.success() && text.contains("1 ignored") {
-        let reason = (text.lines())
-            .find_map(|line| {
-                line.split_once(" ... ignored, ")
-                    .map(|(_, why)| why.to_string())
-            })
-            .unwrap_or_else(|| "ignored by the test program".to_string());
-        return Ok(Verdict::Ignored(reason));
+    if run.ignored.contains(check) {
+        return Ok(Verdict::Ignored("ignored by the test program".to_string()));
+    }
+    if status.success() && run.ran.contains(check) && !run.failed.contains(check) {
+        return Ok(Verdict::Passed);
     }
     Ok(Verdict::Failed(what_it_said(&text)))
 }
