@@ -7,8 +7,8 @@
 //! them as passed. Blocks marked `not-run` are listed with their reasons.
 
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use std::path::{Path, PathBuf};
@@ -56,6 +56,14 @@ fn the_walkthrough_reads_every_variant_readme() {
     everything();
 }
 
+/// `just exercise` and `just remove-exercise` add and remove members of the workspace.
+fn changes_members(command: &str) -> bool {
+    command.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("just exercise ") || line.starts_with("just remove-exercise ")
+    })
+}
+
 // Every shown command runs and prints the promised output and exit status (slow ones under just docs-check).
 //
 // Pages run side by side, one lane per core (at most four), each page's commands in order: the
@@ -84,14 +92,24 @@ fn every_shown_command_prints_what_the_docs_say() {
     pages.sort_by_key(|page| std::cmp::Reverse(page.len()));
     let lanes = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let next = AtomicUsize::new(0);
+    // Cargo globs the workspace's members, then reads each one's manifest: a member removed in
+    // between fails that cargo command. Commands that add or remove a member run alone.
+    let members = RwLock::new(());
     let results: Mutex<Vec<(usize, Duration, Ran)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..lanes {
             scope.spawn(|| {
                 while let Some(page) = pages.get(next.fetch_add(1, Ordering::Relaxed)) {
                     for &index in page {
+                        let command = &all.shown[index].command;
                         let start = Instant::now();
-                        let ran = run(&all.shown[index].command);
+                        let ran = if changes_members(command) {
+                            let _alone = members.write().unwrap_or_else(|e| e.into_inner());
+                            run(command)
+                        } else {
+                            let _shared = members.read().unwrap_or_else(|e| e.into_inner());
+                            run(command)
+                        };
                         let took = start.elapsed();
                         results.lock().unwrap().push((index, took, ran));
                     }
