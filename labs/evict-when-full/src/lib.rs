@@ -20,7 +20,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use retrykey_http::{
     AttemptEnd, Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoreLimits,
@@ -65,15 +65,65 @@ struct Entry {
 
 #[derive(Debug)]
 enum Phase {
-    /// Running. The channel is made for the first waiter (most first attempts never have
-    /// one); waiters see `Some` in it when the attempt ends.
-    InFlight(Option<watch::Sender<Option<AttemptEnd>>>),
+    /// Running. The announcer is made for the first waiter (most first attempts never have
+    /// one); it tells every waiter how the attempt ended.
+    InFlight(Option<Announcer>),
     /// Finished; replayed until `expires`.
     Done {
         response: Arc<StoredResponse>,
         size: usize,
         expires: Instant,
     },
+}
+
+/// How a running first attempt ended, kept for the requests that wait on it. Waiters are woken
+/// in the order they began to wait: a `watch` channel would wake them in a random order, and a
+/// simulated run must repeat exactly from its seed.
+#[derive(Debug, Default)]
+struct Announce {
+    end: Mutex<Option<AttemptEnd>>,
+    notify: Notify,
+}
+
+impl Announce {
+    /// Keeps the first end published and wakes every waiter.
+    fn publish(&self, end: AttemptEnd) {
+        self.end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(end);
+        self.notify.notify_waiters();
+    }
+
+    /// Waits until an end is published.
+    async fn wait(self: Arc<Self>) -> AttemptEnd {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a publish in between still wakes this waiter.
+            notified.as_mut().enable();
+            if let Some(end) = self
+                .end
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+            {
+                return end;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The running entry's side of an [`Announce`]: dropped without a word (the whole store
+/// dropped), it tells the waiters the attempt was released.
+#[derive(Debug, Default)]
+struct Announcer(Arc<Announce>);
+
+impl Drop for Announcer {
+    fn drop(&mut self) {
+        self.0.publish(AttemptEnd::Released);
+    }
 }
 
 impl Entry {
@@ -156,9 +206,9 @@ impl State {
         let mut entry = self.entries.remove(id)?;
         match &mut entry.phase {
             Phase::Done { size, .. } => self.bytes -= *size,
-            Phase::InFlight(sender) => {
-                if let Some(sender) = sender.take() {
-                    sender.send_replace(Some(AttemptEnd::Released));
+            Phase::InFlight(announcer) => {
+                if let Some(announcer) = announcer.take() {
+                    announcer.0.publish(AttemptEnd::Released);
                 }
             }
         }
@@ -178,18 +228,11 @@ impl Entries for EvictWhenFull {
                     fingerprint: entry.fingerprint,
                     response: Arc::clone(response),
                 },
-                Phase::InFlight(sender) => {
-                    let sender = sender.get_or_insert_with(|| watch::channel(None).0);
-                    let mut receiver = sender.subscribe();
+                Phase::InFlight(announcer) => {
+                    let announce = Arc::clone(&announcer.get_or_insert_with(Announcer::default).0);
                     Lookup::InFlight {
                         fingerprint: entry.fingerprint,
-                        wait: Waiter::new(async move {
-                            match receiver.wait_for(Option::is_some).await {
-                                Ok(end) => end.clone().unwrap_or(AttemptEnd::Released),
-                                // The entry vanished without a word: treat it as released.
-                                Err(_) => AttemptEnd::Released,
-                            }
-                        }),
+                        wait: Waiter::new(announce.wait()),
                     }
                 }
             },
@@ -265,8 +308,9 @@ impl Entries for EvictWhenFull {
                     size,
                     expires,
                 };
-                if let Phase::InFlight(Some(sender)) = std::mem::replace(&mut entry.phase, done) {
-                    sender.send_replace(Some(AttemptEnd::Completed(response)));
+                if let Phase::InFlight(Some(announcer)) = std::mem::replace(&mut entry.phase, done)
+                {
+                    announcer.0.publish(AttemptEnd::Completed(response));
                 }
                 *bytes += size;
                 expiry.push_back((expires, *id, token));
