@@ -1,6 +1,6 @@
 //! The HTTP adapter: one attempt is one POST carrying the operation key in `Idempotency-Key`.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use retrykey::Key;
@@ -113,6 +113,21 @@ impl HttpAdapter {
         let retry_after = header(headers, RETRY_AFTER.as_str())
             .and_then(|value| retry_after::parse(value, SystemTime::now()));
         let body = response.bytes().await.map_err(transport_failure)?.to_vec();
+        HttpResponse::judge(status, replayed, retry_after, body)
+    }
+}
+
+impl HttpResponse {
+    /// What one answer means to the retry loop, whatever transport carried it: a 2xx is a
+    /// [`Success`] (a replay when the service said `Idempotent-Replayed: true`); any other status
+    /// is a [`Failure::Status`], where a 409 with `Retry-After` reads as "the key's first request
+    /// is still in progress". [`HttpAdapter::post`] and the simulator's attempts share it.
+    pub fn judge(
+        status: u16,
+        replayed: bool,
+        retry_after: Option<Duration>,
+        body: Vec<u8>,
+    ) -> Result<Success<HttpResponse>, Failure> {
         if (200..300).contains(&status) {
             return Ok(Success {
                 value: HttpResponse { status, body },
