@@ -1,0 +1,51 @@
+//! Stage 6: ten thousand lost replies.
+//!
+//! The lab's real retry client and its real `Idempotency-Key` layer, in front of the real
+//! payments handler, run in a simulated network ([turmoil]): hosts, simulated TCP, a simulated
+//! clock. A seed chooses the hardship (answers cut off after the request arrived, latency,
+//! partitions and holds, clients that give up mid-request, a handler that fails before its
+//! effect, a server that crashes and restarts), the clients' jitter and keys, and every other
+//! draw. After each run, a checker that shares no code with the layer judges the whole history.
+//! A failing seed replays exactly: same seed, same history, byte for byte.
+//!
+//! # Reading order
+//!
+//! 1. `history.rs`: what a run records, from the clients' side and the server's.
+//! 2. `check.rs`: the rules a history must keep, judged from the outside.
+//! 3. `plan.rs`: the hardship one seed draws.
+//! 4. `run.rs`: one run: the hosts, the clients' operations, the faults applied on time.
+//! 5. `server.rs` and `net.rs`: the real layer served by hyper on a simulated host, and the
+//!    real retry client's attempts over simulated TCP, each with its thin recorder.
+//! 6. `trace.rs` and `summary.rs`: a run for people (timeline, diagram) and many runs in figures.
+//!
+//! # Example
+//!
+//! ```
+//! use retrykey_sim::{Scenario, Stack, run};
+//!
+//! let first = run(&Stack::correct(), Scenario::LostReply, 7);
+//! assert!(first.finding.is_none(), "{:?}", first.finding);
+//! // The same seed gives the same history.
+//! let again = run(&Stack::correct(), Scenario::LostReply, 7);
+//! assert_eq!(first.entries, again.entries);
+//! ```
+
+mod check;
+mod history;
+mod net;
+mod plan;
+mod run;
+mod server;
+mod stack;
+mod summary;
+pub mod trace;
+
+pub use check::{Rule, Violation, judge, violations};
+pub use history::{Ended, Entry, Event, HandlerEnd, History, NoReply, OpId, Reply};
+pub use plan::{Fault, Plan};
+pub use run::{
+    CLIENTS, Finding, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, Run, Scenario, TIME_LIMIT,
+    UnknownScenario, run,
+};
+pub use stack::{MakeStore, Stack, WithEngine};
+pub use summary::{Summary, first_failure};

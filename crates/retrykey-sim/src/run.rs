@@ -1,0 +1,304 @@
+//! One run: a seed, a scenario and a stack in; a history and its verdict out.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rand::RngExt;
+use retrykey::Key;
+use retrykey_client::{Client, Outcome, Policy, RetrySteps};
+use retrykey_http::{Entries, StoreLimits};
+
+use crate::check::{Violation, judge};
+use crate::history::{Ended, Entry, Event, History, OpId};
+use crate::plan::{Fault, Plan, rng};
+use crate::server::{Persisting, Sockets, bank, serve};
+use crate::stack::Stack;
+
+/// Client hosts in every scenario.
+pub const CLIENTS: u32 = 3;
+/// Operations each client runs, one after the other.
+pub const OPS_PER_CLIENT: u32 = 5;
+/// The longest simulated time a run may take; a run still going then has stalled.
+pub const TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// Seeds within which [`Scenario::Restart`] finds, on the correct stack, the double charge of
+/// a record kept in the restarted server's memory (the crate's tests hold it; it finds the
+/// first at seed 2).
+pub const RESTART_FINDS_WITHIN: u64 = 20;
+
+/// What a run puts the stack through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// Lost and cut replies, latency, partitions and holds, clients that give up, a handler
+    /// that fails before its effect; the charges in the server's memory.
+    LostReply,
+    /// All of that, and the server host crashes and restarts once. The charges are on a
+    /// separate bank host; the layer's records are in the server's memory, lost at the crash.
+    Restart,
+    /// The restart, with the layer's records in a store that survives it.
+    RestartSurviving,
+}
+
+impl Scenario {
+    /// Every scenario, in the order the simulator lists them.
+    pub const ALL: [Scenario; 3] = [
+        Scenario::LostReply,
+        Scenario::Restart,
+        Scenario::RestartSurviving,
+    ];
+
+    /// The scenario's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::LostReply => "lost-reply",
+            Scenario::Restart => "restart",
+            Scenario::RestartSurviving => "restart-surviving",
+        }
+    }
+
+    fn restarts(self) -> bool {
+        self != Scenario::LostReply
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A scenario name that is not one of [`Scenario::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no scenario named {0:?} (lost-reply, restart, restart-surviving)")]
+pub struct UnknownScenario(pub String);
+
+impl FromStr for Scenario {
+    type Err = UnknownScenario;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Scenario::ALL
+            .into_iter()
+            .find(|scenario| scenario.name() == name)
+            .ok_or_else(|| UnknownScenario(name.to_owned()))
+    }
+}
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// The history broke a rule.
+    Broke(Violation),
+    /// The run did not end within [`TIME_LIMIT`], or a host failed outright.
+    Stalled(String),
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::Broke(violation) => violation.fmt(f),
+            Finding::Stalled(why) => write!(f, "stalled: {why}"),
+        }
+    }
+}
+
+/// One finished run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Its seed.
+    pub seed: u64,
+    /// Its scenario.
+    pub scenario: Scenario,
+    /// The hardship drawn from the seed.
+    pub plan: Plan,
+    /// Everything recorded, in order.
+    pub entries: Vec<Entry>,
+    /// `None` when every rule held.
+    pub finding: Option<Finding>,
+    /// Simulated time the run took.
+    pub took: Duration,
+}
+
+/// Runs `scenario` on `stack` under the hardship drawn from `seed`, and judges its history.
+pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: Scenario, seed: u64) -> Run {
+    let plan = Plan::draw(seed, CLIENTS, scenario.restarts());
+    let history = History::default();
+    let mut builder = turmoil::Builder::new();
+    builder
+        .simulation_duration(TIME_LIMIT)
+        .min_message_latency(plan.latency.0)
+        .max_message_latency(plan.latency.1)
+        .tick_duration(Duration::from_millis(5))
+        .fail_rate(0.0)
+        .rng_seed(seed);
+    let mut sim = builder.build();
+
+    let surviving: Option<Arc<dyn Entries>> =
+        (scenario == Scenario::RestartSurviving).then(|| (stack.store)(StoreLimits::default()));
+    let keep = Persisting {
+        history: history.clone(),
+        plan: Arc::new(plan.clone()),
+        seed,
+        lives: Arc::new(AtomicU64::new(0)),
+        surviving,
+        bank: scenario.restarts(),
+        engine: stack.engine,
+        store: stack.store,
+        sockets: Sockets::default(),
+        crashed: Arc::new(AtomicU32::new(0)),
+    };
+    let lives = Arc::clone(&keep.lives);
+    let crashed = Arc::clone(&keep.crashed);
+    sim.host("server", move || serve(keep.clone()));
+    if scenario.restarts() {
+        let history = history.clone();
+        sim.host("bank", move || bank(history.clone()));
+    }
+    for client in 1..=CLIENTS {
+        let history = history.clone();
+        let patience = plan.patience[client as usize - 1];
+        sim.client(format!("client-{client}"), async move {
+            operations::<P>(history, seed, client, patience).await;
+            Ok(())
+        });
+    }
+
+    let mut pending = schedule(&plan);
+    let outcome = loop {
+        let now = sim.elapsed();
+        history.set_now(now.as_millis() as u64);
+        while pending.first().is_some_and(|(at, _)| *at <= now) {
+            let (_, action) = pending.remove(0);
+            apply(&mut sim, &history, &lives, &crashed, action);
+        }
+        match sim.step() {
+            Ok(true) => break Ok(()),
+            Ok(false) => {}
+            Err(error) => break Err(error.to_string()),
+        }
+    };
+    let took = sim.elapsed();
+    // Taken before the simulation is dropped: dropping it drops every task still running.
+    let entries = history.entries();
+    let finding = match outcome {
+        Err(why) => Some(Finding::Stalled(why)),
+        Ok(()) => judge(&entries).err().map(Finding::Broke),
+    };
+    Run {
+        seed,
+        scenario,
+        plan,
+        entries,
+        finding,
+        took,
+    }
+}
+
+/// One client host's operations, one after the other.
+async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, patience: Duration) {
+    let host = format!("client-{client}");
+    let retries = Client::builder(Policy::default())
+        .seed(rng(seed, 10 + u64::from(client)).random())
+        .steps::<P>()
+        .build();
+    let mut amounts = rng(seed, 20 + u64::from(client));
+    for op in 1..=OPS_PER_CLIENT {
+        let id = OpId { client, op };
+        // The first operation of every client uses one shared key: the first two clients send
+        // the same payment under it, the third a changed one. Every other operation gets its
+        // key from the retry client, chosen once before its first attempt.
+        let post = |attempt, amount| crate::net::post(&history, id, attempt, amount, patience);
+        let outcome = if op == 1 {
+            let key = Key::new(format!("shared-{seed}")).expect("a valid key");
+            let amount = if client == 3 { 11 } else { 10 };
+            retries
+                .run_with_key(key, |attempt| post(attempt, amount))
+                .await
+        } else {
+            let amount = amounts.random_range(1..=100);
+            retries.run(|attempt| post(attempt, amount)).await
+        };
+        let (attempts, how) = match outcome {
+            Outcome::Succeeded {
+                value,
+                replayed,
+                attempts,
+            } => (
+                attempts,
+                Ended::Succeeded {
+                    body: String::from_utf8_lossy(&value.body).into_owned(),
+                    replayed,
+                },
+            ),
+            Outcome::Rejected { failure, attempts } => (attempts, Ended::Rejected(failure.status)),
+            Outcome::Unknown { attempts, .. } => (attempts, Ended::Unknown),
+        };
+        history.record(&host, Event::Ended { id, attempts, how });
+    }
+}
+
+enum Action {
+    Fault(Fault),
+    Repair(u32),
+    Release(u32),
+    Bounce,
+}
+
+fn schedule(plan: &Plan) -> Vec<(Duration, Action)> {
+    let mut actions = Vec::new();
+    for (at, fault) in &plan.faults {
+        let end = match fault {
+            Fault::Partition { client, lasting } => (*at + *lasting, Action::Repair(*client)),
+            Fault::Hold { client, lasting } => (*at + *lasting, Action::Release(*client)),
+            Fault::Restart { down_for } => (*at + *down_for, Action::Bounce),
+        };
+        actions.push((*at, Action::Fault(fault.clone())));
+        actions.push(end);
+    }
+    // Stable: at one moment, a fault's start stays before an end drawn later.
+    actions.sort_by_key(|(at, _)| *at);
+    actions
+}
+
+fn apply(
+    sim: &mut turmoil::Sim<'_>,
+    history: &History,
+    lives: &AtomicU64,
+    crashed: &AtomicU32,
+    action: Action,
+) {
+    let network = |what: String| history.record("network", Event::Fault(what));
+    match action {
+        Action::Fault(Fault::Partition { client, lasting }) => {
+            network(format!(
+                "partition client-{client} | server for {} ms",
+                lasting.as_millis()
+            ));
+            sim.partition(format!("client-{client}"), "server");
+        }
+        Action::Fault(Fault::Hold { client, lasting }) => {
+            network(format!(
+                "hold client-{client} | server for {} ms",
+                lasting.as_millis()
+            ));
+            sim.hold(format!("client-{client}"), "server");
+        }
+        Action::Repair(client) => {
+            network(format!("repair client-{client} | server"));
+            sim.repair(format!("client-{client}"), "server");
+        }
+        Action::Release(client) => {
+            network(format!("release client-{client} | server"));
+            sim.release(format!("client-{client}"), "server");
+        }
+        Action::Fault(Fault::Restart { .. }) => {
+            let life = lives.load(Ordering::SeqCst) as u32;
+            crashed.store(life, Ordering::SeqCst);
+            history.record("server", Event::Crashed { life });
+            sim.crash("server");
+        }
+        Action::Bounce => sim.bounce("server"),
+    }
+}

@@ -1,0 +1,523 @@
+//! The server host: hyper serving the real `Idempotency-Key` layer in front of the real payments
+//! handler, on simulated TCP; and the bank host that keeps charges apart from the server.
+//!
+//! Around the real code sit two thin recorders, each with one fault: outside the layer, the
+//! connection that may cut an answer before it leaves; inside it, the handler run that may fail
+//! with a 503 before its effect, and that records when it starts and how it ends.
+
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use rand::RngExt;
+use retrykey_http::payments::{PaymentLedger, Payments};
+use retrykey_http::{
+    Body, BoxFuture, Entries, EntriesFuture, IdempotencyLayer, Reservation, StoreLimits,
+    StoredResponse, body::full,
+};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tower_service::Service;
+
+use crate::history::{Event, HandlerEnd, History};
+use crate::plan::{Plan, SimRng, rng};
+use crate::stack::{MakeStore, WithEngine};
+
+/// The port the server and the bank listen on.
+pub const PORT: u16 = 80;
+
+tokio::task_local! {
+    /// The key of the request a handler run serves, for the ledger that records its effect.
+    static KEY: String;
+}
+
+/// What the server host keeps from one life to the next: only what a restart would not lose.
+#[derive(Clone)]
+pub(crate) struct Persisting {
+    pub history: History,
+    pub plan: Arc<Plan>,
+    pub seed: u64,
+    /// Lives so far; each start adds one.
+    pub lives: Arc<AtomicU64>,
+    /// The layer's records when they survive a restart; `None` keeps them in the life's memory.
+    pub surviving: Option<Arc<dyn Entries>>,
+    /// Charges go to the bank host when set; else to a counter in the server's memory.
+    pub bank: bool,
+    /// The stack's engine, applied to the layer's builder.
+    pub engine: WithEngine,
+    /// The stack's store, made afresh at each start unless `surviving` holds one.
+    pub store: MakeStore,
+    /// The current life's sockets.
+    pub sockets: Sockets,
+    /// The last life that crashed (0: none yet).
+    pub crashed: Arc<AtomicU32>,
+}
+
+/// One life of the server host: listens, and serves each connection.
+pub(crate) async fn serve(keep: Persisting) -> Result<(), Box<dyn std::error::Error>> {
+    let life = keep.lives.fetch_add(1, Ordering::SeqCst) as u32 + 1;
+    keep.sockets.close_all();
+    if life > 1 {
+        keep.history.record("server", Event::Restarted { life });
+    }
+    let ledger: Arc<dyn PaymentLedger> = if keep.bank {
+        Arc::new(BankLedger {
+            made: AtomicU64::new(0),
+            sockets: keep.sockets.clone(),
+        })
+    } else {
+        Arc::new(CountingLedger {
+            history: keep.history.clone(),
+            made: AtomicU64::new(0),
+        })
+    };
+    let payments = Payments::with_ledger(Duration::ZERO, ledger);
+    let store: Arc<dyn Entries> = match &keep.surviving {
+        Some(store) => Arc::clone(store),
+        None => (keep.store)(StoreLimits::default()),
+    };
+    let layer = (keep.engine)(IdempotencyLayer::builder().shared_store(store)).build();
+    let draws = Arc::new(Mutex::new(rng(keep.seed, 100 + u64::from(life))));
+    let handler = Recorded {
+        inner: payments.service(),
+        history: keep.history.clone(),
+        plan: Arc::clone(&keep.plan),
+        draws: Arc::clone(&draws),
+        life,
+        crashed: Arc::clone(&keep.crashed),
+    };
+    let service = tower_layer::Layer::layer(&layer, handler);
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let peer = turmoil::reverse_lookup(peer.ip()).unwrap_or_else(|| peer.ip().to_string());
+        let cut = Arc::new(AtomicBool::new(false));
+        let connection = Cutting {
+            inner: service.clone(),
+            cut: Arc::clone(&cut),
+            peer,
+            history: keep.history.clone(),
+            plan: Arc::clone(&keep.plan),
+            draws: Arc::clone(&draws),
+        };
+        let io = TokioIo::new(keep.sockets.hold(stream, Some(cut)));
+        tokio::spawn(async move {
+            let service = hyper_util::service::TowerToHyperService::new(connection);
+            // A connection the client closed or the server cut ends here; nothing to report.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+/// The connection side: serves through the layer, then may cut the answer off.
+#[derive(Clone)]
+struct Cutting<S> {
+    inner: S,
+    cut: Arc<AtomicBool>,
+    peer: String,
+    history: History,
+    plan: Arc<Plan>,
+    draws: Arc<Mutex<SimRng>>,
+}
+
+impl<S> Service<Request<Incoming>> for Cutting<S>
+where
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        let key = key_of(request.headers());
+        let mut inner = self.inner.clone();
+        let this = self.clone();
+        Box::pin(async move {
+            let response = inner.call(request).await?;
+            let lose = {
+                let mut draws = this.draws.lock().unwrap_or_else(PoisonError::into_inner);
+                draws.random_bool(this.plan.reply_loss)
+            };
+            if lose {
+                this.cut.store(true, Ordering::SeqCst);
+                this.history.record(
+                    "server",
+                    Event::ReplyCut {
+                        to: this.peer.clone(),
+                        key,
+                        status: response.status().as_u16(),
+                    },
+                );
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// Every socket one life of the server opened, in the order it opened them.
+///
+/// A crash drops the life's tasks in an order tokio does not fix (it follows task ids, which
+/// count across the whole process). If each task closed its own socket, the closing messages
+/// would leave in that order, draw their latencies in that order, and one seed would not replay
+/// exactly. So the sockets outlive their tasks here, and the next life closes them first, in
+/// opening order; until then the crashed host sends nothing, as a machine without power.
+#[derive(Clone, Default)]
+pub(crate) struct Sockets(Arc<Mutex<Vec<Arc<Mutex<turmoil::net::TcpStream>>>>>);
+
+impl Sockets {
+    fn hold(&self, stream: turmoil::net::TcpStream, cut: Option<Arc<AtomicBool>>) -> Held {
+        let stream = Arc::new(Mutex::new(stream));
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Arc::clone(&stream));
+        Held { stream, cut }
+    }
+
+    fn close_all(&self) {
+        let sockets = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        for socket in sockets {
+            drop(socket);
+        }
+    }
+}
+
+/// A held socket; with `cut`, its writes fail once its connection's answer is to be lost.
+struct Held {
+    stream: Arc<Mutex<turmoil::net::TcpStream>>,
+    cut: Option<Arc<AtomicBool>>,
+}
+
+impl Held {
+    fn with<T>(&self, f: impl FnOnce(Pin<&mut turmoil::net::TcpStream>) -> T) -> T {
+        let mut stream = self.stream.lock().unwrap_or_else(PoisonError::into_inner);
+        f(Pin::new(&mut *stream))
+    }
+}
+
+impl AsyncRead for Held {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.with(|stream| stream.poll_read(cx, buf))
+    }
+}
+
+impl AsyncWrite for Held {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        if self
+            .cut
+            .as_ref()
+            .is_some_and(|cut| cut.load(Ordering::SeqCst))
+        {
+            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+        }
+        self.with(|stream| stream.poll_write(cx, buf))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(|stream| stream.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(|stream| stream.poll_shutdown(cx))
+    }
+}
+
+/// The handler side: records the run, may fail it before its effect, else calls payments.
+#[derive(Clone)]
+struct Recorded<S> {
+    inner: S,
+    history: History,
+    plan: Arc<Plan>,
+    draws: Arc<Mutex<SimRng>>,
+    life: u32,
+    crashed: Arc<AtomicU32>,
+}
+
+impl<S> Service<Request<Body>> for Recorded<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let this = self.clone();
+        Box::pin(async move {
+            let key = key_of(request.headers());
+            let (parts, body) = request.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            let amount = amount_of(&bytes);
+            this.history.record(
+                "server",
+                Event::HandlerStarted {
+                    key: key.clone(),
+                    amount,
+                    life: this.life,
+                },
+            );
+            let mut run = Run {
+                history: this.history.clone(),
+                key: key.clone(),
+                life: this.life,
+                crashed: Arc::clone(&this.crashed),
+                ended: false,
+            };
+            let (fail, work) = {
+                let mut draws = this.draws.lock().unwrap_or_else(PoisonError::into_inner);
+                let fail = draws.random_bool(this.plan.handler_failure);
+                let most = this.plan.max_work.as_millis() as u64;
+                (fail, Duration::from_millis(draws.random_range(0..=most)))
+            };
+            tokio::time::sleep(work).await;
+            if fail {
+                run.end(HandlerEnd::Failed(503));
+                return Ok(unavailable());
+            }
+            let request = Request::from_parts(parts, full(bytes));
+            let response = KEY.scope(key, inner.call(request)).await?;
+            let (parts, body) = response.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            run.end(HandlerEnd::Answered(
+                parts.status.as_u16(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+            Ok(Response::from_parts(parts, full(bytes)))
+        })
+    }
+}
+
+/// One handler run's record: its end, or `Abandoned` when its future is dropped first.
+struct Run {
+    history: History,
+    key: String,
+    life: u32,
+    crashed: Arc<AtomicU32>,
+    ended: bool,
+}
+
+impl Run {
+    fn end(&mut self, end: HandlerEnd) {
+        self.ended = true;
+        self.history.record(
+            "server",
+            Event::HandlerEnded {
+                key: self.key.clone(),
+                life: self.life,
+                end,
+            },
+        );
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        // A run its host's crash stopped is the crash's doing, recorded once as `Crashed`
+        // (and its tasks drop in no fixed order, which would make the history vary).
+        let crashed = self.crashed.load(Ordering::SeqCst) >= self.life;
+        if !self.ended && !crashed {
+            self.end(HandlerEnd::Abandoned);
+        }
+    }
+}
+
+fn unavailable() -> Response<Body> {
+    let mut response = Response::new(full("{\"type\":\"payments-unavailable\",\"status\":503}\n"));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/problem+json"),
+    );
+    response
+}
+
+fn key_of(headers: &http::HeaderMap) -> String {
+    headers
+        .get(retrykey_http::IDEMPOTENCY_KEY)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .trim_matches('"')
+        .to_owned()
+}
+
+fn amount_of(body: &[u8]) -> u64 {
+    // `{"amount":N}`, as the simulator's clients write it.
+    std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| text.trim().strip_prefix("{\"amount\":"))
+        .and_then(|rest| rest.strip_suffix('}'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn current_key() -> String {
+    KEY.try_with(Clone::clone).unwrap_or_default()
+}
+
+/// Charges kept in the server's own memory: a counter, each charge an effect in the history.
+struct CountingLedger {
+    history: History,
+    made: AtomicU64,
+}
+
+impl PaymentLedger for CountingLedger {
+    fn charge<'a>(
+        &'a self,
+        amount: u64,
+        _reservation: Option<Reservation>,
+        _reply: fn(u64) -> StoredResponse,
+    ) -> EntriesFuture<'a, u64> {
+        let payment = self.made.fetch_add(1, Ordering::SeqCst) + 1;
+        self.history.record(
+            "server",
+            Event::Effect {
+                key: current_key(),
+                amount,
+                payment,
+            },
+        );
+        EntriesFuture::ready(Ok(payment))
+    }
+
+    fn charges(&self) -> EntriesFuture<'_, u64> {
+        EntriesFuture::ready(Ok(self.made.load(Ordering::SeqCst)))
+    }
+}
+
+/// Charges made on the bank host, over the simulated network: the effect outlives a restart
+/// of the server, as a card processor's charge does.
+struct BankLedger {
+    /// Charges this life of the server made (the bank's own record is in the history).
+    made: AtomicU64,
+    sockets: Sockets,
+}
+
+impl PaymentLedger for BankLedger {
+    fn charge<'a>(
+        &'a self,
+        amount: u64,
+        _reservation: Option<Reservation>,
+        _reply: fn(u64) -> StoredResponse,
+    ) -> EntriesFuture<'a, u64> {
+        let key = current_key();
+        EntriesFuture::new(async move {
+            let payment = bank_charge(&self.sockets, &key, amount)
+                .await
+                .map_err(|error| {
+                    retrykey_http::Error::StoreUnavailable(format!(
+                        "the bank did not answer: {error}"
+                    ))
+                })?;
+            self.made.fetch_add(1, Ordering::SeqCst);
+            Ok(payment)
+        })
+    }
+
+    fn charges(&self) -> EntriesFuture<'_, u64> {
+        EntriesFuture::ready(Ok(self.made.load(Ordering::SeqCst)))
+    }
+}
+
+async fn bank_charge(
+    sockets: &Sockets,
+    key: &str,
+    amount: u64,
+) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
+    let stream = turmoil::net::TcpStream::connect(("bank", PORT)).await?;
+    let io = TokioIo::new(sockets.hold(stream, None));
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+    let driver = tokio::spawn(connection);
+    let request = Request::post("/charge")
+        .header("charge-key", key)
+        .body(Full::new(Bytes::from(amount.to_string())))?;
+    let response = sender.send_request(request).await?;
+    let body = response.into_body().collect().await?.to_bytes();
+    driver.abort();
+    Ok(std::str::from_utf8(&body)?.trim().parse()?)
+}
+
+/// The bank host: charges whatever it is asked to, once per request, and records each charge.
+pub(crate) async fn bank(history: History) -> Result<(), Box<dyn std::error::Error>> {
+    let made = Arc::new(AtomicU64::new(0));
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let made = Arc::clone(&made);
+        let history = history.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let made = Arc::clone(&made);
+            let history = history.clone();
+            async move {
+                let key = request
+                    .headers()
+                    .get("charge-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned();
+                let body = request.into_body().collect().await?.to_bytes();
+                let amount = std::str::from_utf8(&body)
+                    .ok()
+                    .and_then(|text| text.trim().parse().ok())
+                    .unwrap_or(0);
+                let payment = made.fetch_add(1, Ordering::SeqCst) + 1;
+                history.record(
+                    "bank",
+                    Event::Effect {
+                        key,
+                        amount,
+                        payment,
+                    },
+                );
+                Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::from(payment.to_string()))))
+            }
+        });
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

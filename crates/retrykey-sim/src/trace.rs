@@ -1,0 +1,225 @@
+//! A run's history for people: a timeline in text, and a sequence diagram's source.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::history::{Ended, Event, HandlerEnd, NoReply, Reply};
+use crate::run::Run;
+
+/// The first eight characters of a key: enough to tell a run's keys apart.
+pub fn short(key: &str) -> &str {
+    key.get(..8).unwrap_or(key)
+}
+
+/// The run's timeline, one line per event: time, host, what happened.
+pub fn timeline(run: &Run) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "seed {} · scenario {} · latency {}-{} ms · replies cut {:.0}% · handler fails {:.0}%",
+        run.seed,
+        run.scenario,
+        run.plan.latency.0.as_millis(),
+        run.plan.latency.1.as_millis(),
+        run.plan.reply_loss * 100.0,
+        run.plan.handler_failure * 100.0,
+    );
+    for entry in &run.entries {
+        if let Some(text) = describe(&entry.event) {
+            let _ = writeln!(out, "{:>6} ms  {:<9} {text}", entry.at_ms, entry.host);
+        }
+    }
+    match &run.finding {
+        None => {
+            let _ = writeln!(
+                out,
+                "every rule held ({} ms simulated)",
+                run.took.as_millis()
+            );
+        }
+        Some(finding) => {
+            let _ = writeln!(out, "FAILED seed {}: {finding}", run.seed);
+        }
+    }
+    out
+}
+
+fn describe(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::Sent {
+            id,
+            attempt,
+            key,
+            amount,
+        } => format!(
+            "-> server  op {} attempt {attempt}: pay {amount}, key {}",
+            id.op,
+            short(key)
+        ),
+        Event::Got { id, attempt, reply } => match reply {
+            Reply::Answer {
+                status,
+                body,
+                replayed,
+            } => format!(
+                "<- server  op {} attempt {attempt}: {status}{} {}",
+                id.op,
+                if *replayed { " replayed" } else { "" },
+                body.trim()
+            ),
+            Reply::None(why) => format!(
+                "   op {} attempt {attempt}: no answer ({})",
+                id.op,
+                no_reply(*why)
+            ),
+        },
+        Event::Ended { id, attempts, how } => format!(
+            "   op {} ended {} after {attempts} attempt(s)",
+            id.op,
+            match how {
+                Ended::Succeeded { replayed: true, .. } => "succeeded (replayed)".to_owned(),
+                Ended::Succeeded { .. } => "succeeded".to_owned(),
+                Ended::Rejected(status) => format!("rejected ({status})"),
+                Ended::Unknown => "UNKNOWN".to_owned(),
+            }
+        ),
+        Event::HandlerStarted { key, amount, .. } => {
+            format!("handler runs for key {} (pay {amount})", short(key))
+        }
+        Event::HandlerEnded { key, end, .. } => match end {
+            HandlerEnd::Answered(status, _) => {
+                format!("handler answered {status} for key {}", short(key))
+            }
+            HandlerEnd::Failed(status) => {
+                format!(
+                    "handler failed {status} before its effect, key {}",
+                    short(key)
+                )
+            }
+            HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short(key)),
+        },
+        Event::Effect {
+            key,
+            amount,
+            payment,
+        } => format!("EFFECT payment {payment}: {amount} for key {}", short(key)),
+        Event::ReplyCut { to, key, status } => {
+            format!(
+                "answer {status} to {to} for key {} cut off: reply lost",
+                short(key)
+            )
+        }
+        Event::Fault(what) => what.clone(),
+        Event::Crashed { life } => format!("CRASHED (life {life} ends, its memory with it)"),
+        Event::Restarted { life } => format!("restarted (life {life})"),
+    })
+}
+
+fn no_reply(why: NoReply) -> &'static str {
+    match why {
+        NoReply::Refused => "connection refused",
+        NoReply::Cut => "connection cut",
+        NoReply::GaveUp => "gave up waiting, disconnected",
+    }
+}
+
+/// The run as a sequence diagram, in the `.diag` language of the book's diagrams: one lane per
+/// host, an arrow per message, a crossed arrow per lost answer.
+pub fn diagram(run: &Run) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "kind sequence");
+    let _ = writeln!(
+        out,
+        "title \"Seed {} of {}{}\"",
+        run.seed,
+        run.scenario,
+        match &run.finding {
+            None => String::new(),
+            Some(finding) => format!(": {}", label(&first_words(&finding.to_string()))),
+        }
+    );
+    let _ = writeln!(
+        out,
+        "desc \"The timeline of seed {} in scenario {}: each client's attempts, the server's \
+         answers, lost answers, faults and restarts.\"",
+        run.seed, run.scenario
+    );
+    let mut hosts: BTreeMap<&str, ()> = BTreeMap::new();
+    for entry in &run.entries {
+        if entry.host != "network" {
+            hosts.insert(&entry.host, ());
+        }
+    }
+    for host in hosts.keys() {
+        let _ = writeln!(out, "lane {} \"{host}\"", lane(host));
+    }
+    for entry in &run.entries {
+        let at = entry.at_ms;
+        let client = lane(&entry.host);
+        let line = match &entry.event {
+            Event::Sent {
+                id,
+                attempt,
+                key,
+                amount,
+            } => format!(
+                "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
+                id.op,
+                short(key)
+            ),
+            Event::Got { id, attempt, reply } => match reply {
+                Reply::Answer {
+                    status, replayed, ..
+                } => format!(
+                    "msg server {client} \"{at} ms op {} #{attempt}: {status}{}\"",
+                    id.op,
+                    if *replayed { " replayed" } else { "" }
+                ),
+                Reply::None(why) => format!(
+                    "act {client} \"{at} ms op {} #{attempt}: {}\"",
+                    id.op,
+                    no_reply(*why)
+                ),
+            },
+            Event::Ended { id, how, .. } if *how == Ended::Unknown => {
+                format!("act {client} \"op {}: outcome unknown\"", id.op)
+            }
+            Event::Effect {
+                key,
+                amount,
+                payment,
+            } => format!(
+                "note {} \"{at} ms payment {payment}: {amount}, key {}\"",
+                lane(&entry.host),
+                short(key)
+            ),
+            Event::ReplyCut { to, key, status } => format!(
+                "lost server {} \"{at} ms {status} for key {}, cut\"",
+                lane(to),
+                short(key)
+            ),
+            Event::HandlerEnded {
+                key,
+                end: HandlerEnd::Abandoned,
+                ..
+            } => format!("act server \"{at} ms handler dropped, key {}\"", short(key)),
+            Event::Crashed { .. } => format!("act server \"{at} ms crashed\""),
+            Event::Restarted { .. } => format!("act server \"{at} ms restarted\""),
+            _ => continue,
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+fn lane(host: &str) -> String {
+    host.replace('-', "")
+}
+
+fn label(text: &str) -> String {
+    text.replace('"', "'")
+}
+
+fn first_words(text: &str) -> String {
+    text.split(':').next().unwrap_or(text).to_owned()
+}
