@@ -192,9 +192,11 @@ ci:
     export -f step tests_then_mark after_tests
     export tested
     together "step just lint" "step just book-check"
-    step cargo test -q --no-run
+    # The simulator runs in release; its build goes beside the tests' own.
+    together "step cargo test -q --no-run" \
+        "step cargo build -q --release -p retrykey-tests --bin simulate"
     together "tests_then_mark && step just test-negatives" \
-        "step just mutants && after_tests && step just loom && step just stress 5 && step just check-blanks && step just flood-check"
+        "step just mutants && after_tests && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check"
     rm -r "$(dirname "$tested")"
     echo "== ci: all steps passed in $SECONDS s"
 
@@ -215,6 +217,19 @@ mutants-slow *args:
     source .ci/tools
     need_mutants
     cargo run -q -p retrykey-tests --bin mutants -- http client {{args}}
+
+# --- Stage 6: simulation ---
+
+# Stage 6: run seeds in the simulated network and judge each history (`--seeds N`, `--scenario NAME`, `--variant NAME`; `--seed S --trace [--svg FILE]` replays one; release build, minutes the first time).
+[no-exit-message]
+simulate *args:
+    @cargo run -q --release -p retrykey-tests --bin simulate -- {{args}}
+
+# The simulator's CI budget: the correct stack keeps every rule over 10,000 seeds of lost-reply and 5,000 of restart-surviving (under a minute once built).
+[no-exit-message]
+simulate-ci:
+    @cargo run -q --release -p retrykey-tests --bin simulate -- --seeds 10000
+    @cargo run -q --release -p retrykey-tests --bin simulate -- --scenario restart-surviving --seeds 5000
 
 # --- Stage 2: retries ---
 

@@ -37,6 +37,22 @@ pub struct Declared {
     /// they cannot run, and the variant is reported as skipped, never as passed.
     #[serde(default)]
     pub needs_postgres: bool,
+    /// For a variant whose bug a network can show: the simulator's check, which must catch it
+    /// within a number of seeds, by a named rule, and replay the failing seed exactly.
+    #[serde(default)]
+    pub simulate: Option<Simulated>,
+}
+
+/// `simulate = { scenario = "lost-reply", within = 40, rule = "..." }` in a variant's manifest.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Simulated {
+    /// The scenario it runs (`just simulate --scenario`).
+    pub scenario: String,
+    /// Seeds 0..within: the first failure must come among them.
+    pub within: u64,
+    /// The checker's rule that the first failing seed breaks.
+    pub rule: String,
 }
 
 impl Declared {
@@ -69,6 +85,30 @@ impl Declared {
         }
         for test in self.must_fail.intersection(&self.may_fail) {
             problems.push(format!("declares {test} both as must_fail and as may_fail"));
+        }
+        if let Some(simulated) = &self.simulate {
+            if simulated
+                .scenario
+                .parse::<retrykey_sim::Scenario>()
+                .is_err()
+            {
+                problems.push(format!(
+                    "simulates the scenario {:?}, which the simulator does not have",
+                    simulated.scenario
+                ));
+            }
+            if !retrykey_sim::Rule::ALL
+                .iter()
+                .any(|rule| rule.name() == simulated.rule)
+            {
+                problems.push(format!(
+                    "expects the simulator's rule {:?}, which its checker does not have",
+                    simulated.rule
+                ));
+            }
+            if simulated.within == 0 {
+                problems.push("simulates within 0 seeds: nothing would run".to_string());
+            }
         }
         problems
     }

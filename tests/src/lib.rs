@@ -15,8 +15,9 @@
 //! 4. `walkthrough/`: how every command in the book is run and its output compared, and
 //!    `book_rules.rs`: the book's conventions (rhythm, captions, width, compiled solutions).
 //! 5. `tidy.rs`: the rules of `ARCHITECTURE.md`, read from the manifests and the sources.
-//! 6. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures) and
-//!    `mutation.rs` (`just mutants`).
+//! 6. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures),
+//!    `mutation.rs` (`just mutants`) and `simulated.rs` with `bin/simulate.rs`
+//!    (`just simulate`).
 
 pub mod book_rules;
 pub mod cargo_test;
@@ -25,6 +26,7 @@ pub mod diagrams;
 pub mod diff;
 pub mod exercise;
 pub mod mutation;
+pub mod simulated;
 pub mod test_output;
 pub mod tidy;
 pub mod verdict;

@@ -403,6 +403,7 @@ mod tests {
             loom_must_fail: set(&["loom::same_key"]),
             renames: BTreeMap::new(),
             needs_postgres: false,
+            simulate: None,
         };
         let models = set(&["loom::same_key", "loom::distinct_keys"]);
         let whole = run(&["loom::distinct_keys"], &["loom::same_key"], &[]);

@@ -7,6 +7,10 @@
 //! models; it compiles without a warning; and its `src/lib.rs` differs from the file it mirrors
 //! only inside its `// NEGATIVE:` blocks. Anything else is a broken lab.
 //!
+//! A variant whose bug a network can show also declares `simulate`: the simulator (stage 6)
+//! must catch it within the declared seeds of its scenario, by the declared rule, and the
+//! failing seed must replay exactly (the same history twice).
+//!
 //! Without `RETRYKEY_PG_URL`, a variant that declares `needs_postgres` runs with its PostgreSQL
 //! checks ignored ("needs PostgreSQL"): they must all be there, and its row says `skipped`, its
 //! own verdict, never a pass. Under CI (`CI` set) or with `--require-all`, a skip is a failure.
@@ -17,12 +21,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use retrykey_sim::{Finding, Scenario};
 use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
 use retrykey_tests::declared::NEEDS_POSTGRES;
+use retrykey_tests::declared::Simulated;
 use retrykey_tests::diff::{change_problems, diff, render, sources};
 use retrykey_tests::verdict::{judge_loom_run, judge_run, rate_run_problem};
 use retrykey_tests::{
-    Declared, mirrored_package, postgres_configured, skips_are_failures, variants,
+    Declared, mirrored_package, postgres_configured, simulated, skips_are_failures, variants,
 };
 
 struct Options {
@@ -78,6 +84,8 @@ struct Row {
     chance: String,
     /// How many checks the harness ignored for want of PostgreSQL.
     skipped: usize,
+    /// What the simulator found, for a variant that declares `simulate`.
+    simulated: String,
 }
 
 fn main() -> ExitCode {
@@ -144,6 +152,7 @@ fn check(
         verdict: Verdict::Holds,
         chance: String::new(),
         skipped: 0,
+        simulated: String::new(),
     };
 
     let package = mirrored_package(declared)?;
@@ -184,6 +193,12 @@ fn check(
         let (chance, absent) = detection_rates(name, declared, options.rate_runs, &ran)?;
         row.chance = chance;
         problems.extend(absent);
+        if let Some(simulated) = &declared.simulate {
+            match simulate(name, simulated) {
+                Ok(found) => row.simulated = found,
+                Err(problem) => problems.push(problem),
+            }
+        }
     }
     row.did = Some(did_fail.len());
     if !problems.is_empty() {
@@ -223,6 +238,9 @@ fn report(rows: &[Row], require_all: bool) -> ExitCode {
         }
         if !row.chance.is_empty() {
             println!("    {}", row.chance);
+        }
+        if !row.simulated.is_empty() {
+            println!("    {}", row.simulated);
         }
         broken += usize::from(matches!(row.verdict, Verdict::Broken(_)));
         skipped += usize::from(matches!(row.verdict, Verdict::Skipped(_)));
@@ -269,6 +287,42 @@ impl MirroredSuites {
         }
         Ok(&self.listed[&key])
     }
+}
+
+/// The simulator's check: the first failing seed within the declared ones, broken by the
+/// declared rule, and the same history when that seed runs again. `Err` says what is wrong.
+fn simulate(name: &str, declared: &Simulated) -> Result<String, String> {
+    let scenario: Scenario = declared.scenario.parse().map_err(|e| format!("{e}"))?;
+    let first = simulated::first_failure(Some(name), scenario, 0..declared.within)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "the simulator did not catch it within {} seeds of {scenario}",
+                declared.within
+            )
+        })?;
+    let finding = first.finding.as_ref().expect("a failing run has a finding");
+    let rule = match finding {
+        Finding::Broke(violation) => violation.rule.name(),
+        Finding::Stalled(_) => "stalled",
+    };
+    if rule != declared.rule {
+        return Err(format!(
+            "seed {} of {scenario} failed by {finding}, not by the declared rule {}",
+            first.seed, declared.rule
+        ));
+    }
+    let again = simulated::run(Some(name), scenario, first.seed).map_err(|e| e.to_string())?;
+    if again.entries != first.entries || again.finding != first.finding {
+        return Err(format!(
+            "seed {} of {scenario} did not replay exactly: two runs, two histories",
+            first.seed
+        ));
+    }
+    Ok(format!(
+        "simulated: seed {} of {scenario} breaks {rule} (within {}), and replays exactly",
+        first.seed, declared.within
+    ))
 }
 
 /// How often the chance-only checks catch the bug, over `runs` single-round runs; and, for a

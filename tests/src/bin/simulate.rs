@@ -1,0 +1,230 @@
+//! `just simulate`: run seeds of a scenario in the simulated network and judge each history.
+//!
+//! Usage:
+//!
+//! - `simulate [--seeds N] [--from S] [--scenario NAME] [--variant NAME] [--jobs N]`: runs seeds
+//!   S..S+N (0..1000 by default) and prints seeds per second, each failing seed with its broken
+//!   rule, and how the operations ended.
+//! - `simulate --seed S [--scenario NAME] [--variant NAME] --trace [--svg FILE]`: replays one
+//!   seed and prints its timeline; `--svg` also draws it as a sequence diagram.
+//!
+//! Exits 1 when a seed fails, 2 on a usage error.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use retrykey_sim::{Run, Scenario, Summary, trace};
+use retrykey_tests::{diagrams, simulated};
+
+struct Options {
+    seeds: u64,
+    from: u64,
+    seed: Option<u64>,
+    scenario: Scenario,
+    variant: Option<String>,
+    jobs: usize,
+    trace: bool,
+    svg: Option<String>,
+}
+
+fn options() -> Result<Options> {
+    let mut options = Options {
+        seeds: 1000,
+        from: 0,
+        seed: None,
+        scenario: Scenario::LostReply,
+        variant: None,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        trace: false,
+        svg: None,
+    };
+    let mut args = std::env::args().skip(1);
+    let number = |flag: &str, value: Option<String>| -> Result<u64> {
+        let value = value.with_context(|| format!("{flag} needs a number"))?;
+        value
+            .parse()
+            .with_context(|| format!("{flag} needs a whole number, not {value:?}"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--seeds" => options.seeds = number("--seeds", args.next())?,
+            "--from" => options.from = number("--from", args.next())?,
+            "--seed" => options.seed = Some(number("--seed", args.next())?),
+            "--jobs" => options.jobs = number("--jobs", args.next())?.max(1) as usize,
+            "--scenario" => {
+                let name = args.next().context("--scenario needs a name")?;
+                options.scenario = name.parse()?;
+            }
+            "--variant" => options.variant = Some(args.next().context("--variant needs a name")?),
+            "--trace" => options.trace = true,
+            "--svg" => options.svg = Some(args.next().context("--svg needs a file")?),
+            other => bail!("unknown argument {other:?} (see the usage in `just --list`)"),
+        }
+    }
+    simulated::known(options.variant.as_deref())?;
+    if (options.trace || options.svg.is_some()) && options.seed.is_none() {
+        bail!("--trace and --svg replay one seed: give it with --seed S");
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    match options() {
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+        Ok(options) => match run(&options) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn stack_name(options: &Options) -> String {
+    match &options.variant {
+        Some(variant) => format!("the variant {variant}"),
+        None => "the correct stack".to_owned(),
+    }
+}
+
+/// Runs what the options ask; `Ok(true)` when every seed kept every rule.
+fn run(options: &Options) -> Result<bool> {
+    let variant = options.variant.as_deref();
+    if let Some(seed) = options.seed {
+        let run = simulated::run(variant, options.scenario, seed)?;
+        if options.trace {
+            print!("{}", trace::timeline(&run));
+        } else {
+            match &run.finding {
+                None => println!("seed {seed} of {}: every rule held", options.scenario),
+                Some(finding) => println!("seed {seed} of {}: {finding}", options.scenario),
+            }
+        }
+        if let Some(path) = &options.svg {
+            let source = trace::diagram(&run);
+            let diagram = diagrams::parse(&source)
+                .map_err(|error| anyhow::anyhow!("the trace's diagram: {error}"))?;
+            std::fs::write(path, diagram.render())
+                .with_context(|| format!("cannot write {path}"))?;
+            println!("wrote {path}");
+        }
+        return Ok(run.finding.is_none());
+    }
+
+    let seeds = options.from..options.from.saturating_add(options.seeds);
+    println!(
+        "simulating {} on {}: seeds {}..{}, {} at once",
+        options.scenario,
+        stack_name(options),
+        seeds.start,
+        seeds.end,
+        options.jobs
+    );
+    let started = Instant::now();
+    let next = AtomicU64::new(seeds.start);
+    let done = AtomicU64::new(0);
+    let failures: Mutex<Vec<Run>> = Mutex::new(Vec::new());
+    let summary = Mutex::new(Summary::default());
+    let progress = std::io::stderr().is_terminal();
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs {
+            scope.spawn(|| {
+                loop {
+                    let seed = next.fetch_add(1, Ordering::Relaxed);
+                    if seed >= seeds.end {
+                        break;
+                    }
+                    let Ok(run) = simulated::run(variant, options.scenario, seed) else {
+                        break;
+                    };
+                    summary.lock().unwrap().add(&run);
+                    if run.finding.is_some() {
+                        failures.lock().unwrap().push(run);
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        if progress {
+            scope.spawn(|| {
+                let total = seeds.end - seeds.start;
+                loop {
+                    let finished = done.load(Ordering::Relaxed);
+                    let rate = finished as f64 / started.elapsed().as_secs_f64().max(1e-9);
+                    let failed = failures.lock().unwrap().len();
+                    eprint!("\r  {finished}/{total} seeds · {rate:.0} seeds/s · {failed} failed ");
+                    let _ = std::io::stderr().flush();
+                    if finished >= total {
+                        eprintln!();
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+            });
+        }
+    });
+    let took = started.elapsed();
+    let summary = summary.into_inner().unwrap();
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort_by_key(|run| run.seed);
+    println!(
+        "{} seeds in {:.1} s: {:.0} seeds/s",
+        summary.runs,
+        took.as_secs_f64(),
+        summary.runs as f64 / took.as_secs_f64().max(1e-9)
+    );
+    print_summary(&summary);
+    if failures.is_empty() {
+        println!("every seed kept every rule");
+        return Ok(true);
+    }
+    println!(
+        "{} of {} seeds FAILED; the first {}:",
+        failures.len(),
+        summary.runs,
+        failures.len().min(5)
+    );
+    for run in failures.iter().take(5) {
+        let finding = run.finding.as_ref().expect("a failing run");
+        println!("  seed {}: {finding}", run.seed);
+    }
+    let first = &failures[0];
+    let variant = match &options.variant {
+        Some(name) => format!(" --variant {name}"),
+        None => String::new(),
+    };
+    println!(
+        "replay: just simulate --scenario {}{variant} --seed {} --trace",
+        options.scenario, first.seed
+    );
+    Ok(false)
+}
+
+fn print_summary(summary: &Summary) {
+    println!(
+        "operations: {} ({} succeeded, {} rejected, {} unknown)",
+        summary.operations(),
+        summary.succeeded,
+        summary.rejected,
+        summary.unknown
+    );
+    println!("retries per operation:");
+    let most = summary.retries.values().copied().max().unwrap_or(1).max(1);
+    for (retries, count) in &summary.retries {
+        let width = (count * 40).div_ceil(most) as usize;
+        println!("  {retries:>2}  {:<40}  {count}", "#".repeat(width));
+    }
+    println!(
+        "replays: {} · answers cut: {} · effects: {}",
+        summary.replays, summary.cut, summary.effects
+    );
+}
