@@ -64,6 +64,8 @@ pub struct Violation {
     pub rule: Rule,
     /// What broke it, naming operations, keys and times.
     pub detail: String,
+    /// The keys the breach concerns, whole.
+    pub keys: Vec<String>,
 }
 
 impl fmt::Display for Violation {
@@ -85,7 +87,11 @@ pub fn violations(entries: &[Entry]) -> Vec<Violation> {
     let facts = Facts::read(entries);
     Rule::ALL
         .iter()
-        .filter_map(|&rule| facts.breach(rule).map(|detail| Violation { rule, detail }))
+        .filter_map(|&rule| {
+            facts
+                .breach(rule)
+                .map(|(detail, keys)| Violation { rule, detail, keys })
+        })
         .collect()
 }
 
@@ -162,7 +168,7 @@ impl Facts {
         facts
     }
 
-    fn breach(&self, rule: Rule) -> Option<String> {
+    fn breach(&self, rule: Rule) -> Option<(String, Vec<String>)> {
         match rule {
             Rule::OneEffectPerKey => self.one_effect_per_key(),
             Rule::SucceededHasOneEffect => self.succeeded_has_one_effect(),
@@ -173,7 +179,7 @@ impl Facts {
         }
     }
 
-    fn one_effect_per_key(&self) -> Option<String> {
+    fn one_effect_per_key(&self) -> Option<(String, Vec<String>)> {
         self.effects
             .iter()
             .filter(|(_, effects)| effects.len() > 1)
@@ -183,12 +189,13 @@ impl Facts {
                     .iter()
                     .map(|e| format!("payment {} at {} ms", e.payment, e.at_ms))
                     .collect();
-                format!(
+                let detail = format!(
                     "key {} made {} effects: {}",
                     short(key),
                     effects.len(),
                     payments.join(", ")
-                )
+                );
+                (detail, vec![key.clone()])
             })
     }
 
@@ -199,7 +206,7 @@ impl Facts {
             .collect()
     }
 
-    fn succeeded_has_one_effect(&self) -> Option<String> {
+    fn succeeded_has_one_effect(&self) -> Option<(String, Vec<String>)> {
         self.ended
             .iter()
             .filter(|(_, (_, how))| matches!(how, Ended::Succeeded { .. }))
@@ -210,19 +217,17 @@ impl Facts {
                     .map(|key| self.effects.get(*key).map_or(0, Vec::len))
                     .sum();
                 (count != 1).then(|| {
-                    let keys: Vec<&str> = keys.into_iter().map(short).collect();
-                    (
-                        at_ms,
-                        format!(
-                            "{id} succeeded at {at_ms} ms with {count} effects under {} key(s): {}",
-                            keys.len(),
-                            keys.join(", ")
-                        ),
-                    )
+                    let shown: Vec<&str> = keys.iter().map(|key| short(key)).collect();
+                    let detail = format!(
+                        "{id} succeeded at {at_ms} ms with {count} effects under {} key(s): {}",
+                        shown.len(),
+                        shown.join(", ")
+                    );
+                    (at_ms, detail, keys.iter().map(|k| k.to_string()).collect())
                 })
             })
             .min()
-            .map(|(_, detail)| detail)
+            .map(|(_, detail, keys)| (detail, keys))
     }
 
     /// Each attempt that got a replayed answer, with its key and amount.
@@ -251,7 +256,7 @@ impl Facts {
             })
     }
 
-    fn replay_carries_the_first_answer(&self) -> Option<String> {
+    fn replay_carries_the_first_answer(&self) -> Option<(String, Vec<String>)> {
         self.replays()
             .filter_map(|(at_ms, id, attempt, key, _, status, body)| {
                 let first = self.answers.get(key).and_then(|bodies| bodies.first());
@@ -259,6 +264,7 @@ impl Facts {
                     Some(first) if first == body => None,
                     Some(first) => Some((
                         at_ms,
+                        vec![key.to_owned()],
                         format!(
                             "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
                              {status} {}, the first answer was {}",
@@ -269,6 +275,7 @@ impl Facts {
                     )),
                     None => Some((
                         at_ms,
+                        vec![key.to_owned()],
                         format!(
                             "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
                              {status} {}, but no handler run answered that key with a success",
@@ -279,10 +286,10 @@ impl Facts {
                 }
             })
             .min()
-            .map(|(_, detail)| detail)
+            .map(|(_, keys, detail)| (detail, keys))
     }
 
-    fn changed_request_changes_nothing(&self) -> Option<String> {
+    fn changed_request_changes_nothing(&self) -> Option<(String, Vec<String>)> {
         let mut breaches = Vec::new();
         for (key, effects) in &self.effects {
             let bound = effects[0].amount;
@@ -290,6 +297,7 @@ impl Facts {
                 if effect.amount != bound {
                     breaches.push((
                         effect.at_ms,
+                        key.clone(),
                         format!(
                             "key {} was used for amount {bound}, then a request for {} made \
                              payment {} at {} ms",
@@ -315,6 +323,7 @@ impl Facts {
             if (200..300).contains(status) && *amount != bound {
                 breaches.push((
                     *at_ms,
+                    key.clone(),
                     format!(
                         "{id} attempt {attempt} at {at_ms} ms asked for {amount} under key {}, \
                          used for {bound}, and got {status}: another request's answer",
@@ -323,10 +332,13 @@ impl Facts {
                 ));
             }
         }
-        breaches.into_iter().min().map(|(_, detail)| detail)
+        breaches
+            .into_iter()
+            .min()
+            .map(|(_, key, detail)| (detail, vec![key]))
     }
 
-    fn unknown_only_where_lost(&self) -> Option<String> {
+    fn unknown_only_where_lost(&self) -> Option<(String, Vec<String>)> {
         self.ended
             .iter()
             .filter(|(_, (_, how))| *how == Ended::Unknown)
@@ -349,8 +361,10 @@ impl Facts {
                             Reply::None(why) => format!("{why:?}"),
                         })
                         .collect();
+                    let keys = self.keys_of(id).into_iter().map(str::to_owned).collect();
                     (
                         at_ms,
+                        keys,
                         format!(
                             "{id} was reported unknown at {at_ms} ms, yet every attempt got a \
                              definite answer ({})",
@@ -360,19 +374,20 @@ impl Facts {
                 })
             })
             .min()
-            .map(|(_, detail)| detail)
+            .map(|(_, keys, detail): (u64, Vec<String>, String)| (detail, keys))
     }
 
-    fn handler_runs_to_the_end(&self) -> Option<String> {
+    fn handler_runs_to_the_end(&self) -> Option<(String, Vec<String>)> {
         self.abandoned
             .iter()
             .find(|(_, _, life)| !self.crashed.contains(life))
             .map(|(at_ms, key, life)| {
-                format!(
+                let detail = format!(
                     "the handler run for key {} was dropped at {at_ms} ms while the server \
                      (life {life}) was up: a client that left cancelled it",
                     short(key)
-                )
+                );
+                (detail, vec![key.clone()])
             })
     }
 }

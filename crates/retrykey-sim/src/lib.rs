@@ -49,3 +49,59 @@ pub use run::{
 };
 pub use stack::{MakeStore, Stack, WithEngine};
 pub use summary::{Summary, first_failure};
+
+/// Seeds of the lost-reply scenario that [`sim_suite!`] runs: more than any declared variant
+/// needs (the worst of them is caught by its twentieth seed), about two seconds in a debug build.
+pub const SUITE_SEEDS: u64 = 60;
+
+/// The simulator as a suite: a module `sim` whose one `#[test]`,
+/// `sim::lost_reply_seeds_keep_every_rule`, runs [`SUITE_SEEDS`] seeds of the lost-reply
+/// scenario against `stack` (a [`Stack`] expression) and fails at the first seed that breaks a
+/// rule, naming the seed and the rule. That seed's timeline is written beside the test's build
+/// (the message says where), to read as `just simulate --trace` prints one.
+#[macro_export]
+macro_rules! sim_suite {
+    ($stack:expr) => {
+        mod sim {
+            // The stack expression may name the test program's own items (a variant's steps).
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn lost_reply_seeds_keep_every_rule() {
+                $crate::check_seeds(
+                    &$stack,
+                    $crate::Scenario::LostReply,
+                    $crate::SUITE_SEEDS,
+                    ::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+                );
+            }
+        }
+    };
+}
+
+/// Runs seeds `0..seeds` of `scenario` on `stack`; at the first that fails, writes its timeline
+/// into `folder` and panics with the seed, the broken rule and the timeline's file.
+#[doc(hidden)]
+pub fn check_seeds<P: retrykey_client::RetrySteps>(
+    stack: &Stack<P>,
+    scenario: Scenario,
+    seeds: u64,
+    folder: &std::path::Path,
+) {
+    let Some(run) = first_failure(stack, scenario, 0..seeds) else {
+        return;
+    };
+    let finding = run.finding.as_ref().expect("a failing run has a finding");
+    let file = folder.join(format!("{scenario}-seed-{}.txt", run.seed));
+    let written = std::fs::create_dir_all(folder)
+        .and_then(|()| std::fs::write(&file, trace::timeline(&run)))
+        .map_or_else(
+            |error| format!("(its timeline could not be written: {error})"),
+            |()| format!("its timeline: {}", file.display()),
+        );
+    panic!(
+        "seed {} of {scenario} failed: {finding}\n{written}",
+        run.seed
+    );
+}

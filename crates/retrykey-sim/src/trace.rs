@@ -1,10 +1,10 @@
 //! A run's history for people: a timeline in text, and a sequence diagram's source.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::history::{Ended, Event, HandlerEnd, NoReply, Reply};
-use crate::run::Run;
+use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
+use crate::run::{Finding, Run};
 
 /// The first eight characters of a key: enough to tell a run's keys apart.
 pub fn short(key: &str) -> &str {
@@ -124,8 +124,34 @@ fn no_reply(why: NoReply) -> &'static str {
 }
 
 /// The run as a sequence diagram, in the `.diag` language of the book's diagrams: one lane per
-/// host, an arrow per message, a crossed arrow per lost answer.
+/// host, an arrow per message, a crossed arrow per lost answer. A failing run is drawn around
+/// the keys its broken rule names (their operations, effects and lost answers, and the
+/// server's crashes), so the picture shows the failure rather than the whole run.
 pub fn diagram(run: &Run) -> String {
+    let focus: Option<&[String]> = match &run.finding {
+        Some(Finding::Broke(violation)) if !violation.keys.is_empty() => Some(&violation.keys),
+        _ => None,
+    };
+    let ops: BTreeSet<OpId> = run
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.event {
+            Event::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    let shown = |event: &Event| match event {
+        Event::Sent { id, .. } | Event::Got { id, .. } | Event::Ended { id, .. } => {
+            ops.contains(id)
+        }
+        Event::Effect { key, .. }
+        | Event::ReplyCut { key, .. }
+        | Event::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
+        Event::Crashed { .. } | Event::Restarted { .. } => true,
+        Event::HandlerStarted { .. } | Event::Fault(_) => false,
+    };
+    let entries: Vec<&Entry> = run.entries.iter().filter(|e| shown(&e.event)).collect();
+
     let mut out = String::new();
     let _ = writeln!(out, "kind sequence");
     let _ = writeln!(
@@ -140,20 +166,25 @@ pub fn diagram(run: &Run) -> String {
     );
     let _ = writeln!(
         out,
-        "desc \"The timeline of seed {} in scenario {}: each client's attempts, the server's \
-         answers, lost answers, faults and restarts.\"",
-        run.seed, run.scenario
-    );
-    let mut hosts: BTreeMap<&str, ()> = BTreeMap::new();
-    for entry in &run.entries {
-        if entry.host != "network" {
-            hosts.insert(&entry.host, ());
+        "desc \"The timeline of seed {} in scenario {}{}: each attempt, each answer or its loss, \
+         each payment, and the server's crashes and restarts.\"",
+        run.seed,
+        run.scenario,
+        if focus.is_some() {
+            ", drawn around the keys of the broken rule"
+        } else {
+            ""
         }
-    }
-    for host in hosts.keys() {
+    );
+    // Clients on the left, then the server, then the bank it charges.
+    let mut hosts: BTreeSet<&str> = entries.iter().map(|e| e.host.as_str()).collect();
+    hosts.insert("server");
+    let mut hosts: Vec<&str> = hosts.into_iter().collect();
+    hosts.sort_by_key(|host| (*host == "bank", *host == "server", *host));
+    for host in &hosts {
         let _ = writeln!(out, "lane {} \"{host}\"", lane(host));
     }
-    for entry in &run.entries {
+    for entry in entries {
         let at = entry.at_ms;
         let client = lane(&entry.host);
         let line = match &entry.event {
@@ -181,16 +212,21 @@ pub fn diagram(run: &Run) -> String {
                     no_reply(*why)
                 ),
             },
-            Event::Ended { id, how, .. } if *how == Ended::Unknown => {
-                format!("act {client} \"op {}: outcome unknown\"", id.op)
-            }
+            Event::Ended { id, how, .. } => format!(
+                "act {client} \"op {} {}\"",
+                id.op,
+                match how {
+                    Ended::Succeeded { .. } => "succeeded".to_owned(),
+                    Ended::Rejected(status) => format!("rejected {status}"),
+                    Ended::Unknown => "outcome unknown".to_owned(),
+                }
+            ),
             Event::Effect {
                 key,
                 amount,
                 payment,
             } => format!(
-                "note {} \"{at} ms payment {payment}: {amount}, key {}\"",
-                lane(&entry.host),
+                "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
                 short(key)
             ),
             Event::ReplyCut { to, key, status } => format!(

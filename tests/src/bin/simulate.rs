@@ -5,8 +5,9 @@
 //! - `simulate [--seeds N] [--from S] [--scenario NAME] [--variant NAME] [--jobs N]`: runs seeds
 //!   S..S+N (0..1000 by default) and prints seeds per second, each failing seed with its broken
 //!   rule, and how the operations ended.
-//! - `simulate --seed S [--scenario NAME] [--variant NAME] --trace [--svg FILE]`: replays one
-//!   seed and prints its timeline; `--svg` also draws it as a sequence diagram.
+//! - `simulate --seed S [--scenario NAME] [--variant NAME] --trace [--svg FILE] [--diag FILE]`:
+//!   replays one seed and prints its timeline; `--svg` also draws it as a sequence diagram, and
+//!   `--diag` writes that diagram's source (the book's `.diag` language).
 //!
 //! Exits 1 when a seed fails, 2 on a usage error.
 
@@ -29,6 +30,7 @@ struct Options {
     jobs: usize,
     trace: bool,
     svg: Option<String>,
+    diag: Option<String>,
 }
 
 fn options() -> Result<Options> {
@@ -41,6 +43,7 @@ fn options() -> Result<Options> {
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         trace: false,
         svg: None,
+        diag: None,
     };
     let mut args = std::env::args().skip(1);
     let number = |flag: &str, value: Option<String>| -> Result<u64> {
@@ -62,12 +65,14 @@ fn options() -> Result<Options> {
             "--variant" => options.variant = Some(args.next().context("--variant needs a name")?),
             "--trace" => options.trace = true,
             "--svg" => options.svg = Some(args.next().context("--svg needs a file")?),
+            "--diag" => options.diag = Some(args.next().context("--diag needs a file")?),
             other => bail!("unknown argument {other:?} (see the usage in `just --list`)"),
         }
     }
     simulated::known(options.variant.as_deref())?;
-    if (options.trace || options.svg.is_some()) && options.seed.is_none() {
-        bail!("--trace and --svg replay one seed: give it with --seed S");
+    if (options.trace || options.svg.is_some() || options.diag.is_some()) && options.seed.is_none()
+    {
+        bail!("--trace, --svg and --diag replay one seed: give it with --seed S");
     }
     Ok(options)
 }
@@ -109,8 +114,12 @@ fn run(options: &Options) -> Result<bool> {
                 Some(finding) => println!("seed {seed} of {}: {finding}", options.scenario),
             }
         }
+        let source = trace::diagram(&run);
+        if let Some(path) = &options.diag {
+            std::fs::write(path, &source).with_context(|| format!("cannot write {path}"))?;
+            println!("wrote {path}");
+        }
         if let Some(path) = &options.svg {
-            let source = trace::diagram(&run);
             let diagram = diagrams::parse(&source)
                 .map_err(|error| anyhow::anyhow!("the trace's diagram: {error}"))?;
             std::fs::write(path, diagram.render())

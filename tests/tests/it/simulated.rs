@@ -44,3 +44,63 @@ fn each_declared_variant_fails_its_first_seed_by_its_rule_and_replays_it() {
         assert_eq!(correct.finding, None, "{name}: seed {}", run.seed);
     }
 }
+
+/// The seed chapter 8 draws: the first restart seed whose double charge is one operation's.
+const BOOK_SEED: u64 = 3;
+
+#[test]
+fn the_books_restart_picture_is_the_simulators_own() {
+    let run = simulated::run(None, Scenario::Restart, BOOK_SEED).unwrap();
+    let path = retrykey_tests::workspace_root().join("docs/src/diagrams/ch08-restart.diag");
+    let committed = std::fs::read_to_string(&path).expect("the chapter's diagram source reads");
+    assert_eq!(
+        committed,
+        retrykey_sim::trace::diagram(&run),
+        "docs/src/diagrams/ch08-restart.diag is not what the simulator draws for seed \
+         {BOOK_SEED}; run `just simulate --scenario restart --seed {BOOK_SEED} --diag \
+         docs/src/diagrams/ch08-restart.diag` and `just diagrams`"
+    );
+}
+
+#[test]
+fn every_trace_draws_as_a_sequence_diagram() {
+    let mut runs: Vec<_> = Scenario::ALL
+        .into_iter()
+        .flat_map(|scenario| (0..4).map(move |seed| simulated::run(None, scenario, seed)))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for variant in simulated::VARIANTS {
+        let failing = simulated::first_failure(Some(variant), Scenario::LostReply, 0..60)
+            .unwrap()
+            .expect("each variant fails within 60 seeds");
+        runs.push(failing);
+    }
+    for run in runs {
+        let source = retrykey_sim::trace::diagram(&run);
+        let diagram = retrykey_tests::diagrams::parse(&source).unwrap_or_else(|error| {
+            panic!("seed {} of {}: {error}\n{source}", run.seed, run.scenario)
+        });
+        let svg = diagram.render();
+        assert!(svg.starts_with("<svg"), "seed {}", run.seed);
+        assert!(
+            svg.contains(">server<"),
+            "seed {}: the server's lane",
+            run.seed
+        );
+        // A failing run is drawn around its keys: every attempt it shows carries one of them.
+        if let Some(Finding::Broke(violation)) = &run.finding {
+            for line in source.lines().filter(|l| l.starts_with("msg client")) {
+                if line.contains("key ") {
+                    assert!(
+                        violation
+                            .keys
+                            .iter()
+                            .any(|key| line.contains(retrykey_sim::trace::short(key))),
+                        "seed {}: {line}",
+                        run.seed
+                    );
+                }
+            }
+        }
+    }
+}

@@ -22,3 +22,6 @@ use retrykey_client::StandardSteps;
 
 // The shared retry checks, run against the correct client.
 retrykey_client_checks::retry_suite!(StandardSteps);
+
+// The simulator's suite against the correct client: every seed keeps every rule.
+retrykey_sim::sim_suite!(retrykey_sim::Stack::correct());

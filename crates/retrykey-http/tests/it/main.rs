@@ -16,3 +16,6 @@ mod store_write_failures;
 
 // The Stage 3 check suite against the correct crate: every check must pass.
 retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
+
+// The simulator's suite against the correct layer: every seed keeps every rule.
+retrykey_sim::sim_suite!(retrykey_sim::Stack::correct());

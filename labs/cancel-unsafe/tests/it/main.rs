@@ -8,3 +8,9 @@ retrykey_http_checks::http_suite!(
     retrykey_http_checks::Subject::correct()
         .with_engine(|builder| builder.engine(cancel_unsafe::CancelUnsafe))
 );
+
+// The simulator's suite against this variant: it must break a rule within its seeds.
+retrykey_sim::sim_suite!(
+    retrykey_sim::Stack::correct()
+        .with_engine(|builder| builder.engine(cancel_unsafe::CancelUnsafe))
+);

@@ -7,3 +7,6 @@
 retrykey_client_checks::variant_steps!(Variant, execute = fresh_key_per_retry::execute);
 
 retrykey_client_checks::retry_suite!(Variant);
+
+// The simulator's suite against this variant: it must break a rule within its seeds.
+retrykey_sim::sim_suite!(retrykey_sim::Stack::correct().with_steps::<Variant>());
