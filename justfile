@@ -42,18 +42,19 @@ prepare:
             RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p "$package" --test it --no-run
         done
     }
-    # The stress test, and the load programs the chapters point to. The criterion benchmarks and
+    # The stress test, the simulator, and the load programs the chapters point to. The criterion benchmarks and
     # the appendices' programs (`just fuzz`, `flood`, `slow-clients`, `store-load`) build on
     # first use, reusing these builds' dependencies.
     release() {
         cargo test -q --release -p retrykey --test it stress:: --no-run
         cargo build -q --release -p retrykey-benches --bin load --bin pgbench-ratio --bin outbox-load
+        cargo build -q --release -p retrykey-tests --bin simulate
     }
     # The release builds lock target/release and the others target/debug or target/loom, so
     # they run side by side: each build has stretches where one crate holds a single core.
     release_log=$(mktemp)
     set -m
-    part "the stress run and load programs (release, side by side)" release >"$release_log" 2>&1 &
+    part "the stress run, the simulator and the load programs (release, side by side)" release >"$release_log" 2>&1 &
     release_pid=$!
     set +m
     # Job control made it a process group of its own: stopped whole if the rest fails.

@@ -10,6 +10,7 @@ use std::fmt;
 use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
 use crate::trace::short;
 
+// ANCHOR: rules
 /// A rule every run must keep, in the order the checker tries them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
@@ -19,13 +20,14 @@ pub enum Rule {
     SucceededHasOneEffect,
     /// Every replay carries the body of the answer that made the key's effect.
     ReplayCarriesTheFirstAnswer,
-    /// A changed request under a used key never makes an effect, nor gets the first answer.
+    /// A changed request under a used key makes no effect and gets no replay.
     ChangedRequestChangesNothing,
-    /// An operation is reported unknown only where an answer was in fact missing.
+    /// An operation is reported unknown only where an answer went missing.
     UnknownOnlyWhereAnAnswerWasLost,
     /// A handler run ends (answers or fails) unless its host crashed under it.
     HandlerRunsToTheEnd,
 }
+// ANCHOR_END: rules
 
 impl Rule {
     /// Every rule, in the order they are checked.

@@ -57,8 +57,9 @@ pub const SUITE_SEEDS: u64 = 60;
 /// The simulator as a suite: a module `sim` whose one `#[test]`,
 /// `sim::lost_reply_seeds_keep_every_rule`, runs [`SUITE_SEEDS`] seeds of the lost-reply
 /// scenario against `stack` (a [`Stack`] expression) and fails at the first seed that breaks a
-/// rule, naming the seed and the rule. That seed's timeline is written beside the test's build
-/// (the message says where), to read as `just simulate --trace` prints one.
+/// rule, naming the seed and the rule. That seed's timeline is written beside the test's build,
+/// in `target/tmp/simulated-<package>/` (the message says where), as `just simulate --trace`
+/// prints one.
 #[macro_export]
 macro_rules! sim_suite {
     ($stack:expr) => {
@@ -73,7 +74,8 @@ macro_rules! sim_suite {
                     &$stack,
                     $crate::Scenario::LostReply,
                     $crate::SUITE_SEEDS,
-                    ::std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+                    &::std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+                        .join(concat!("simulated-", env!("CARGO_PKG_NAME"))),
                 );
             }
         }

@@ -13,6 +13,7 @@ use retrykey_http::{Entries, StoreLimits};
 
 use crate::check::{Violation, judge};
 use crate::history::{Ended, Entry, Event, History, OpId};
+use crate::net;
 use crate::plan::{Fault, Plan, rng};
 use crate::server::{Persisting, Sockets, bank, serve};
 use crate::stack::Stack;
@@ -25,8 +26,8 @@ pub const OPS_PER_CLIENT: u32 = 5;
 pub const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// Seeds within which [`Scenario::Restart`] finds, on the correct stack, the double charge of
-/// a record kept in the restarted server's memory (the crate's tests hold it; it finds the
-/// first at seed 2).
+/// a record kept in the restarted server's memory (the crate's tests hold it; the first is
+/// seed 0).
 pub const RESTART_FINDS_WITHIN: u64 = 20;
 
 /// What a run puts the stack through.
@@ -196,30 +197,34 @@ pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: Scenario, seed: u64) -> Ru
     }
 }
 
-/// One client host's operations, one after the other.
-async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, patience: Duration) {
+/// One client host's operations, one after the other; `wait` is how long it waits for each
+/// answer before it gives up on that attempt.
+async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, wait: Duration) {
     let host = format!("client-{client}");
     let retries = Client::builder(Policy::default())
         .seed(rng(seed, 10 + u64::from(client)).random())
         .steps::<P>()
         .build();
     let mut amounts = rng(seed, 20 + u64::from(client));
+    // ANCHOR: operations
     for op in 1..=OPS_PER_CLIENT {
         let id = OpId { client, op };
-        // The first operation of every client uses one shared key: the first two clients send
-        // the same payment under it, the third a changed one. Every other operation gets its
-        // key from the retry client, chosen once before its first attempt.
-        let post = |attempt, amount| crate::net::post(&history, id, attempt, amount, patience);
+        // The first operation of every client uses one shared key: the first
+        // two clients send the same payment under it, the third a changed one.
+        // Every other operation gets its key from the retry client, chosen
+        // once before its first attempt.
+        let send = |attempt, pay| net::post(&history, id, attempt, pay, wait);
         let outcome = if op == 1 {
             let key = Key::new(format!("shared-{seed}")).expect("a valid key");
             let amount = if client == 3 { 11 } else { 10 };
             retries
-                .run_with_key(key, |attempt| post(attempt, amount))
+                .run_with_key(key, |attempt| send(attempt, amount))
                 .await
         } else {
             let amount = amounts.random_range(1..=100);
-            retries.run(|attempt| post(attempt, amount)).await
+            retries.run(|attempt| send(attempt, amount)).await
         };
+        // ANCHOR_END: operations
         let (attempts, how) = match outcome {
             Outcome::Succeeded {
                 value,
