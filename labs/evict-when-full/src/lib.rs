@@ -18,7 +18,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+// tokio's clock: the real one, except where a runtime pauses it (tests) or simulates it (the
+// simulator's hosts), so retention follows the time the rest of the server sees.
+use tokio::time::Instant;
 
 use tokio::sync::Notify;
 
