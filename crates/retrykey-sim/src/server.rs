@@ -19,13 +19,13 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use rand::RngExt;
-use retrykey_http::payments::{PaymentLedger, Payments};
+use retrykey_http::payments::{PaymentLedger, Payments, PaymentsService};
 use retrykey_http::{
-    Body, BoxFuture, Entries, EntriesFuture, IdempotencyLayer, Reservation, StoreLimits,
-    StoredResponse, body::full,
+    Body, Entries, EntriesFuture, IdempotencyLayer, Reservation, StoreLimits, StoredResponse,
+    body::full,
 };
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tower_service::Service;
+use tower::{Layer, Service, ServiceExt};
 
 use crate::history::{Event, HandlerEnd, History};
 use crate::plan::{Plan, SimRng, rng};
@@ -86,22 +86,23 @@ pub(crate) async fn serve(keep: Persisting) -> Result<(), Box<dyn std::error::Er
     };
     let layer = (keep.engine)(IdempotencyLayer::builder().shared_store(store)).build();
     let draws = Arc::new(Mutex::new(rng(keep.seed, 100 + u64::from(life))));
-    let handler = Recorded {
-        inner: payments.service(),
+    let recorder = Recorder {
+        payments: payments.service(),
         history: keep.history.clone(),
         plan: Arc::clone(&keep.plan),
         draws: Arc::clone(&draws),
         life,
         crashed: Arc::clone(&keep.crashed),
     };
-    let service = tower_layer::Layer::layer(&layer, handler);
+    let handler = tower::service_fn(move |request| recorder.clone().handle(request));
+    let layered = layer.layer(handler);
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (stream, peer) = listener.accept().await?;
         let peer = turmoil::reverse_lookup(peer.ip()).unwrap_or_else(|| peer.ip().to_string());
         let cut = Arc::new(AtomicBool::new(false));
-        let connection = Cutting {
-            inner: service.clone(),
+        let cutter = Cutter {
+            layered: layered.clone(),
             cut: Arc::clone(&cut),
             peer,
             history: keep.history.clone(),
@@ -109,20 +110,16 @@ pub(crate) async fn serve(keep: Persisting) -> Result<(), Box<dyn std::error::Er
             draws: Arc::clone(&draws),
         };
         let io = TokioIo::new(keep.sockets.hold(stream, Some(cut)));
-        tokio::spawn(async move {
-            let service = hyper_util::service::TowerToHyperService::new(connection);
-            // A connection the client closed or the server cut ends here; nothing to report.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
-        });
+        let service = hyper::service::service_fn(move |request| cutter.clone().answer(request));
+        // A connection the client closed or the server cut ends here; nothing to report.
+        tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(io, service));
     }
 }
 
 /// The connection side: serves through the layer, then may cut the answer off.
 #[derive(Clone)]
-struct Cutting<S> {
-    inner: S,
+struct Cutter<S> {
+    layered: S,
     cut: Arc<AtomicBool>,
     peer: String,
     history: History,
@@ -130,45 +127,29 @@ struct Cutting<S> {
     draws: Arc<Mutex<SimRng>>,
 }
 
-impl<S> Service<Request<Incoming>> for Cutting<S>
+impl<S> Cutter<S>
 where
-    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
 {
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+    async fn answer(self, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
         let key = key_of(request.headers());
-        let mut inner = self.inner.clone();
-        let this = self.clone();
-        Box::pin(async move {
-            let response = inner.call(request).await?;
-            let lose = {
-                let mut draws = this.draws.lock().unwrap_or_else(PoisonError::into_inner);
-                draws.random_bool(this.plan.reply_loss)
-            };
-            if lose {
-                this.cut.store(true, Ordering::SeqCst);
-                this.history.record(
-                    "server",
-                    Event::ReplyCut {
-                        to: this.peer.clone(),
-                        key,
-                        status: response.status().as_u16(),
-                    },
-                );
-            }
-            Ok(response)
-        })
+        let response = self.layered.oneshot(request).await?;
+        let lose = {
+            let mut draws = self.draws.lock().unwrap_or_else(PoisonError::into_inner);
+            draws.random_bool(self.plan.reply_loss)
+        };
+        if lose {
+            self.cut.store(true, Ordering::SeqCst);
+            self.history.record(
+                "server",
+                Event::ReplyCut {
+                    to: self.peer,
+                    key,
+                    status: response.status().as_u16(),
+                },
+            );
+        }
+        Ok(response)
     }
 }
 
@@ -193,10 +174,10 @@ impl Sockets {
     }
 
     fn close_all(&self) {
-        let sockets = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
-        for socket in sockets {
-            drop(socket);
-        }
+        // A Vec drops its items first to last: the opening order.
+        drop(std::mem::take(
+            &mut *self.0.lock().unwrap_or_else(PoisonError::into_inner),
+        ));
     }
 }
 
@@ -248,10 +229,10 @@ impl AsyncWrite for Held {
     }
 }
 
-/// The handler side: records the run, may fail it before its effect, else calls payments.
+/// The handler side: what a handler run needs to record itself.
 #[derive(Clone)]
-struct Recorded<S> {
-    inner: S,
+struct Recorder {
+    payments: PaymentsService,
     history: History,
     plan: Arc<Plan>,
     draws: Arc<Mutex<SimRng>>,
@@ -259,74 +240,56 @@ struct Recorded<S> {
     crashed: Arc<AtomicU32>,
 }
 
-impl<S> Service<Request<Body>> for Recorded<S>
-where
-    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Result<Response<Body>, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let mut inner = self.inner.clone();
-        let this = self.clone();
-        Box::pin(async move {
-            let key = key_of(request.headers());
-            let (parts, body) = request.into_parts();
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            let amount = amount_of(&bytes);
-            this.history.record(
-                "server",
-                Event::HandlerStarted {
-                    key: key.clone(),
-                    amount,
-                    life: this.life,
-                },
-            );
-            let mut run = Run {
-                history: this.history.clone(),
+impl Recorder {
+    /// Records the run, may fail it with a 503 before its effect, else calls payments.
+    async fn handle(self, request: Request<Body>) -> Result<Response<Body>, Infallible> {
+        let key = key_of(request.headers());
+        let (parts, body) = request.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let amount = amount_of(&bytes);
+        self.history.record(
+            "server",
+            Event::HandlerStarted {
                 key: key.clone(),
-                life: this.life,
-                crashed: Arc::clone(&this.crashed),
-                ended: false,
-            };
-            let (fail, work) = {
-                let mut draws = this.draws.lock().unwrap_or_else(PoisonError::into_inner);
-                let fail = draws.random_bool(this.plan.handler_failure);
-                let most = this.plan.max_work.as_millis() as u64;
-                (fail, Duration::from_millis(draws.random_range(0..=most)))
-            };
-            tokio::time::sleep(work).await;
-            if fail {
-                run.end(HandlerEnd::Failed(503));
-                return Ok(unavailable());
-            }
-            let request = Request::from_parts(parts, full(bytes));
-            let response = KEY.scope(key, inner.call(request)).await?;
-            let (parts, body) = response.into_parts();
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            run.end(HandlerEnd::Answered(
-                parts.status.as_u16(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ));
-            Ok(Response::from_parts(parts, full(bytes)))
-        })
+                amount,
+                life: self.life,
+            },
+        );
+        let mut run = Run {
+            history: self.history.clone(),
+            key: key.clone(),
+            life: self.life,
+            crashed: Arc::clone(&self.crashed),
+            ended: false,
+        };
+        let (fail, work) = {
+            let mut draws = self.draws.lock().unwrap_or_else(PoisonError::into_inner);
+            let fail = draws.random_bool(self.plan.handler_failure);
+            let most = self.plan.max_work.as_millis() as u64;
+            (fail, Duration::from_millis(draws.random_range(0..=most)))
+        };
+        tokio::time::sleep(work).await;
+        if fail {
+            run.end(HandlerEnd::Failed(503));
+            return Ok(unavailable());
+        }
+        let request = Request::from_parts(parts, full(bytes));
+        let response = KEY.scope(key, self.payments.oneshot(request)).await?;
+        let (parts, body) = response.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        run.end(HandlerEnd::Answered(
+            parts.status.as_u16(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+        Ok(Response::from_parts(parts, full(bytes)))
     }
 }
 
