@@ -1,7 +1,9 @@
 //! The stacks the simulator runs: the correct one, and each variant whose bug a network can
 //! show. A variant is here exactly when its Cargo.toml declares `simulate` (a test holds both).
 
-use retrykey_sim::{Run, Scenario, Stack};
+use retrykey_sim::{Finding, Run, Scenario, Stack};
+
+use crate::declared::Simulated;
 use std::ops::Range;
 
 retrykey_client_checks::variant_steps!(FreshKeyPerRetry, execute = fresh_key_per_retry::execute);
@@ -77,4 +79,38 @@ pub fn first_failure(
         }
     }
     Ok(None)
+}
+
+/// The check a variant's `simulate` declares: the first failing seed among `0..within` of its
+/// scenario, broken by the declared rule, and the same history when that seed runs again.
+/// Returns that run; `Err` says what is wrong, in one line.
+pub fn caught_as_declared(name: &str, declared: &Simulated) -> Result<Run, String> {
+    let scenario: Scenario = declared.scenario.parse().map_err(|e| format!("{e}"))?;
+    let first = first_failure(Some(name), scenario, 0..declared.within)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "the simulator did not catch it within {} seeds of {scenario}",
+                declared.within
+            )
+        })?;
+    let finding = first.finding.as_ref().expect("a failing run has a finding");
+    let rule = match finding {
+        Finding::Broke(violation) => violation.rule.name(),
+        Finding::Stalled(_) => "stalled",
+    };
+    if rule != declared.rule {
+        return Err(format!(
+            "seed {} of {scenario} failed by {finding}, not by the declared rule {}",
+            first.seed, declared.rule
+        ));
+    }
+    let again = run(Some(name), scenario, first.seed).map_err(|e| e.to_string())?;
+    if again.entries != first.entries || again.finding != first.finding {
+        return Err(format!(
+            "seed {} of {scenario} did not replay exactly: two runs, two histories",
+            first.seed
+        ));
+    }
+    Ok(first)
 }

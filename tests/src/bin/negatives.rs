@@ -21,7 +21,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use retrykey_sim::{Finding, Scenario};
 use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
 use retrykey_tests::declared::NEEDS_POSTGRES;
 use retrykey_tests::declared::Simulated;
@@ -289,39 +288,12 @@ impl MirroredSuites {
     }
 }
 
-/// The simulator's check: the first failing seed within the declared ones, broken by the
-/// declared rule, and the same history when that seed runs again. `Err` says what is wrong.
+/// The simulator's check, as `simulated::caught_as_declared` runs it, in the row's words.
 fn simulate(name: &str, declared: &Simulated) -> Result<String, String> {
-    let scenario: Scenario = declared.scenario.parse().map_err(|e| format!("{e}"))?;
-    let first = simulated::first_failure(Some(name), scenario, 0..declared.within)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| {
-            format!(
-                "the simulator did not catch it within {} seeds of {scenario}",
-                declared.within
-            )
-        })?;
-    let finding = first.finding.as_ref().expect("a failing run has a finding");
-    let rule = match finding {
-        Finding::Broke(violation) => violation.rule.name(),
-        Finding::Stalled(_) => "stalled",
-    };
-    if rule != declared.rule {
-        return Err(format!(
-            "seed {} of {scenario} failed by {finding}, not by the declared rule {}",
-            first.seed, declared.rule
-        ));
-    }
-    let again = simulated::run(Some(name), scenario, first.seed).map_err(|e| e.to_string())?;
-    if again.entries != first.entries || again.finding != first.finding {
-        return Err(format!(
-            "seed {} of {scenario} did not replay exactly: two runs, two histories",
-            first.seed
-        ));
-    }
+    let first = simulated::caught_as_declared(name, declared)?;
     Ok(format!(
-        "simulated: seed {} of {scenario} breaks {rule} (within {}), and replays exactly",
-        first.seed, declared.within
+        "simulated: seed {} of {} breaks {} (within {}), and replays exactly",
+        first.seed, first.scenario, declared.rule, declared.within
     ))
 }
 
