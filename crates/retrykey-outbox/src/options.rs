@@ -33,8 +33,9 @@ pub struct DocumentsOptions {
     pub durability: Durability,
     /// PostgreSQL only: the schema that holds the ledger and the outbox.
     pub pg_schema: String,
-    /// PostgreSQL only: connections for the ledger, and as many for the outbox's own
-    /// statements; one per job accepted (or event settled) at once.
+    /// PostgreSQL only: connections for accepting jobs and the operator's reads (the ledger and
+    /// the outbox share them), and as many for the dispatcher's statements; one per job
+    /// accepted (or event settled) at once. A command that does one thing needs one.
     pub pg_connections: usize,
     /// The clock events' times, due times and leases are read from.
     pub clock: Clock,

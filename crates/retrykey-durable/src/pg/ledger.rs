@@ -78,7 +78,9 @@ impl PgLedger {
         Self::with_pool(Arc::new(pool), options)
     }
 
-    fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
+    /// Prepares the tables on `pool`, which its caller may share: a program that keeps other
+    /// tables in the same schema then logs in once.
+    pub fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
         let now = unix_seconds(SystemTime::now());
         // Outer error: no connection. Inner: a refused version or a failed migration, kept typed.

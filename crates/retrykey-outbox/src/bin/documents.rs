@@ -74,6 +74,8 @@ fn main() -> ExitCode {
     let options = DocumentsOptions {
         scope: args.scope.clone(),
         pg_schema: args.pg_schema.clone(),
+        // One job or one listing per run: one login.
+        pg_connections: 1,
         ..DocumentsOptions::default()
     };
     let documents = match documents::open(db, options) {

@@ -63,14 +63,15 @@ pub struct PgDocuments {
 impl PgDocuments {
     /// Connects to `url` and creates what is missing in `options.pg_schema`. Blocks.
     pub fn connect(url: &str, options: DocumentsOptions) -> Result<Self, Error> {
-        // The ledger's tables first: the outbox's index is on one of them.
-        let ledger = PgLedger::open(url, options.ledger())?;
-        let pool = Pool::connect(
+        // One pool for the ledger and the outbox: a one-shot command logs in once. The ledger's
+        // tables first: the outbox's index is on one of them.
+        let pool = Arc::new(Pool::connect(
             url,
             &options.pg_schema,
             options.pg_connections,
-            "retrykey-outbox",
-        )?;
+            "retrykey-documents",
+        )?);
+        let ledger = PgLedger::with_pool(Arc::clone(&pool), options.ledger())?;
         pool.run(async |client| {
             // Two processes creating the tables at once would race in the catalog.
             let tx = client.transaction().await.map_err(storage)?;
@@ -86,7 +87,7 @@ impl PgDocuments {
         let serving = retrykey_pg::Pool::new(config, Settings::new(options.pg_connections));
         Ok(Self {
             ledger,
-            pool: Arc::new(pool),
+            pool,
             serving: Box::new(serving),
             options,
         })
