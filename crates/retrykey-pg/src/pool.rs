@@ -54,10 +54,11 @@ pub struct Settings {
     /// connection: for work that sends its own `BEGIN` and does not roll back when a statement
     /// fails, which leaves the connection inside an aborted transaction.
     pub close_after_failure: bool,
-    /// Hand the slots out in turn instead of preferring the first free one. Every connection
-    /// is then opened early and kept warm, so callers that arrive together find open
+    /// Hand the free slots out in turn instead of preferring the first free one. Every
+    /// connection is then opened early and kept warm, so callers that arrive together find open
     /// connections and really run side by side (the races the durable ledger's checks and
-    /// labs provoke); the cost is a login per slot even when callers never overlap.
+    /// labs provoke); the cost is a login per slot even when callers never overlap. A caller
+    /// never waits for a busy slot while another is free.
     pub in_turn: bool,
 }
 
@@ -178,19 +179,29 @@ impl Pool {
         }
     }
 
-    /// A slot: the next in turn with [`Settings::in_turn`]; otherwise a free one, preferring
-    /// the first ones, so that connections are opened only as far as callers actually overlap.
+    /// A free slot, if there is one: the first free one after the last slot handed out with
+    /// [`Settings::in_turn`], otherwise the first free one, so that connections are opened only
+    /// as far as callers actually overlap. With none free, the caller waits for the next slot
+    /// in turn.
     async fn lease(&self) -> Lease<'_> {
-        let free = if self.settings.in_turn {
-            None
+        let count = self.slots.len();
+        let start = if self.settings.in_turn {
+            self.next.fetch_add(1, Ordering::Relaxed)
         } else {
-            self.slots.iter().find_map(|slot| slot.try_lock().ok())
+            0
         };
+        let free = (0..count).find_map(|step| self.slots[(start + step) % count].try_lock().ok());
         let mut slot = match free {
             Some(slot) => slot,
+            // A busy slot is never skipped for good: waiting on one in turn spreads the
+            // waiters over every connection.
             None => {
-                let index = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-                self.slots[index].lock().await
+                let index = if self.settings.in_turn {
+                    start
+                } else {
+                    self.next.fetch_add(1, Ordering::Relaxed)
+                };
+                self.slots[index % count].lock().await
             }
         };
         if slot.busy {
