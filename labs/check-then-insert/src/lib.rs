@@ -47,7 +47,10 @@ CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
 
 /// More rows to write in an apply's transaction: see [`PgLedger::apply_with`].
 pub trait Also: Sync {
-    /// Writes them on `client`, inside the transaction that records `receipt`.
+    /// Writes them on `client`, inside the transaction that records `receipt`. Its statements
+    /// are sent in the same round trip as the record's, before its answer is known: when the
+    /// record yields to a concurrent writer of the key, the transaction rolls back, these rows
+    /// with it.
     fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c>;
 }
 
@@ -121,9 +124,9 @@ impl PgLedger {
         Ok(ledger)
     }
 
-    /// Applies as [`Ledger::apply`] does, and runs `also` inside the same transaction, after
-    /// the record and before the commit, for a new operation only (a replay writes nothing).
-    /// Rows `also` writes commit with the effect and the record, or not at all.
+    /// Applies as [`Ledger::apply`] does, and runs `also` inside the same transaction, sent
+    /// with the record and before the commit, for a new operation only (a replay writes
+    /// nothing). Rows `also` writes commit with the effect and the record, or not at all.
     pub fn apply_with(
         &self,
         key: &Key,
@@ -186,13 +189,17 @@ impl PgLedger {
             };
             hooks.at(Point::AfterEffect);
             // The record, in the same transaction: both commit, or neither does.
+            // Whatever else must commit with the record (Stage 5: the job's outgoing event)
+            // goes in the same round trip: the row lock taken by the effect is held for one
+            // round trip less. If the record yields to a concurrent one, everything rolls back.
             let created_at = unix_seconds(SystemTime::now());
-            let inserted =
-                insert_record(tx.client(), scope, key, request, receipt, created_at).await?;
-            if inserted {
-                // Whatever else must commit with the record (Stage 5: the job's outgoing event).
-                also.write(tx.client(), receipt).await?;
-            }
+            let (inserted, also) = tokio::join!(
+                biased;
+                insert_record(tx.client(), scope, key, request, receipt, created_at),
+                also.write(tx.client(), receipt),
+            );
+            let inserted = inserted?;
+            also?;
             Ok::<_, Error>(inserted.then_some(receipt))
         }
         .await;
