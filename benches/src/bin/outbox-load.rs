@@ -4,7 +4,9 @@
 //! server and a dispatcher in this process:
 //!
 //! 1. **Accepting**: `--jobs` jobs accepted by `--concurrency` threads, each job with its event
-//!    in one transaction: jobs per second.
+//!    in one transaction: jobs per second, for the first half in one ledger scope and for the
+//!    second half spread over `--scopes` scopes (tenants). A scope's ledger row orders its jobs,
+//!    so one scope commits one job at a time: the first figure is that wall.
 //! 2. **Dispatching**: the dispatcher delivers that backlog with `--concurrency` deliveries at
 //!    once: events per second, from the first claim to the last conversion.
 //! 3. **End to end**: jobs offered at a fixed `--rate` for `--seconds` while the dispatcher runs;
@@ -16,7 +18,7 @@
 //! ratio to it. Bounded: fixed job counts, a fixed offered load, and a hard time cap. Without
 //! `RETRYKEY_PG_URL` the PostgreSQL parts are skipped and named.
 //!
-//! `cargo run --release -p retrykey-benches --bin outbox-load -- [--jobs N] [--concurrency C] [--rate R] [--seconds S] [--backends postgres,sqlite]`
+//! `cargo run --release -p retrykey-benches --bin outbox-load -- [--jobs N] [--concurrency C] [--scopes K] [--rate R] [--seconds S] [--backends postgres,sqlite]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,7 +28,7 @@ use clap::Parser;
 use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
-use retrykey_outbox::Documents;
+use retrykey_outbox::{Documents, DocumentsOptions};
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
 use retrykey_outbox_checks::faults::Place;
 use retrykey_server::loopback::Server;
@@ -49,6 +51,11 @@ struct Args {
     /// Seconds of each pgbench run.
     #[arg(long, default_value_t = 5)]
     pgbench_seconds: u64,
+    /// Ledger scopes (tenants) the second half of the backlog is spread over, each accepting
+    /// thread in one; the first half is accepted in one scope. A scope commits one job at a
+    /// time, since its ledger row orders them: the two figures show that wall.
+    #[arg(long, default_value_t = 8)]
+    scopes: usize,
     /// Only these backends (comma-separated: postgres, sqlite); default both.
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
@@ -61,14 +68,15 @@ struct Args {
 /// The figures of one backend.
 struct Measured {
     accepted_per_s: f64,
+    spread_per_s: f64,
     delivered_per_s: f64,
     latency_ms: Vec<f64>,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    if args.concurrency == 0 || args.rate == 0 || args.seconds == 0 {
-        bail!("--concurrency, --rate and --seconds must be at least 1");
+    if args.concurrency == 0 || args.rate == 0 || args.seconds == 0 || args.scopes == 0 {
+        bail!("--concurrency, --rate, --seconds and --scopes must be at least 1");
     }
     let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
     let url = url_from_env();
@@ -84,7 +92,7 @@ fn main() -> anyhow::Result<()> {
     }
     println!(
         "outbox-load: {} jobs backlog, {} at once (accepting threads, deliveries, pgbench clients); \
-         end to end {} jobs/s for {} s; dispatcher poll 25 ms; {} cores",
+         end to end {} jobs/s for {} s; dispatcher poll at most 25 ms; {} cores",
         args.jobs,
         args.concurrency,
         args.rate,
@@ -138,9 +146,15 @@ fn main() -> anyhow::Result<()> {
         };
         println!("{backend}:");
         println!(
-            "  accept (job and event, one transaction): {:.0} jobs/s{}",
+            "  accept (job and event, one transaction), one scope: {:.0} jobs/s{}",
             measured.accepted_per_s,
             ratio(measured.accepted_per_s)
+        );
+        println!(
+            "  accept, jobs spread over {} scopes: {:.0} jobs/s{}",
+            args.scopes,
+            measured.spread_per_s,
+            ratio(measured.spread_per_s)
         );
         println!(
             "  dispatch (claim, deliver, consumer converts, mark): {:.0} events/s{}",
@@ -182,9 +196,15 @@ fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow:
     // 1 and 2: a backlog accepted, then delivered.
     let backlog = place();
     let (documents, consumer) = open(&backlog);
+    let half = args.jobs / 2;
     let started = Instant::now();
-    accept_backlog(&documents, args.jobs, args.concurrency)?;
-    let accepted_per_s = args.jobs as f64 / started.elapsed().as_secs_f64();
+    accept_backlog(&[Arc::clone(&documents)], 0..half, args.concurrency)?;
+    let accepted_per_s = half as f64 / started.elapsed().as_secs_f64();
+    let tenants = tenants(&backlog, args);
+    let started = Instant::now();
+    accept_backlog(&tenants, half..args.jobs, args.concurrency)?;
+    let spread_per_s = (args.jobs - half) as f64 / started.elapsed().as_secs_f64();
+    drop(tenants);
     let runtime = tokio::runtime::Runtime::new()?;
     let delivered_per_s = runtime.block_on(dispatch(
         &documents, &consumer, args, args.jobs, None, deadline,
@@ -230,6 +250,7 @@ fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow:
     latency_ms.sort_by(f64::total_cmp);
     Ok(Measured {
         accepted_per_s,
+        spread_per_s,
         delivered_per_s,
         latency_ms,
     })
@@ -243,16 +264,33 @@ fn accept(documents: &Arc<dyn Documents>, key: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One handle per scope on the place's database, the accepting threads' connections shared
+/// out among them.
+fn tenants(place: &Place, args: &Args) -> Vec<Arc<dyn Documents>> {
+    (0..args.scopes)
+        .map(|n| {
+            Arc::from(place.open_documents_with(DocumentsOptions {
+                scope: format!("tenant-{n}"),
+                pg_connections: args.concurrency.div_ceil(args.scopes),
+                ..DocumentsOptions::default()
+            }))
+        })
+        .collect()
+}
+
+/// Accepts the jobs numbered `jobs` with `threads` threads, thread `t` in scope `t` of
+/// `tenants` (round the list).
 fn accept_backlog(
-    documents: &Arc<dyn Documents>,
-    jobs: usize,
+    tenants: &[Arc<dyn Documents>],
+    jobs: std::ops::Range<usize>,
     threads: usize,
 ) -> anyhow::Result<()> {
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
+                let documents = &tenants[t % tenants.len()];
                 scope.spawn(move || -> anyhow::Result<()> {
-                    for n in (t..jobs).step_by(threads) {
+                    for n in (jobs.start + t..jobs.end).step_by(threads) {
                         accept(documents, &format!("backlog-{n}"))?;
                     }
                     Ok(())

@@ -113,7 +113,12 @@ impl Place {
 
     /// The document service's database, opened in this process (the accepting side).
     pub fn open_documents(&self) -> Box<dyn Documents> {
-        let mut options = DocumentsOptions::default();
+        self.open_documents_with(DocumentsOptions::default())
+    }
+
+    /// [`Place::open_documents`] with `options` (a scope, a pool size); the schema is the
+    /// place's own.
+    pub fn open_documents_with(&self, mut options: DocumentsOptions) -> Box<dyn Documents> {
         if let Db::Postgres { schema, .. } = &self.documents {
             options.pg_schema = schema.name().to_owned();
         }
