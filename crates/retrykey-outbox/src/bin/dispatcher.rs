@@ -38,7 +38,8 @@ struct Args {
     /// How many deliveries run at once.
     #[arg(long, value_name = "N", value_parser = positive, default_value = "16", allow_negative_numbers = true)]
     concurrency: usize,
-    /// How long to wait before looking again when nothing was due.
+    /// The longest wait before looking again when nothing was due (a sixteenth of it right
+    /// after events were found, doubling with each look that finds none).
     #[arg(long, value_name = "DUR", default_value = "25ms")]
     poll: Span,
     /// Attempts per delivery, the first one included.
