@@ -1,5 +1,7 @@
 //! The request: what the operation asks for, compared field by field when a key comes back.
 
+use std::sync::Arc;
+
 use crate::{Error, RequestProblem};
 
 /// The longest job name accepted, in bytes.
@@ -8,7 +10,9 @@ pub const MAX_JOB_BYTES: usize = 64;
 /// A validated request: a job name and a positive number of units to reserve.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Request {
-    job: String,
+    /// Shared, not copied: the ledger keeps the request of every record it writes, and a
+    /// clone is then a count, not an allocation.
+    job: Arc<str>,
     units: u64,
 }
 
@@ -40,7 +44,10 @@ impl Request {
         if units == 0 {
             return Err(Error::InvalidRequest(RequestProblem::ZeroUnits));
         }
-        Ok(Self { job, units })
+        Ok(Self {
+            job: job.into(),
+            units,
+        })
     }
 
     /// Validates a request whose unit count arrives as text (a form field, a CLI flag).
