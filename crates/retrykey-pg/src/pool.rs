@@ -87,9 +87,10 @@ pub struct Pool {
 #[derive(Default)]
 struct Slot {
     connection: Option<Connection>,
-    /// Set while work runs on the connection. Still set when the next caller arrives, it means
-    /// the work never returned (it panicked, or its future was dropped) and may have left a
-    /// transaction open or a reply unread: the connection is closed, not reused.
+    /// Set while work runs on the connection. Still set when its lease ends, or when the next
+    /// caller arrives (a lease that was leaked, never dropped), it means the work never
+    /// returned (it panicked, or its future was dropped) and may have left a transaction open
+    /// or a reply unread: the connection is closed, not reused.
     busy: bool,
 }
 
@@ -226,6 +227,18 @@ impl Pool {
                 .await
                 .map_err(|_elapsed| Error::OperationTimeout(limit)),
             None => Ok(work.await),
+        }
+    }
+}
+
+/// Work dropped before it returned (its caller gave up, as a server does when the client hangs
+/// up) may have left a transaction open, holding its locks: close the connection now, so the
+/// server rolls it back at once rather than when the slot is next used.
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if self.slot.busy {
+            self.slot.connection = None;
+            self.slot.busy = false;
         }
     }
 }
