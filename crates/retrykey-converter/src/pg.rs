@@ -8,10 +8,11 @@
 
 use std::sync::Arc;
 
-use retrykey_durable::pg::{Pool, storage};
-use retrykey_pg::Settings;
+use retrykey_durable::pg::transaction::Transaction;
+use retrykey_durable::pg::{Failed, Pool, storage};
+use retrykey_pg::{Connection, Settings};
 use tokio_postgres::Client;
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 
 use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
 use retrykey_wire::ConversionRequest;
@@ -76,7 +77,7 @@ impl PgConverter {
     pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
         Ok(self
             .pool
-            .run(async |client| convert(client, request, unix_ms()).await.map_err(storage))?)
+            .run_prepared(async |connection| convert(connection, request, unix_ms()).await)?)
     }
 
     /// The same, awaited on the caller's runtime: what the service runs per delivery.
@@ -86,12 +87,14 @@ impl PgConverter {
             .run(|connection| {
                 // Owned by the attempt: the pool's work may not borrow from its caller.
                 let request = request.clone();
-                Box::pin(async move { convert(connection.client_mut(), &request, unix_ms()).await })
+                Box::pin(async move {
+                    convert(connection, &request, unix_ms())
+                        .await
+                        .map_err(Failed)
+                })
             })
             .await;
-        converted
-            .map_err(unavailable)?
-            .map_err(|error| Error::Postgres(Box::new(error)))
+        Ok(converted.map_err(unavailable)?.map_err(|Failed(error)| error)?)
     }
 
     /// How many conversions are stored.
@@ -175,57 +178,69 @@ async fn count(client: &Client) -> Result<u64, tokio_postgres::Error> {
     Ok(row.get::<_, i64>(0).cast_unsigned())
 }
 
+/// The record of a delivery, unless the event has one; sent together with `BEGIN`, so it
+/// writes only inside the transaction (the marker of [`Transaction::begin_with`]).
+const RECORD: &str = "INSERT INTO processed (event_id)
+                      SELECT $1 WHERE current_setting('retrykey.in_transaction', true) = 'yes'
+                      ON CONFLICT (event_id) DO NOTHING";
+
+/// The effect, and its number written into the record, in one statement.
+const EFFECT: &str = "WITH effect AS (
+                          INSERT INTO conversions (event_id, job, units, converted_at)
+                          VALUES ($1, $2, $3, $4) RETURNING number
+                      )
+                      UPDATE processed SET conversion = effect.number FROM effect
+                      WHERE event_id = $1 RETURNING processed.conversion";
+
+/// What the first delivery of an event answered.
+const FIRST_ANSWER: &str = "SELECT conversion FROM processed WHERE event_id = $1";
+
 /// The transaction itself: the record first, so that the unique index picks the one delivery
-/// that converts.
+/// that converts. Two round trips: `BEGIN` with the record, then the effect with `COMMIT`
+/// (or the first answer with `ROLLBACK`). A failed effect aborts the transaction, and the
+/// `COMMIT` behind it then rolls back.
 async fn convert(
-    client: &mut Client,
+    connection: &mut Connection,
     request: &ConversionRequest,
     now_ms: i64,
-) -> Result<Converted, tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    let first = tx
-        .execute_typed(
-            "INSERT INTO processed (event_id) VALUES ($1) ON CONFLICT (event_id) DO NOTHING",
-            &[(&request.event, Type::TEXT)],
-        )
-        .await?
-        == 1;
-    if !first {
+) -> Result<Converted, retrykey::Error> {
+    let record = connection.prepared(RECORD).await.map_err(storage)?;
+    let effect = connection.prepared(EFFECT).await.map_err(storage)?;
+    let first_answer = connection.prepared(FIRST_ANSWER).await.map_err(storage)?;
+    let client = connection.client();
+    let (tx, recorded) = Transaction::begin_with(client, async {
+        client
+            .execute(&record, &[&request.event])
+            .await
+            .map_err(storage)
+    })
+    .await?;
+    if recorded == 0 {
         // A redelivery (or a duplicate that waited for the first to commit): answer what the
         // first delivery answered, and write nothing.
-        let row = tx
-            .query_typed_one(
-                "SELECT conversion FROM processed WHERE event_id = $1",
-                &[(&request.event, Type::TEXT)],
-            )
-            .await?;
-        tx.rollback().await?;
+        let params: [&(dyn ToSql + Sync); 1] = [&request.event];
+        let (row, ended) = tokio::join!(
+            biased;
+            client.query_one(&first_answer, &params),
+            tx.rollback(),
+        );
+        ended?;
+        let row = row.map_err(storage)?;
         return Ok(Converted {
             conversion: row.get::<_, i64>(0).cast_unsigned(),
             replayed: true,
         });
     }
-    // The effect, and its number written into the record, in the same transaction (and in one
-    // statement: one round trip).
     let units = request.units.cast_signed();
-    let row = tx
-        .query_typed_one(
-            "WITH effect AS (
-                 INSERT INTO conversions (event_id, job, units, converted_at)
-                 VALUES ($1, $2, $3, $4) RETURNING number
-             )
-             UPDATE processed SET conversion = effect.number FROM effect
-             WHERE event_id = $1 RETURNING processed.conversion",
-            &[
-                (&request.event, Type::TEXT),
-                (&request.job, Type::TEXT),
-                (&units, Type::INT8),
-                (&now_ms, Type::INT8),
-            ],
-        )
-        .await?;
-    let number: i64 = row.get(0);
-    tx.commit().await?;
+    let params: [&(dyn ToSql + Sync); 4] = [&request.event, &request.job, &units, &now_ms];
+    let (row, committed) = tokio::join!(
+        biased;
+        client.query_one(&effect, &params),
+        tx.commit(),
+    );
+    // The effect's failure first: the COMMIT behind it only rolled back.
+    let number: i64 = row.map_err(storage)?.get(0);
+    committed?;
     Ok(Converted {
         conversion: number.cast_unsigned(),
         replayed: false,

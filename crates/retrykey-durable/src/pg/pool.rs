@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, PoisonError};
 
 use retrykey::Error;
+use retrykey_pg::Connection;
 use tokio::runtime::Runtime;
 use tokio_postgres::Client;
 
@@ -95,13 +96,22 @@ impl Pool {
         &self,
         mut work: impl AsyncFnMut(&mut Client) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        self.run_prepared(async |connection| work(connection.client_mut()).await)
+    }
+
+    /// [`Pool::run`] with the connection itself, for work that uses the statements it keeps
+    /// prepared.
+    pub fn run_prepared<T>(
+        &self,
+        mut work: impl AsyncFnMut(&mut Connection) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let runtime = self
             .runtime
             .as_ref()
             .expect("the runtime lives as long as the pool");
         let outcome = runtime.block_on(
             self.pool
-                .run_local(async |connection| work(connection.client_mut()).await.map_err(Failed)),
+                .run_local(async |connection| work(connection).await.map_err(Failed)),
         );
         match outcome {
             Ok(done) => done.map_err(|Failed(error)| error),
