@@ -18,7 +18,7 @@
 //! ratio to it. Bounded: fixed job counts, a fixed offered load, and a hard time cap. Without
 //! `RETRYKEY_PG_URL` the PostgreSQL parts are skipped and named.
 //!
-//! `cargo run --release -p retrykey-benches --bin outbox-load -- [--jobs N] [--concurrency C] [--scopes K] [--rate R] [--seconds S] [--backends postgres,sqlite]`
+//! `cargo run --release -p retrykey-benches --bin outbox-load -- [--jobs N] [--concurrency C] [--scopes K] [--marks durable|relaxed] [--rate R] [--seconds S] [--backends postgres,sqlite]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,8 +28,8 @@ use clap::Parser;
 use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
-use retrykey_outbox::{Documents, DocumentsOptions};
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
+use retrykey_outbox::{Documents, DocumentsOptions, Marks};
 use retrykey_outbox_checks::faults::Place;
 use retrykey_server::loopback::Server;
 use retrykey_testkit::pgbench::{self, quantile};
@@ -56,6 +56,10 @@ struct Args {
     /// time, since its ledger row orders them: the two figures show that wall.
     #[arg(long, default_value_t = 8)]
     scopes: usize,
+    /// How the dispatcher's marks commit on PostgreSQL: durable (the default) or relaxed
+    /// (not waiting for the disk; a database crash redelivers the last moment's events).
+    #[arg(long, default_value = "durable", value_parser = ["durable", "relaxed"])]
+    marks: String,
     /// Only these backends (comma-separated: postgres, sqlite); default both.
     #[arg(long, value_delimiter = ',')]
     backends: Vec<String>,
@@ -92,11 +96,12 @@ fn main() -> anyhow::Result<()> {
     }
     println!(
         "outbox-load: {} jobs backlog, {} at once (accepting threads, deliveries, pgbench clients); \
-         end to end {} jobs/s for {} s; dispatcher poll at most 25 ms; {} cores",
+         end to end {} jobs/s for {} s; dispatcher poll at most 25 ms; {} marks; {} cores",
         args.jobs,
         args.concurrency,
         args.rate,
         args.seconds,
+        args.marks,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let reference = match &url {
@@ -185,9 +190,16 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The two databases of a fresh place, opened as the load needs them.
-fn open(place: &Place) -> (Arc<dyn Documents>, Arc<ConverterDb>) {
+fn open(place: &Place, args: &Args) -> (Arc<dyn Documents>, Arc<ConverterDb>) {
+    let marks = match args.marks.as_str() {
+        "relaxed" if place.backend == "postgres" => Marks::Relaxed,
+        _ => Marks::Durable,
+    };
     (
-        Arc::from(place.open_documents()),
+        Arc::from(place.open_documents_with(DocumentsOptions {
+            marks,
+            ..DocumentsOptions::default()
+        })),
         Arc::new(place.open_consumer()),
     )
 }
@@ -195,7 +207,7 @@ fn open(place: &Place) -> (Arc<dyn Documents>, Arc<ConverterDb>) {
 fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow::Result<Measured> {
     // 1 and 2: a backlog accepted, then delivered.
     let backlog = place();
-    let (documents, consumer) = open(&backlog);
+    let (documents, consumer) = open(&backlog, args);
     let half = args.jobs / 2;
     let started = Instant::now();
     accept_backlog(&[Arc::clone(&documents)], 0..half, args.concurrency)?;
@@ -213,7 +225,7 @@ fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow:
 
     // 3: jobs offered at a fixed rate while the dispatcher runs.
     let offered_place = place();
-    let (documents, consumer) = open(&offered_place);
+    let (documents, consumer) = open(&offered_place, args);
     let offered = (args.rate * args.seconds) as usize;
     let feeding = Arc::clone(&documents);
     let interval = Duration::from_secs_f64(1.0 / args.rate as f64);

@@ -265,7 +265,10 @@ impl Documents for PgDocuments {
 
     fn mark_delivered(&self, claimed: &Claimed, conversion: Option<u64>) -> Result<bool, Error> {
         let now = self.now_ms();
-        self.run(async |client| pg_events::mark_delivered(client, claimed, conversion, now).await)
+        let marks = self.marks();
+        self.run(async |client| {
+            pg_events::mark_delivered(client, claimed, conversion, now, marks).await
+        })
     }
 
     fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error> {

@@ -78,7 +78,7 @@ pub use documents::Documents;
 pub use error::{ActionError, Error};
 pub use event::{Claimed, Event, EventId, EventRow, EventState, check_reason};
 pub use options::{
-    DEFAULT_MAX_JOBS, DEFAULT_MAX_UNITS, DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions,
+    DEFAULT_MAX_JOBS, DEFAULT_MAX_UNITS, DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions, Marks,
 };
 pub use pg::PgDocuments;
 pub use sqlite::SqliteDocuments;

@@ -19,6 +19,22 @@ pub const DEFAULT_MAX_JOBS: usize = 1_000_000;
 /// Units the ledger commits in all by default.
 pub const DEFAULT_MAX_UNITS: u64 = 1_000_000_000_000;
 
+/// How the mark that settles a delivered event commits on PostgreSQL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Marks {
+    /// The commit waits until the mark is on disk: once the dispatcher has seen it, a
+    /// database crash cannot undo it. The default.
+    #[default]
+    Durable,
+    /// The commit does not wait for the disk (`synchronous_commit = off` for the mark's
+    /// transaction only): a crash of the database server may lose the marks of its last
+    /// fraction of a second (up to three times `wal_writer_delay`, 600 ms by default). Those
+    /// events are pending again after the restart and are delivered once more, which the
+    /// consumer answers from its record: the redelivery window widens, no event is lost and
+    /// none is converted twice. A crash of the dispatcher loses nothing. Refused on SQLite.
+    Relaxed,
+}
+
 /// Settings of the document service's database, on either backend.
 #[derive(Debug, Clone)]
 pub struct DocumentsOptions {
@@ -37,6 +53,9 @@ pub struct DocumentsOptions {
     /// the outbox share them), and as many for the dispatcher's statements; one per job
     /// accepted (or event settled) at once. A command that does one thing needs one.
     pub pg_connections: usize,
+    /// PostgreSQL only: how a delivery's mark commits. [`Marks::Durable`] unless a
+    /// dispatcher chooses otherwise.
+    pub marks: Marks,
     /// The clock events' times, due times and leases are read from.
     pub clock: Clock,
     /// Where the ledger's crash points call out: a seam for the checks.
@@ -56,6 +75,7 @@ impl Default for DocumentsOptions {
             durability: Durability::Full,
             pg_schema: DEFAULT_SCHEMA.to_owned(),
             pg_connections: 8,
+            marks: Marks::Durable,
             clock: Clock::system(),
             hooks: Hooks::none(),
         }

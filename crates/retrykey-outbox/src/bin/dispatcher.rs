@@ -13,7 +13,7 @@ use retrykey_client::Policy;
 use retrykey_crashpoints::pause_at;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, documents};
+use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, Marks, documents};
 use retrykey_program::flags::{self, Database, FlagError, Span, positive};
 use retrykey_server::signalled;
 
@@ -63,6 +63,10 @@ struct Args {
     /// Print one line per settled delivery.
     #[arg(long)]
     log: bool,
+    /// PostgreSQL: how a delivery's mark commits. `relaxed` does not wait for the disk, so a
+    /// database crash may deliver the last fraction of a second's events once more.
+    #[arg(long, value_name = "durable|relaxed", default_value = "durable", value_parser = marks)]
+    marks: Marks,
     /// Seed the jitter of retries and redeliveries, so that a run repeats exactly.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -80,6 +84,17 @@ fn consumer_url(text: &str) -> Result<String, FlagError> {
         });
     }
     Ok(text.trim_end_matches('/').to_owned())
+}
+
+fn marks(text: &str) -> Result<Marks, FlagError> {
+    match text {
+        "durable" => Ok(Marks::Durable),
+        "relaxed" => Ok(Marks::Relaxed),
+        _ => Err(FlagError::OneOf {
+            expected: "durable or relaxed",
+            got: text.to_owned(),
+        }),
+    }
 }
 
 fn pause_point(text: &str) -> Result<Point, FlagError> {
@@ -144,6 +159,7 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
     let db = args.db.clone();
     let documents_options = DocumentsOptions {
         pg_schema: args.pg_schema.clone(),
+        marks: args.marks,
         ..DocumentsOptions::default()
     };
     let documents = tokio::task::spawn_blocking(move || documents::open(&db, documents_options))

@@ -3,10 +3,10 @@
 
 use retrykey::Error;
 use retrykey_durable::pg::storage;
-use tokio_postgres::types::Type;
-use tokio_postgres::{GenericClient, Row};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, GenericClient, Row};
 
-use crate::{Claimed, Event, EventId, EventRow, EventState, NewEvent};
+use crate::{Claimed, Event, EventId, EventRow, EventState, Marks, NewEvent};
 
 /// Writes a job's outgoing event, pending and due at once.
 pub async fn insert(db: &impl GenericClient, new: &NewEvent) -> Result<(), Error> {
@@ -87,24 +87,40 @@ pub async fn claim(
 }
 
 /// Marks the event of `claimed` delivered, only while the claim is still the event's current
-/// one (see the SQLite `mark_delivered`).
+/// one (see the SQLite `mark_delivered`). With [`Marks::Relaxed`] the mark goes in a
+/// transaction whose commit does not wait for the disk: `BEGIN`, the mark and `COMMIT` in one
+/// round trip, and a failed mark aborts the transaction, so the `COMMIT` behind it rolls back.
 pub async fn mark_delivered(
-    db: &impl GenericClient,
+    client: &Client,
     claimed: &Claimed,
     conversion: Option<u64>,
     now: i64,
+    marks: Marks,
 ) -> Result<bool, Error> {
     let conversion = conversion.map(u64::cast_signed);
-    settle(
-        db,
-        "UPDATE outbox SET state = 'delivered', settled_at = $3, conversion = $4,
-             lease_until = NULL, last_error = NULL
-         WHERE event_id = $1 AND token = $2 AND state = 'pending'",
-        claimed,
-        &[(&now, Type::INT8), (&conversion, Type::INT8)],
-    )
-    .await
+    let params: [(&(dyn ToSql + Sync), Type); 2] = [(&now, Type::INT8), (&conversion, Type::INT8)];
+    let mark = settle(client, MARK_DELIVERED, claimed, &params);
+    match marks {
+        Marks::Durable => mark.await,
+        Marks::Relaxed => {
+            let (begun, marked, committed) = tokio::join!(
+                biased;
+                client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
+                mark,
+                client.batch_execute("COMMIT"),
+            );
+            begun.map_err(storage)?;
+            let marked = marked?;
+            committed.map_err(storage)?;
+            Ok(marked)
+        }
+    }
 }
+
+const MARK_DELIVERED: &str =
+    "UPDATE outbox SET state = 'delivered', settled_at = $3, conversion = $4,
+             lease_until = NULL, last_error = NULL
+         WHERE event_id = $1 AND token = $2 AND state = 'pending'";
 
 /// Lets the claim go and makes the event due again at `due_at`. Fenced.
 pub async fn postpone(

@@ -108,6 +108,11 @@ impl PgDocuments {
         &self.options.scope
     }
 
+    /// How a delivery's mark commits.
+    pub fn marks(&self) -> crate::Marks {
+        self.options.marks
+    }
+
     /// The clock this database reads.
     pub fn clock(&self) -> Clock {
         self.options.clock
@@ -184,10 +189,11 @@ impl PgDocuments {
         conversion: Option<u64>,
     ) -> Result<bool, Error> {
         let now = self.now_ms();
+        let marks = self.options.marks;
         self.run_async(|connection| {
             let claimed = claimed.clone();
             Box::pin(async move {
-                events::mark_delivered(connection.client(), &claimed, conversion, now)
+                events::mark_delivered(connection.client(), &claimed, conversion, now, marks)
                     .await
                     .map_err(Failed)
             })

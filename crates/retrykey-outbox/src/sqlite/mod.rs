@@ -16,7 +16,7 @@ use retrykey_durable::SqliteLedger;
 use retrykey_program::Clock;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::{Accepted, DocumentsOptions, Error, EventId};
+use crate::{Accepted, DocumentsOptions, Error, EventId, Marks};
 
 /// The outbox: one row per accepted job, the job's outgoing event and its delivery history.
 ///
@@ -97,6 +97,13 @@ impl SqliteDocuments {
         options: DocumentsOptions,
         steps: AcceptSteps,
     ) -> Result<Self, Error> {
+        if options.marks != Marks::Durable {
+            return Err(Error::Config(
+                "relaxed marks need PostgreSQL: a SQLite commit's durability is the file's \
+                 setting, not the transaction's"
+                    .to_owned(),
+            ));
+        }
         // The ledger's tables first: the outbox's index is on one of them.
         let ledger = SqliteLedger::open(path, options.ledger())?;
         let conn = retrykey_durable::sqlite::connect(path, options.durability)?;

@@ -13,7 +13,7 @@ use retrykey::{Key, Request};
 use retrykey_client::Policy;
 use retrykey_http::IdempotencyKey;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, SqliteDocuments};
+use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, Marks, SqliteDocuments};
 use retrykey_server::loopback::Server;
 use retrykey_testkit::ScratchFile;
 
@@ -188,4 +188,20 @@ fn impossible_settings_are_refused() {
         0,
         "nothing was claimed"
     );
+}
+
+// Marks that do not wait for the disk are a PostgreSQL setting; SQLite refuses them with a
+// typed error before it creates anything.
+#[test]
+fn relaxed_marks_are_refused_on_sqlite() {
+    let file = ScratchFile::new("relaxed-marks");
+    let options = DocumentsOptions {
+        marks: Marks::Relaxed,
+        ..DocumentsOptions::default()
+    };
+    match SqliteDocuments::open(file.path(), options) {
+        Err(Error::Config(why)) => assert!(why.contains("PostgreSQL"), "{why}"),
+        other => panic!("relaxed marks on SQLite: {other:?}"),
+    }
+    assert!(!file.path().exists(), "the refusal created the database");
 }

@@ -12,7 +12,7 @@ use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::crash::{Hooks, Point};
 use retrykey_durable_checks::admin::url;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, PgDocuments};
+use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, Marks, PgDocuments};
 use retrykey_program::Clock;
 use retrykey_server::loopback::Server;
 use retrykey_testkit::FreshSchema;
@@ -26,11 +26,17 @@ impl Schema {
     }
 
     fn open(&self, clock: Clock, hooks: Hooks) -> PgDocuments {
-        let options = DocumentsOptions {
-            pg_schema: self.0.name().to_owned(),
+        self.open_with(DocumentsOptions {
             clock,
             hooks,
             ..DocumentsOptions::default()
+        })
+    }
+
+    fn open_with(&self, options: DocumentsOptions) -> PgDocuments {
+        let options = DocumentsOptions {
+            pg_schema: self.0.name().to_owned(),
+            ..options
         };
         PgDocuments::connect(&url(), options).expect("connects")
     }
@@ -47,10 +53,14 @@ fn job(n: u64) -> (Key, Request) {
 /// fresh schema of its own; the schemas are dropped with the first value.
 fn accepted_with_consumer(
     jobs: u64,
+    marks: Marks,
 ) -> ((Schema, FreshSchema), Arc<PgDocuments>, Arc<ConverterDb>) {
     let schema = Schema::new();
     let consumer_schema = FreshSchema::new(&url());
-    let documents = Arc::new(schema.open(Clock::system(), Hooks::none()));
+    let documents = Arc::new(schema.open_with(DocumentsOptions {
+        marks,
+        ..DocumentsOptions::default()
+    }));
     for n in 1..=jobs {
         let (key, request) = job(n);
         documents.accept(&key, &request).expect("accepted");
@@ -215,7 +225,20 @@ fn pg_fence_and_actions() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_jobs_are_converted_once() {
-    let (_schemas, documents, consumer) = accepted_with_consumer(5);
+    converted_once(Marks::Durable);
+}
+
+// The same with marks that do not wait for the disk: the mark's own transaction, sent in one
+// round trip, settles every event as the durable one does.
+#[test]
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+fn pg_relaxed_marks_settle_every_event() {
+    converted_once(Marks::Relaxed);
+}
+
+fn converted_once(marks: Marks) {
+    let (_schemas, documents, consumer) = accepted_with_consumer(5, marks);
+    assert_eq!(documents.marks(), marks);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -253,7 +276,7 @@ fn pg_jobs_are_converted_once() {
 #[test]
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 fn pg_delivery_needs_no_blocking_thread() {
-    let (_schemas, documents, consumer) = accepted_with_consumer(3);
+    let (_schemas, documents, consumer) = accepted_with_consumer(3, Marks::Durable);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(1)

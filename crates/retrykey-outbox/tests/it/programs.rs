@@ -63,6 +63,7 @@ fn bad_values_are_one_line_and_create_nothing() {
         ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--concurrency", "0"], "--concurrency"),
         ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--poll", "10"], "--poll"),
         ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--pause-at", "later"], "expected sent"),
+        ("dispatcher", vec!["--db", &db, "--consumer", consumer, "--marks", "fast"], "expected durable or relaxed"),
         ("converter", vec!["--db", &db, "--listen", "localhost"], "--listen"),
         ("converter", vec!["--db", "sqlite:", "--listen", "127.0.0.1:0"], "sqlite: needs a file path"),
         ("converter", vec!["--db", &db, "--pause-at", "before"], "expected converted"),
