@@ -94,7 +94,9 @@ impl PgConverter {
                 })
             })
             .await;
-        Ok(converted.map_err(unavailable)?.map_err(|Failed(error)| error)?)
+        Ok(converted
+            .map_err(unavailable)?
+            .map_err(|Failed(error)| error)?)
     }
 
     /// How many conversions are stored.
