@@ -54,6 +54,10 @@ pub(crate) struct Inner {
     steps: FenceSteps,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
+    /// Held across each write transaction: this process's writers queue here, woken as soon
+    /// as the one before them commits, instead of in SQLite's busy handler, which sleeps in
+    /// steps of milliseconds. Writers of other processes still meet on the file's lock.
+    writing: Mutex<()>,
     attempts: Attempts,
 }
 
@@ -122,6 +126,7 @@ impl SqliteEntries {
                 steps,
                 connections,
                 next: AtomicUsize::new(0),
+                writing: Mutex::new(()),
                 attempts: Attempts::default(),
             }),
         })
@@ -219,10 +224,18 @@ impl Inner {
     ) -> Result<T, Error> {
         let inner = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
-            let slot = inner.next.fetch_add(1, Ordering::Relaxed) % inner.connections.len();
-            let conn = inner.connections[slot]
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            // A free connection if there is one, from the next in turn on; else wait for that
+            // one.
+            let count = inner.connections.len();
+            let start = inner.next.fetch_add(1, Ordering::Relaxed);
+            let free = (0..count)
+                .find_map(|step| inner.connections[(start + step) % count].try_lock().ok());
+            let conn = match free {
+                Some(conn) => conn,
+                None => inner.connections[start % count]
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
             work(&conn)
         })
         .await
@@ -235,7 +248,9 @@ impl Inner {
         self: &Arc<Self>,
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
+        let inner = Arc::clone(self);
         self.read(move |conn| {
+            let _turn = inner.writing.lock().unwrap_or_else(PoisonError::into_inner);
             // `read` hands out a shared reference; the transaction needs `&mut`. Each slot is
             // behind its own mutex, so a fresh unchecked transaction on it is exclusive.
             let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
