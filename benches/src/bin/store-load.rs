@@ -209,7 +209,13 @@ async fn main() -> anyhow::Result<()> {
         },
         None => false,
     };
-    let (mut pgbench_n, mut pgbench_s) = (Vec::new(), Vec::new());
+    let (mut pgbench_n, mut pgbench_s, mut pgbench_two) = (Vec::new(), Vec::new(), Vec::new());
+    // The shape of a fresh key's database work, in pgbench's own tables: one commit that
+    // inserts a row, then one that updates a row and inserts another.
+    let script =
+        std::env::temp_dir().join(format!("retrykey-two-commits-{}.sql", std::process::id()));
+    std::fs::write(&script, TWO_COMMITS).context("pgbench's script")?;
+    let two_commits = format!("-f{}", script.display());
     let next_key = Arc::new(AtomicU64::new(0));
     let mut capped = false;
     'rounds: for round in 0..=args.rounds {
@@ -250,7 +256,11 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         if let (Some(url), true, true) = (&url, pgbench_ready, round > 0) {
-            for (mode, figures) in [("-N", &mut pgbench_n), ("-S", &mut pgbench_s)] {
+            for (mode, figures) in [
+                ("-N", &mut pgbench_n),
+                ("-S", &mut pgbench_s),
+                (two_commits.as_str(), &mut pgbench_two),
+            ] {
                 if Instant::now() + Duration::from_secs(args.pgbench_seconds + 5) > deadline {
                     capped = true;
                     break 'rounds;
@@ -268,6 +278,7 @@ async fn main() -> anyhow::Result<()> {
 
     let n = median(&pgbench_n);
     let s = median(&pgbench_s);
+    let two = median(&pgbench_two);
     println!();
     println!(
         "{:<38} {:>8} {:>8} {:>8} {:>12} {:>7}",
@@ -312,6 +323,26 @@ async fn main() -> anyhow::Result<()> {
             s,
             listed(&pgbench_s)
         );
+    }
+    if !pgbench_two.is_empty() {
+        println!(
+            "{:<38} {:>8.0}   (runs: {}; {:.1}% of -N)",
+            format!("pgbench, two commits, {}", args.concurrency),
+            two,
+            listed(&pgbench_two),
+            100.0 * two / n
+        );
+        if let Some(pg) = targets.iter().find(|t| t.kind == Kind::Postgres)
+            && !pg.fresh.is_empty()
+        {
+            println!(
+                "PostgreSQL floor: a fresh key commits twice (the claim, then the charge with \
+                 its answer); pgbench with two commits per transaction runs at {:.1}% of -N, \
+                 and the fresh key at {:.1}% of it",
+                100.0 * two / n,
+                100.0 * median_by(&pg.fresh, |m| m.tps) / two
+            );
+        }
     }
     if let Some(pg) = targets.iter().find(|t| t.kind == Kind::Postgres)
         && !pgbench_n.is_empty()
@@ -388,6 +419,7 @@ async fn main() -> anyhow::Result<()> {
         drop(store);
         println!("SQLite file {} removed: {}", path.display(), !path.exists());
     }
+    let _ = std::fs::remove_file(&script);
     println!("done in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -540,6 +572,18 @@ async fn pg_footprint(url: &str, schema: &str) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A pgbench script of two transactions, each with its own commit.
+const TWO_COMMITS: &str = "\\set aid random(1, 100000 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+";
 
 /// Single-row commits to measure the SQLite floor with.
 const SQLITE_FLOOR_COMMITS: u32 = 1000;
