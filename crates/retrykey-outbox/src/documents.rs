@@ -106,6 +106,11 @@ impl Documents for SqliteDocuments {
 
     fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error> {
         let now = self.now_ms();
+        // A look takes no lock: only one that finds due events takes the file's write lock,
+        // which accepting jobs needs too.
+        if !self.read(|conn| sqlite_events::any_due(conn, now))? {
+            return Ok(Vec::new());
+        }
         self.write(|tx| sqlite_events::claim(tx, owner, now, now + millis(lease), limit))
     }
 

@@ -39,6 +39,17 @@ pub fn event_of_job(
         .optional()
 }
 
+/// Whether any event is due at `now` and not held by a live claim: [`claim`]'s condition,
+/// read without a transaction.
+pub fn any_due(conn: &Connection, now: i64) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM outbox
+                        WHERE state = 'pending' AND due_at <= ?1
+                          AND (lease_until IS NULL OR lease_until <= ?1))",
+    )?
+    .query_row(params![now], |row| row.get(0))
+}
+
 /// Claims up to `limit` events that are due at `now` and not held by a live claim, for
 /// `owner` until `lease_until`, each with a new fencing token; the oldest due first.
 pub fn claim(
