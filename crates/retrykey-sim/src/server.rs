@@ -245,11 +245,7 @@ impl Recorder {
     async fn handle(self, request: Request<Body>) -> Result<Response<Body>, Infallible> {
         let key = key_of(request.headers());
         let (parts, body) = request.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
+        let bytes = whole(body).await;
         let amount = amount_of(&bytes);
         self.history.record(
             "server",
@@ -280,11 +276,7 @@ impl Recorder {
         let request = Request::from_parts(parts, full(bytes));
         let response = KEY.scope(key, self.payments.oneshot(request)).await?;
         let (parts, body) = response.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
+        let bytes = whole(body).await;
         run.end(HandlerEnd::Answered(
             parts.status.as_u16(),
             String::from_utf8_lossy(&bytes).into_owned(),
@@ -325,6 +317,14 @@ impl Drop for Run {
             self.end(HandlerEnd::Abandoned);
         }
     }
+}
+
+/// All of `body`, or nothing if it fails part way: the recorders keep what arrived whole.
+async fn whole<B: hyper::body::Body>(body: B) -> Bytes {
+    body.collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default()
 }
 
 fn unavailable() -> Response<Body> {
