@@ -56,9 +56,9 @@ pub struct DispatcherOptions {
     /// How many deliveries run at once; also the most events one claim takes.
     pub concurrency: usize,
     /// The longest wait before looking again when nothing was due. Right after a claim that
-    /// found events the wait is a sixteenth of it, and it doubles with each look that finds
-    /// nothing: an event accepted under steady load waits a few milliseconds, an idle outbox
-    /// is looked at `1 / poll` times a second.
+    /// found events the wait is a sixteenth of it (at least 1 ms), and it doubles with each
+    /// whole wait that finds nothing: an event accepted under steady load waits a few
+    /// milliseconds, an idle outbox is looked at `1 / poll` times a second.
     pub poll: Duration,
     /// One delivery's retries: attempts, backoff, budget, attempt timeout.
     pub policy: Policy,
@@ -75,8 +75,8 @@ pub struct DispatcherOptions {
 
 impl DispatcherOptions {
     /// The defaults, delivering to `consumer`: owner `dispatcher pid <n>`, a 30 s lease, 16
-    /// deliveries at once, a poll of at most 25 ms; 3 attempts within 10 s (3 s each) per delivery; then
-    /// 1 s doubling up to 60 s between deliveries; settled events kept a day.
+    /// deliveries at once, a poll of at most 25 ms; 3 attempts within 10 s (3 s each) per
+    /// delivery; then 1 s doubling up to 60 s between deliveries; settled events kept a day.
     pub fn new(consumer: impl Into<String>) -> Self {
         let policy = Policy::builder()
             .attempt_timeout(Duration::from_secs(3))
@@ -243,6 +243,9 @@ impl Dispatcher {
         let mut in_flight = JoinSet::new();
         let mut tally = Tally::default();
         let mut since_sweep = tokio::time::Instant::now();
+        let busy_wait = (self.options.poll / 16)
+            .max(Duration::from_millis(1))
+            .min(self.options.poll);
         let mut wait = self.options.poll;
         // Whether the last wait ran to its end: only a whole wait that found nothing doubles
         // the next one (a finished delivery also wakes the loop, and its look is not one).
@@ -258,9 +261,7 @@ impl Dispatcher {
                     Ok(claimed) => {
                         claimed_any = !claimed.is_empty();
                         if claimed_any {
-                            wait = (self.options.poll / 16)
-                                .max(Duration::from_millis(1))
-                                .min(self.options.poll);
+                            wait = busy_wait;
                         } else if waited {
                             wait = (wait * 2).min(self.options.poll);
                         }

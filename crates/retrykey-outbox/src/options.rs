@@ -35,6 +35,17 @@ pub enum Marks {
     Relaxed,
 }
 
+impl Marks {
+    /// The setting a flag names: `durable` or `relaxed`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "durable" => Some(Self::Durable),
+            "relaxed" => Some(Self::Relaxed),
+            _ => None,
+        }
+    }
+}
+
 /// Settings of the document service's database, on either backend.
 #[derive(Debug, Clone)]
 pub struct DocumentsOptions {

@@ -87,14 +87,10 @@ fn consumer_url(text: &str) -> Result<String, FlagError> {
 }
 
 fn marks(text: &str) -> Result<Marks, FlagError> {
-    match text {
-        "durable" => Ok(Marks::Durable),
-        "relaxed" => Ok(Marks::Relaxed),
-        _ => Err(FlagError::OneOf {
-            expected: "durable or relaxed",
-            got: text.to_owned(),
-        }),
-    }
+    Marks::from_name(text).ok_or_else(|| FlagError::OneOf {
+        expected: "durable or relaxed",
+        got: text.to_owned(),
+    })
 }
 
 fn pause_point(text: &str) -> Result<Point, FlagError> {
