@@ -222,25 +222,7 @@ impl Inner {
         self: &Arc<Self>,
         work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        let inner = Arc::clone(self);
-        tokio::task::spawn_blocking(move || {
-            // A free connection if there is one, from the next in turn on; else wait for that
-            // one.
-            let count = inner.connections.len();
-            let start = inner.next.fetch_add(1, Ordering::Relaxed);
-            let free = (0..count)
-                .find_map(|step| inner.connections[(start + step) % count].try_lock().ok());
-            let conn = match free {
-                Some(conn) => conn,
-                None => inner.connections[start % count]
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            };
-            work(&conn)
-        })
-        .await
-        .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
-        .map_err(unavailable)
+        self.blocking(move |inner| inner.on_connection(work)).await
     }
 
     /// Runs `work` in one `BEGIN IMMEDIATE` transaction and commits it if it returns `Ok`.
@@ -248,17 +230,51 @@ impl Inner {
         self: &Arc<Self>,
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        let inner = Arc::clone(self);
-        self.read(move |conn| {
+        self.blocking(move |inner| {
+            // The writer's turn before a connection: a writer waiting for its turn holds no
+            // connection a reader could use.
             let _turn = inner.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            // `read` hands out a shared reference; the transaction needs `&mut`. Each slot is
-            // behind its own mutex, so a fresh unchecked transaction on it is exclusive.
-            let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-            let value = work(&tx)?;
-            tx.commit()?;
-            Ok(value)
+            inner.on_connection(|conn| {
+                // The transaction needs `&mut`; each slot is behind its own mutex, so a fresh
+                // unchecked transaction on it is exclusive.
+                let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+                let value = work(&tx)?;
+                tx.commit()?;
+                Ok(value)
+            })
         })
         .await
+    }
+
+    /// Runs `work` on a blocking thread.
+    async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Inner) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, Error> {
+        let inner = Arc::clone(self);
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
+            .map_err(unavailable)
+    }
+
+    /// Runs `work` on a free connection if there is one, from the next in turn on; else waits
+    /// for that one. Blocks.
+    fn on_connection<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        let count = self.connections.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let free =
+            (0..count).find_map(|step| self.connections[(start + step) % count].try_lock().ok());
+        let conn = match free {
+            Some(conn) => conn,
+            None => self.connections[start % count]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        };
+        work(&conn)
     }
 
     pub(crate) fn steps(&self) -> &FenceSteps {
