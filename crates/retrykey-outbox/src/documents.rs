@@ -265,25 +265,31 @@ impl Documents for PgDocuments {
     fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error> {
         let now = self.now_ms();
         let until = now + millis(lease);
-        self.run(async |client| pg_events::claim(client, owner, now, until, limit).await)
+        self.run_prepared(async |connection| {
+            pg_events::claim(connection, owner, now, until, limit).await
+        })
     }
 
     fn mark_delivered(&self, claimed: &Claimed, conversion: Option<u64>) -> Result<bool, Error> {
         let now = self.now_ms();
         let marks = self.marks();
-        self.run(async |client| {
-            pg_events::mark_delivered(client, claimed, conversion, now, marks).await
+        self.run_prepared(async |connection| {
+            pg_events::mark_delivered(connection, claimed, conversion, now, marks).await
         })
     }
 
     fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error> {
         let due = self.now_ms() + millis(wait);
-        self.run(async |client| pg_events::postpone(client, claimed, error, due).await)
+        self.run_prepared(async |connection| {
+            pg_events::postpone(connection, claimed, error, due).await
+        })
     }
 
     fn mark_rejected(&self, claimed: &Claimed, error: &str) -> Result<bool, Error> {
         let now = self.now_ms();
-        self.run(async |client| pg_events::mark_rejected(client, claimed, error, now).await)
+        self.run_prepared(async |connection| {
+            pg_events::mark_rejected(connection, claimed, error, now).await
+        })
     }
 
     fn find(&self, id: &str) -> Result<Option<EventRow>, Error> {

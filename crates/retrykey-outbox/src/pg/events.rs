@@ -3,8 +3,9 @@
 
 use retrykey::Error;
 use retrykey_durable::pg::storage;
+use retrykey_pg::Connection;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, GenericClient, Row};
+use tokio_postgres::{GenericClient, Row};
 
 use crate::{Claimed, Event, EventId, EventRow, EventState, Marks, NewEvent};
 
@@ -46,32 +47,17 @@ pub async fn event_of_job(
 
 /// Claims up to `limit` due events that no live claim holds, for `owner` until `lease_until`,
 /// each with a new fencing token from the sequence; rows another dispatcher is claiming at
-/// this moment are skipped, not waited for.
+/// this moment are skipped, not waited for. Prepared once per connection, as is every write
+/// the dispatcher repeats: the server parses it once, not at every claim.
 pub async fn claim(
-    db: &impl GenericClient,
+    connection: &mut Connection,
     owner: &str,
     now: i64,
     lease_until: i64,
     limit: usize,
 ) -> Result<Vec<Claimed>, Error> {
-    let rows = db
-        .query_typed(
-            "UPDATE outbox o SET owner = $1, token = nextval('outbox_token'),
-                 lease_until = $3, deliveries = o.deliveries + 1
-             FROM (SELECT event_id FROM outbox
-                   WHERE state = 'pending' AND due_at <= $2
-                     AND (lease_until IS NULL OR lease_until <= $2)
-                   ORDER BY due_at, operation LIMIT $4
-                   FOR UPDATE SKIP LOCKED) due
-             WHERE o.event_id = due.event_id
-             RETURNING o.event_id, o.operation, o.job, o.units, o.deliveries, o.token",
-            &[
-                (&owner, Type::TEXT),
-                (&now, Type::INT8),
-                (&lease_until, Type::INT8),
-                (&(limit as i64), Type::INT8),
-            ],
-        )
+    let rows = connection
+        .all(CLAIM, &[&owner, &now, &lease_until, &(limit as i64)])
         .await
         .map_err(storage)?;
     let mut claimed: Vec<Claimed> = rows
@@ -86,94 +72,100 @@ pub async fn claim(
     Ok(claimed)
 }
 
+const CLAIM: &str = "UPDATE outbox o SET owner = $1::text, token = nextval('outbox_token'),
+        lease_until = $3::int8, deliveries = o.deliveries + 1
+    FROM (SELECT event_id FROM outbox
+          WHERE state = 'pending' AND due_at <= $2::int8
+            AND (lease_until IS NULL OR lease_until <= $2::int8)
+          ORDER BY due_at, operation LIMIT $4::int8
+          FOR UPDATE SKIP LOCKED) due
+    WHERE o.event_id = due.event_id
+    RETURNING o.event_id, o.operation, o.job, o.units, o.deliveries, o.token";
+
 /// Marks the event of `claimed` delivered, only while the claim is still the event's current
 /// one (see the SQLite `mark_delivered`). With [`Marks::Relaxed`] the mark goes in a
 /// transaction whose commit does not wait for the disk: `BEGIN`, the mark and `COMMIT` in one
 /// round trip, and a failed mark aborts the transaction, so the `COMMIT` behind it rolls back.
 pub async fn mark_delivered(
-    client: &Client,
+    connection: &mut Connection,
     claimed: &Claimed,
     conversion: Option<u64>,
     now: i64,
     marks: Marks,
 ) -> Result<bool, Error> {
     let conversion = conversion.map(u64::cast_signed);
-    let params: [(&(dyn ToSql + Sync), Type); 2] = [(&now, Type::INT8), (&conversion, Type::INT8)];
-    let mark = settle(client, MARK_DELIVERED, claimed, &params);
+    let (id, token) = fenced(claimed);
+    let params: [&(dyn ToSql + Sync); 4] = [&id, &token, &now, &conversion];
     match marks {
-        Marks::Durable => mark.await,
+        Marks::Durable => {
+            let changed = connection.execute(MARK_DELIVERED, &params).await;
+            Ok(changed.map_err(storage)? == 1)
+        }
         Marks::Relaxed => {
+            let statement = connection.prepared(MARK_DELIVERED).await.map_err(storage)?;
+            let client = connection.client();
+            // Requests go out in the order they are first polled.
             let (begun, marked, committed) = tokio::join!(
                 biased;
                 client.batch_execute("BEGIN; SET LOCAL synchronous_commit = off"),
-                mark,
+                client.execute(&statement, &params),
                 client.batch_execute("COMMIT"),
             );
             begun.map_err(storage)?;
-            let marked = marked?;
+            let marked = marked.map_err(storage)?;
             committed.map_err(storage)?;
-            Ok(marked)
+            Ok(marked == 1)
         }
     }
 }
 
 const MARK_DELIVERED: &str =
-    "UPDATE outbox SET state = 'delivered', settled_at = $3, conversion = $4,
+    "UPDATE outbox SET state = 'delivered', settled_at = $3::int8, conversion = $4::int8,
              lease_until = NULL, last_error = NULL
-         WHERE event_id = $1 AND token = $2 AND state = 'pending'";
+         WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'";
 
 /// Lets the claim go and makes the event due again at `due_at`. Fenced.
 pub async fn postpone(
-    db: &impl GenericClient,
+    connection: &mut Connection,
     claimed: &Claimed,
     error: &str,
     due_at: i64,
 ) -> Result<bool, Error> {
-    settle(
-        db,
-        "UPDATE outbox SET lease_until = NULL, due_at = $3, last_error = $4
-         WHERE event_id = $1 AND token = $2 AND state = 'pending'",
-        claimed,
-        &[(&due_at, Type::INT8), (&error, Type::TEXT)],
-    )
-    .await
+    let (id, token) = fenced(claimed);
+    let changed = connection
+        .execute(
+            "UPDATE outbox SET lease_until = NULL, due_at = $3::int8, last_error = $4::text
+             WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
+            &[&id, &token, &due_at, &error],
+        )
+        .await
+        .map_err(storage)?;
+    Ok(changed == 1)
 }
 
 /// Settles the event as rejected by the consumer. Fenced.
 pub async fn mark_rejected(
-    db: &impl GenericClient,
+    connection: &mut Connection,
     claimed: &Claimed,
     error: &str,
     now: i64,
 ) -> Result<bool, Error> {
-    settle(
-        db,
-        "UPDATE outbox SET state = 'rejected', settled_at = $3, last_error = $4,
-             lease_until = NULL
-         WHERE event_id = $1 AND token = $2 AND state = 'pending'",
-        claimed,
-        &[(&now, Type::INT8), (&error, Type::TEXT)],
-    )
-    .await
-}
-
-/// Runs one fenced write: `$1` is the event, `$2` the claim's token, `more` the rest.
-async fn settle(
-    db: &impl GenericClient,
-    statement: &str,
-    claimed: &Claimed,
-    more: &[(&(dyn tokio_postgres::types::ToSql + Sync), Type)],
-) -> Result<bool, Error> {
-    let id = claimed.event.id.as_str();
-    let token = claimed.token.cast_signed();
-    let mut params: Vec<(&(dyn tokio_postgres::types::ToSql + Sync), Type)> =
-        vec![(&id, Type::TEXT), (&token, Type::INT8)];
-    params.extend_from_slice(more);
-    let changed = db
-        .execute_typed(statement, &params)
+    let (id, token) = fenced(claimed);
+    let changed = connection
+        .execute(
+            "UPDATE outbox SET state = 'rejected', settled_at = $3::int8, last_error = $4::text,
+                 lease_until = NULL
+             WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
+            &[&id, &token, &now, &error],
+        )
         .await
         .map_err(storage)?;
     Ok(changed == 1)
+}
+
+/// A fenced write's first two parameters: `$1` the event, `$2` the claim's token.
+fn fenced(claimed: &Claimed) -> (&str, i64) {
+    (claimed.event.id.as_str(), claimed.token.cast_signed())
 }
 
 /// The columns [`row`] reads, in its order.

@@ -154,6 +154,14 @@ impl PgDocuments {
 
     /// Runs `work` on one of the serving connections, awaited on the caller's runtime. Like
     /// every pool's work, it owns what it uses: it may run more than once.
+    /// [`PgDocuments::run`] with the connection itself, for the statements it keeps prepared.
+    pub(crate) fn run_prepared<T>(
+        &self,
+        work: impl AsyncFnMut(&mut Connection) -> Result<T, retrykey::Error>,
+    ) -> Result<T, Error> {
+        self.pool.run_prepared(work).map_err(Error::postgres)
+    }
+
     async fn run_async<T, F>(&self, work: F) -> Result<T, Error>
     where
         F: for<'c> FnMut(&'c mut Connection) -> Work<'c, T, Failed>,
@@ -177,7 +185,7 @@ impl PgDocuments {
         self.run_async(|connection| {
             let owner = owner.to_owned();
             Box::pin(async move {
-                events::claim(connection.client(), &owner, now, until, limit)
+                events::claim(connection, &owner, now, until, limit)
                     .await
                     .map_err(Failed)
             })
@@ -196,7 +204,7 @@ impl PgDocuments {
         self.run_async(|connection| {
             let claimed = claimed.clone();
             Box::pin(async move {
-                events::mark_delivered(connection.client(), &claimed, conversion, now, marks)
+                events::mark_delivered(connection, &claimed, conversion, now, marks)
                     .await
                     .map_err(Failed)
             })
@@ -215,7 +223,7 @@ impl PgDocuments {
         self.run_async(|connection| {
             let (claimed, error) = (claimed.clone(), error.to_owned());
             Box::pin(async move {
-                events::postpone(connection.client(), &claimed, &error, due)
+                events::postpone(connection, &claimed, &error, due)
                     .await
                     .map_err(Failed)
             })
@@ -233,7 +241,7 @@ impl PgDocuments {
         self.run_async(|connection| {
             let (claimed, error) = (claimed.clone(), error.to_owned());
             Box::pin(async move {
-                events::mark_rejected(connection.client(), &claimed, &error, now)
+                events::mark_rejected(connection, &claimed, &error, now)
                     .await
                     .map_err(Failed)
             })
