@@ -38,8 +38,9 @@ use retrykey_testkit::pgbench::{self, quantile};
 
 #[derive(Debug, Parser)]
 struct Args {
-    /// Jobs in the backlog the dispatcher delivers.
-    #[arg(long, default_value_t = 3000)]
+    /// Jobs in the backlog the dispatcher delivers: enough for a dispatch about as long as
+    /// pgbench's run, so that a burst of outside load weighs on both alike.
+    #[arg(long, default_value_t = 6000)]
     jobs: usize,
     /// Accepting threads, deliveries at once, and pgbench's clients.
     #[arg(long, default_value_t = 8)]
