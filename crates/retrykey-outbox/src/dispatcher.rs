@@ -29,6 +29,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +54,8 @@ pub struct DispatcherOptions {
     /// itself delayed past the lease (a busy or unreachable database); the fence then refuses
     /// the late mark, and the event is delivered again, harmlessly.
     pub lease: Duration,
-    /// How many deliveries run at once; also the most events one claim takes.
+    /// How many deliveries run at once. [`Dispatcher::run`] holds half as many more events
+    /// claimed ahead when the lease covers two budgets ([`Dispatcher::claims_ahead`]).
     pub concurrency: usize,
     /// The longest wait before looking again when nothing was due. Right after a claim that
     /// found events the wait is a sixteenth of it (at least 1 ms), and it doubles with each
@@ -235,12 +237,18 @@ impl Dispatcher {
     }
 
     /// Delivers until `shutdown` resolves, keeping up to `concurrency` deliveries in flight;
-    /// then claims nothing more and lets the deliveries in flight finish. A database that
+    /// then claims nothing more and lets the deliveries it holds finish. A database that
     /// fails is tried again at the next poll: the dispatcher outlives a restarted server.
+    ///
+    /// A claim is a write that commits, so events are claimed in batches of half the
+    /// concurrency, not one per finished delivery. When the lease allows (see
+    /// [`Dispatcher::claims_ahead`]), the dispatcher also holds one batch claimed ahead, ready
+    /// to start the moment a delivery ends, so that every slot stays busy between claims.
     pub async fn run(&self, shutdown: impl Future<Output = ()>) -> Tally {
         let mut shutdown = std::pin::pin!(shutdown);
         let mut stopping = false;
         let mut in_flight = JoinSet::new();
+        let mut ready: VecDeque<Claimed> = VecDeque::new();
         let mut tally = Tally::default();
         let mut since_sweep = tokio::time::Instant::now();
         let busy_wait = (self.options.poll / 16)
@@ -250,12 +258,14 @@ impl Dispatcher {
         // Whether the last wait ran to its end: only a whole wait that found nothing doubles
         // the next one (a finished delivery also wakes the loop, and its look is not one).
         let mut waited = false;
+        let concurrency = self.options.concurrency;
+        let batch = concurrency.div_ceil(2);
+        // The most events held at once: in flight, and ready to start.
+        let most = concurrency + self.claims_ahead();
         loop {
-            let room = self.options.concurrency - in_flight.len();
+            self.start_ready(&mut in_flight, &mut ready);
+            let room = most - in_flight.len() - ready.len();
             let mut claimed_any = false;
-            // A claim is a write that commits: take events in batches (once half the room is
-            // free), not one claim per finished delivery.
-            let batch = self.options.concurrency.div_ceil(2);
             if !stopping && room >= batch {
                 match self.claim(room).await {
                     Ok(claimed) => {
@@ -267,21 +277,20 @@ impl Dispatcher {
                         }
                         waited = false;
                         tally.claimed += claimed.len();
-                        for claimed in claimed {
-                            in_flight.spawn(self.delivery(claimed));
-                        }
+                        ready.extend(claimed);
+                        self.start_ready(&mut in_flight, &mut ready);
                     }
                     Err(error) => eprintln!("dispatcher: cannot claim: {error}"),
                 }
             }
-            if stopping && in_flight.is_empty() {
+            if stopping && in_flight.is_empty() && ready.is_empty() {
                 return tally;
             }
             if since_sweep.elapsed() >= SWEEP_EVERY {
                 since_sweep = tokio::time::Instant::now();
                 self.sweep().await;
             }
-            if claimed_any && self.options.concurrency - in_flight.len() >= batch {
+            if claimed_any && most - in_flight.len() - ready.len() >= batch {
                 continue; // more may be due, and there is room for a batch: look again at once
             }
             tokio::select! {
@@ -291,6 +300,34 @@ impl Dispatcher {
                 () = tokio::time::sleep(wait), if !stopping => waited = true,
                 () = &mut shutdown, if !stopping => stopping = true,
             }
+        }
+    }
+
+    /// Starts claimed events, oldest claim first, while a slot is free.
+    fn start_ready(
+        &self,
+        in_flight: &mut JoinSet<(Claimed, Result<Delivery, Error>)>,
+        ready: &mut VecDeque<Claimed>,
+    ) {
+        while in_flight.len() < self.options.concurrency
+            && let Some(claimed) = ready.pop_front()
+        {
+            in_flight.spawn(self.delivery(claimed));
+        }
+    }
+
+    /// How many events [`Dispatcher::run`] holds claimed ahead of a free slot: half the
+    /// concurrency when the lease covers two deliveries' budgets, else none.
+    ///
+    /// An event claimed ahead waits for a slot at most one budget (by then every delivery in
+    /// flight when it was claimed has ended, and they outnumber the events waiting), then
+    /// runs for at most one more. Within a lease of two budgets it is never delivered after
+    /// its claim has lapsed; with a shorter lease the dispatcher claims only what it starts.
+    pub fn claims_ahead(&self) -> usize {
+        if self.options.lease > self.options.policy.budget() * 2 {
+            self.options.concurrency.div_ceil(2)
+        } else {
+            0
         }
     }
 

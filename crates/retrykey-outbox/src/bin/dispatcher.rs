@@ -35,7 +35,8 @@ struct Args {
     /// How long a claim is held; longer than a delivery's budget.
     #[arg(long, value_name = "DUR", default_value = "30s")]
     lease: Span,
-    /// How many deliveries run at once.
+    /// How many deliveries run at once; with a lease longer than two budgets, half as many
+    /// more events are held claimed, ready to start.
     #[arg(long, value_name = "N", value_parser = positive, default_value = "16", allow_negative_numbers = true)]
     concurrency: usize,
     /// The longest wait before looking again when nothing was due (a sixteenth of it right

@@ -2,6 +2,7 @@
 //! out within one delivery, a definitive refusal settles the event as rejected for an operator,
 //! and settings that cannot work are refused before anything runs.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,15 +26,21 @@ struct Outbox {
 
 impl Outbox {
     fn with_one_job(name: &str) -> Self {
+        Self::with_jobs(name, 1)
+    }
+
+    fn with_jobs(name: &str, jobs: u64) -> Self {
         let file = ScratchFile::new(&format!("dispatcher-{name}"));
         let documents =
             SqliteDocuments::open(file.path(), DocumentsOptions::default()).expect("opens");
-        documents
-            .accept(
-                &Key::new("job-1").unwrap(),
-                &Request::new("report.docx", 2).unwrap(),
-            )
-            .expect("accepted");
+        for n in 1..=jobs {
+            documents
+                .accept(
+                    &Key::new(format!("job-{n}")).unwrap(),
+                    &Request::new("report.docx", 2).unwrap(),
+                )
+                .expect("accepted");
+        }
         Self {
             documents: Arc::new(documents),
             _file: file,
@@ -145,6 +152,110 @@ async fn a_definitive_refusal_waits_for_an_operator() {
         "{row:?}"
     );
     consumer.stop().await;
+}
+
+// While every slot waits on the consumer, a dispatcher whose lease covers two budgets holds
+// half its concurrency more claimed, ready to start; with a shorter lease it claims only what it
+// starts. Stopped, it delivers what it claimed ahead too, and leaves no claim behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_claimed_ahead_only_within_the_lease() {
+    for (lease, ahead) in [(Duration::from_secs(30), 2), (Duration::from_secs(8), 0)] {
+        let outbox = Outbox::with_jobs(&format!("ahead-{}", lease.as_secs()), 10);
+        let arrivals = Arc::new(AtomicUsize::new(0));
+        let (release, released) = tokio::sync::watch::channel(false);
+        let router = {
+            let arrivals = Arc::clone(&arrivals);
+            Router::new().route(
+                "/conversions",
+                post(move |headers: HeaderMap| {
+                    let arrivals = Arc::clone(&arrivals);
+                    let mut released = released.clone();
+                    async move {
+                        arrivals.fetch_add(1, Ordering::SeqCst);
+                        released
+                            .wait_for(|go| *go)
+                            .await
+                            .expect("the test releases");
+                        let key = IdempotencyKey::from_headers(&headers)
+                            .unwrap()
+                            .expect("a key");
+                        let event = key.as_str();
+                        (
+                            StatusCode::CREATED,
+                            format!(r#"{{"event":"{event}","conversion":41}}"#),
+                        )
+                    }
+                }),
+            )
+        };
+        let consumer = Server::start(router).await.expect("a consumer");
+        let policy = Policy::builder()
+            .budget(Duration::from_secs(5))
+            .attempt_timeout(Duration::from_secs(4))
+            .build()
+            .expect("a policy");
+        let options = DispatcherOptions {
+            lease,
+            policy,
+            concurrency: 4,
+            seed: Some(2),
+            ..DispatcherOptions::new(consumer.url())
+        };
+        let documents: Arc<dyn Documents> = Arc::clone(&outbox.documents) as Arc<dyn Documents>;
+        let dispatcher = Dispatcher::new(documents, options).expect("valid options");
+        assert_eq!(dispatcher.claims_ahead(), ahead);
+
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(async move {
+            dispatcher
+                .run(async {
+                    stopped.await.ok();
+                })
+                .await
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while arrivals.load(Ordering::SeqCst) < 4 {
+            assert!(
+                Instant::now() < deadline,
+                "four deliveries never reached the consumer"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let claimed = |documents: &SqliteDocuments| {
+            documents
+                .events()
+                .unwrap()
+                .iter()
+                .filter(|row| row.deliveries == 1)
+                .count()
+        };
+        assert_eq!(arrivals.load(Ordering::SeqCst), 4, "one delivery per slot");
+        assert_eq!(claimed(&outbox.documents), 4 + ahead, "lease {lease:?}");
+
+        stop.send(()).expect("the dispatcher runs");
+        release.send(true).expect("the consumer waits");
+        let tally = running.await.expect("the run ends");
+        assert_eq!(
+            (tally.claimed, tally.delivered),
+            (4 + ahead, 4 + ahead),
+            "{tally:?}"
+        );
+        let events = outbox.documents.events().unwrap();
+        let delivered = events
+            .iter()
+            .filter(|row| row.state == EventState::Delivered);
+        assert_eq!(delivered.count(), 4 + ahead);
+        let untouched = events
+            .iter()
+            .filter(|row| row.state == EventState::Pending && row.deliveries == 0);
+        assert_eq!(untouched.count(), 6 - ahead, "nothing else was claimed");
+        let held = events
+            .iter()
+            .filter(|row| row.state == EventState::Pending && row.lease_until_ms.is_some());
+        assert_eq!(held.count(), 0, "no claim is left behind");
+        consumer.stop().await;
+    }
 }
 
 // Settings that cannot work are refused, naming the setting: a lease no longer than one
