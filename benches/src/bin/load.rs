@@ -1,6 +1,7 @@
 //! Loopback load: the payments handler bare and behind the layer (fresh keys, one replayed key,
-//! no key). Prints throughput and latency percentiles per path. Bounded: a fixed number of
-//! requests per round, a few rounds, and a hard time cap.
+//! no key). Every request carries one header of the same size (the key, or a request id the
+//! layer ignores), made before the clock starts. Prints throughput and latency percentiles per
+//! path. Bounded: a fixed number of requests per round, a few rounds, and a hard time cap.
 //!
 //! `cargo run --release -p retrykey-benches --bin load -- [--requests N] [--concurrency C] [--rounds R] [--work-us U]`
 
@@ -172,31 +173,38 @@ async fn drive(
     concurrency: u64,
     next_key: &Arc<AtomicU64>,
 ) -> Result<Measured, BoxError> {
+    // Every request carries one header of the same size: the key on the keyed paths, a request
+    // id the layer ignores on the others. Both are made before the clock starts, so the load's
+    // own work is the same on every path and the difference is the server's.
+    let values: Arc<Vec<String>> = Arc::new(
+        (0..requests)
+            .map(|_| match path {
+                Path::Replay => "load-replayed".to_owned(),
+                _ => format!("load-{}", next_key.fetch_add(1, Ordering::Relaxed)),
+            })
+            .collect(),
+    );
+    let header = match path {
+        Path::Fresh | Path::Replay => "idempotency-key",
+        Path::Bare | Path::Keyless => "x-request-id",
+    };
     let remaining = Arc::new(AtomicU64::new(requests));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
         let client = LoopbackClient::new(url);
         let remaining = Arc::clone(&remaining);
-        let next_key = Arc::clone(next_key);
+        let values = Arc::clone(&values);
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
-            while remaining
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
+            while let Ok(left) =
+                remaining.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             {
-                let key = match path {
-                    Path::Fresh => format!("load-{}", next_key.fetch_add(1, Ordering::Relaxed)),
-                    Path::Replay => "load-replayed".to_owned(),
-                    Path::Bare | Path::Keyless => String::new(),
-                };
-                let headers: &[(&str, &str)] = if key.is_empty() {
-                    &[]
-                } else {
-                    &[("idempotency-key", key.as_str())]
-                };
+                let value = values[(left - 1) as usize].as_str();
                 let sent = Instant::now();
-                let reply = client.post("/payments", headers, r#"{"amount":5}"#).await?;
+                let reply = client
+                    .post("/payments", &[(header, value)], r#"{"amount":5}"#)
+                    .await?;
                 latencies.push(sent.elapsed());
                 if reply.status != 201 {
                     return Err(
