@@ -94,14 +94,11 @@ pub async fn mark_delivered(
     marks: Marks,
 ) -> Result<bool, Error> {
     let conversion = conversion.map(u64::cast_signed);
-    let (id, token) = fenced(claimed);
-    let params: [&(dyn ToSql + Sync); 4] = [&id, &token, &now, &conversion];
     match marks {
-        Marks::Durable => {
-            let changed = connection.execute(MARK_DELIVERED, &params).await;
-            Ok(changed.map_err(storage)? == 1)
-        }
+        Marks::Durable => settle(connection, MARK_DELIVERED, claimed, &[&now, &conversion]).await,
         Marks::Relaxed => {
+            let (id, token) = fenced(claimed);
+            let params: [&(dyn ToSql + Sync); 4] = [&id, &token, &now, &conversion];
             let statement = connection.prepared(MARK_DELIVERED).await.map_err(storage)?;
             let client = connection.client();
             // Requests go out in the order they are first polled.
@@ -131,16 +128,14 @@ pub async fn postpone(
     error: &str,
     due_at: i64,
 ) -> Result<bool, Error> {
-    let (id, token) = fenced(claimed);
-    let changed = connection
-        .execute(
-            "UPDATE outbox SET lease_until = NULL, due_at = $3::int8, last_error = $4::text
-             WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
-            &[&id, &token, &due_at, &error],
-        )
-        .await
-        .map_err(storage)?;
-    Ok(changed == 1)
+    settle(
+        connection,
+        "UPDATE outbox SET lease_until = NULL, due_at = $3::int8, last_error = $4::text
+         WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
+        claimed,
+        &[&due_at, &error],
+    )
+    .await
 }
 
 /// Settles the event as rejected by the consumer. Fenced.
@@ -150,14 +145,30 @@ pub async fn mark_rejected(
     error: &str,
     now: i64,
 ) -> Result<bool, Error> {
+    settle(
+        connection,
+        "UPDATE outbox SET state = 'rejected', settled_at = $3::int8, last_error = $4::text,
+             lease_until = NULL
+         WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
+        claimed,
+        &[&now, &error],
+    )
+    .await
+}
+
+/// Runs one fenced write, prepared: `$1` is the event, `$2` the claim's token, `more` the rest;
+/// true if it changed the row.
+async fn settle(
+    connection: &mut Connection,
+    statement: &'static str,
+    claimed: &Claimed,
+    more: &[&(dyn ToSql + Sync)],
+) -> Result<bool, Error> {
     let (id, token) = fenced(claimed);
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&id, &token];
+    params.extend_from_slice(more);
     let changed = connection
-        .execute(
-            "UPDATE outbox SET state = 'rejected', settled_at = $3::int8, last_error = $4::text,
-                 lease_until = NULL
-             WHERE event_id = $1::text AND token = $2::int8 AND state = 'pending'",
-            &[&id, &token, &now, &error],
-        )
+        .execute(statement, &params)
         .await
         .map_err(storage)?;
     Ok(changed == 1)

@@ -152,8 +152,6 @@ impl PgDocuments {
         self.pool.run(work).map_err(Error::postgres)
     }
 
-    /// Runs `work` on one of the serving connections, awaited on the caller's runtime. Like
-    /// every pool's work, it owns what it uses: it may run more than once.
     /// [`PgDocuments::run`] with the connection itself, for the statements it keeps prepared.
     pub(crate) fn run_prepared<T>(
         &self,
@@ -162,6 +160,8 @@ impl PgDocuments {
         self.pool.run_prepared(work).map_err(Error::postgres)
     }
 
+    /// Runs `work` on one of the serving connections, awaited on the caller's runtime. Like
+    /// every pool's work, it owns what it uses: it may run more than once.
     async fn run_async<T, F>(&self, work: F) -> Result<T, Error>
     where
         F: for<'c> FnMut(&'c mut Connection) -> Work<'c, T, Failed>,
