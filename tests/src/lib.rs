@@ -21,6 +21,7 @@
 
 pub mod book_rules;
 pub mod cargo_test;
+pub mod class;
 pub mod declared;
 pub mod diagrams;
 pub mod diff;
