@@ -13,7 +13,7 @@
 //! opens with three lines, then the directives of its kind:
 //!
 //! ```text
-//! kind sequence                      # sequence | bars | tree | states
+//! kind sequence                      # sequence | bars | tree | states | boxes
 //! title "The lost reply"             # the SVG's <title>
 //! desc "A client sends op-1 ..."     # the SVG's <desc>, read by screen readers
 //! ```
@@ -28,8 +28,14 @@
 //!   of the row above gets N children); `counts "column heading"`; `note "text"`.
 //! - `states` (a state machine on one line): `state ID "label"` in order; `start ID`;
 //!   `edge FROM TO "label"` (to the next state, to itself, or back to an earlier one).
+//! - `boxes` (hosts and the links between them): `box ID COLUMN ROW solid|dashed "label"` (a
+//!   box in a grid cell; dashed for one that only some runs have); `detail ID "text"` and
+//!   `fault ID "text"` (a line inside the box, plain or red); `link FROM TO plain|faulty
+//!   "label" ["below"]` (an arrow; a faulty one dashed red, with an optional red line under
+//!   it); `note "text"`.
 
 pub mod bars;
+pub mod boxes;
 pub mod sequence;
 pub mod states;
 pub mod svg;
@@ -47,13 +53,13 @@ pub enum ParseError {
         line: usize,
     },
     /// The first directive is not `kind ...`.
-    #[error("line {line}: the first directive must be `kind sequence|bars|tree|states`")]
+    #[error("line {line}: the first directive must be `kind sequence|bars|tree|states|boxes`")]
     MissingKind {
         /// The line number, from 1.
         line: usize,
     },
     /// `kind` names a kind this renderer does not draw.
-    #[error("line {line}: unknown diagram kind `{kind}` (sequence, bars, tree or states)")]
+    #[error("line {line}: unknown diagram kind `{kind}` (sequence, bars, tree, states or boxes)")]
     UnknownKind {
         /// The line number, from 1.
         line: usize,
@@ -270,6 +276,8 @@ pub enum Body {
     Tree(tree::Tree),
     /// A state machine.
     States(states::States),
+    /// Boxes and the links between them.
+    Boxes(boxes::Boxes),
 }
 
 /// A parsed diagram source.
@@ -297,7 +305,7 @@ pub fn parse(source: &str) -> Result<Diagram, ParseError> {
     if first.directive != "kind" {
         return Err(ParseError::MissingKind { line: first.number });
     }
-    first.shape("w", "kind sequence|bars|tree|states")?;
+    first.shape("w", "kind sequence|bars|tree|states|boxes")?;
     let kind = first.arg(0);
     let (mut title, mut desc) = (None, None);
     let mut rest = Vec::new();
@@ -325,6 +333,7 @@ pub fn parse(source: &str) -> Result<Diagram, ParseError> {
         "bars" => Body::Bars(bars::Bars::parse(&rest, last)?),
         "tree" => Body::Tree(tree::Tree::parse(&rest, last)?),
         "states" => Body::States(states::States::parse(&rest, last)?),
+        "boxes" => Body::Boxes(boxes::Boxes::parse(&rest, last)?),
         _ => {
             return Err(ParseError::UnknownKind {
                 line: first.number,
@@ -344,6 +353,7 @@ impl Diagram {
             Body::Bars(d) => d.draw(&mut svg),
             Body::Tree(d) => d.draw(&mut svg),
             Body::States(d) => d.draw(&mut svg),
+            Body::Boxes(d) => d.draw(&mut svg),
         };
         svg.finish(&self.title, &self.desc, width, height)
     }
@@ -355,6 +365,7 @@ impl Diagram {
             Body::Bars(d) => d.labels(),
             Body::Tree(d) => d.labels(),
             Body::States(d) => d.labels(),
+            Body::Boxes(d) => d.labels(),
         }
     }
 }

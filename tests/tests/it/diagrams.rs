@@ -237,6 +237,65 @@ fn parser_refuses_shapes_it_cannot_draw() {
 }
 
 #[test]
+fn boxes_refuse_what_they_cannot_place() {
+    // Requirement: a picture of boxes refuses a shared cell, a self link and an unknown box.
+    let boxes = "kind boxes\ntitle \"t\"\ndesc \"d\"\nbox a 0 0 solid \"A\"\n";
+    assert!(matches!(
+        error(&format!("{boxes}box b 0 0 solid \"B\"\n")),
+        ParseError::Invalid { line: 5, .. }
+    ));
+    assert!(matches!(
+        error(&format!("{boxes}link a a plain \"x\"\n")),
+        ParseError::Invalid { line: 5, .. }
+    ));
+    assert!(matches!(
+        error(&format!("{boxes}link a z faulty \"x\"\n")),
+        ParseError::UnknownId { line: 5, .. }
+    ));
+    assert!(matches!(
+        error(&format!("{boxes}box b 9 0 solid \"B\"\n")),
+        ParseError::Number { line: 5, .. }
+    ));
+    assert!(matches!(
+        error("kind boxes\ntitle \"t\"\ndesc \"d\"\n"),
+        ParseError::Invalid { .. }
+    ));
+    let drawn = parse(&format!(
+        "{boxes}box b 1 0 dashed \"B\"\nfault b \"lost\"\nlink a b faulty \"go\" \"cut\"\n"
+    ))
+    .expect("parses")
+    .render();
+    assert!(drawn.contains("stroke-dasharray") && drawn.contains(">lost<"));
+}
+
+#[test]
+fn the_simulated_world_has_the_simulators_clients() {
+    // Requirement: chapter 8's picture of the world shows the clients and operations the simulator runs.
+    use retrykey_sim::{CLIENTS, OPS_PER_CLIENT};
+    let source = retrykey_tests::diagrams::diagrams_dir().join("ch08-world.diag");
+    let text = retrykey_tests::read(&source).expect("the source reads");
+    let labels = parse(&text).expect("parses").labels();
+    let clients = labels
+        .iter()
+        .filter(|l| {
+            l.strip_prefix("client-")
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .count();
+    assert_eq!(clients, CLIENTS as usize, "client boxes in {labels:?}");
+    let operations: Vec<&String> = labels
+        .iter()
+        .filter(|l| l.contains(" operations"))
+        .collect();
+    assert_eq!(operations.len(), clients);
+    let each = format!("{OPS_PER_CLIENT} operations");
+    assert!(
+        operations.iter().all(|l| l.contains(&each)),
+        "{operations:?}, not {each}"
+    );
+}
+
+#[test]
 fn text_is_escaped_in_the_svg() {
     // Requirement: markup characters in a label cannot break the document.
     let source = "kind sequence\ntitle \"a < b & c\"\ndesc \"\\\"quoted\\\"\"\n\
