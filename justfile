@@ -105,6 +105,11 @@ exercise +args:
 check-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
 
+# Where you stand: every piece and exercise by chapter and track (not started, N of M checks pass, fixed), then the next step; `--watch` reruns on each save (seconds).
+[no-exit-message]
+progress *args:
+    @cargo run -q -p retrykey-tests --bin progress -- {{args}}
+
 # Every write-it-yourself piece: the blank fails its first check, the reference passes all, each wrong solution is refused (minutes).
 check-blanks:
     cargo test -q -p retrykey-tests --test it blanks:: -- --include-ignored

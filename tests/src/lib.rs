@@ -27,6 +27,7 @@ pub mod diagrams;
 pub mod diff;
 pub mod exercise;
 pub mod mutation;
+pub mod progress;
 pub mod simulated;
 pub mod test_output;
 pub mod tidy;

@@ -303,7 +303,7 @@ fn run_one(program: &Path, dir: &Path, check: &str) -> Result<Verdict, ExerciseE
 }
 
 /// The panic message of a failed test (up to four lines), or the output's last lines.
-fn what_it_said(output: &str) -> String {
+pub(crate) fn what_it_said(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
     if let Some(at) = lines.iter().position(|line| line.contains("panicked at")) {
         let said: Vec<&str> = lines[at + 1..]
