@@ -8,6 +8,7 @@ mod book_rules;
 mod diagrams;
 mod exercise;
 mod negatives_runner;
+mod progress;
 mod simulated;
 mod stage1_negatives;
 mod stage2_negatives;
