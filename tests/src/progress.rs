@@ -302,6 +302,17 @@ fn build(
             result.insert((*copy).clone(), Err(rendered.trim().to_string()));
         }
     }
+    let unbuilt: Vec<String> = (copies.iter())
+        .filter(|copy| !result.contains_key(*copy))
+        .cloned()
+        .collect();
+    if !output.status.success() && copies.len() > 1 && !unbuilt.is_empty() {
+        // Cargo stops at the first copy that does not compile: the others on their own.
+        for copy in unbuilt {
+            result.extend(build(root, std::slice::from_ref(&copy), env)?);
+        }
+        return Ok(result);
+    }
     if result.is_empty() && !output.status.success() {
         // Cargo stopped before building anything: a manifest it cannot read, say.
         let said = String::from_utf8_lossy(&output.stderr);

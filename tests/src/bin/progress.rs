@@ -11,14 +11,14 @@ use retrykey_tests::{class, workspace_root};
 const HELP: &str = "\
 usage: progress [--watch]
 
-Lists every piece and exercise of the class (docs/src/class.toml, tests/blanks.toml) by
-chapter and track: not started, N of M checks pass, or fixed; then the next step and its hint.
-A copy counts by the origin its Cargo.toml records, whatever its folder's name; the book's
-own book-* copies never count. The copies are only read: builds and test runs go to the
-target folder.
+Lists every piece and exercise of the class by chapter and track: not
+started, N of M checks pass, or fixed; then the next step and its hint.
+A copy counts by the origin its Cargo.toml records, whatever its folder's
+name; the book's own book-* copies never count. Copies are only read:
+builds and test runs go to the target folder.
 
-  --watch    run again after each save of a file under exercises/, until Ctrl-C
-  -h, --help print this help
+  --watch     run again after each save under exercises/, until Ctrl-C
+  -h, --help  print this help
 ";
 
 /// How often the watch looks at the files' modification times.
