@@ -624,3 +624,32 @@ pub fn failing_store_refuses_before_any_work(subject: &Subject) {
         assert_counts(&rig, 1, 1);
     });
 }
+
+/// The first attempt's request carries the reservation the store granted (its entry and
+/// token), so a handler that shares the store's database can fence its write with it; a
+/// keyless request carries none. Without it stage 5's fence has nothing to check.
+pub fn first_attempt_carries_its_reservation(subject: &Subject) {
+    run(async {
+        let rig = Rig::start(subject, Setup::default()).await;
+        let first = post(&rig, &key("k-fence"), PAY).await;
+        assert_eq!(first.status, 201, "the first attempt: {first:?}");
+        let granted = rig.probe.granted();
+        assert_eq!(
+            granted.len(),
+            1,
+            "reservations the store granted: {granted:?}"
+        );
+        assert_eq!(
+            rig.shop.reservations(),
+            vec![Some(granted[0])],
+            "the reservation the handler found on the first attempt's request"
+        );
+        let keyless = post(&rig, &[], PAY).await;
+        assert_eq!(keyless.status, 201, "a keyless POST: {keyless:?}");
+        assert_eq!(
+            rig.shop.reservations().last(),
+            Some(&None),
+            "a keyless request carries no reservation"
+        );
+    });
+}

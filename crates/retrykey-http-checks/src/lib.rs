@@ -73,6 +73,7 @@ macro_rules! __with_http_checks {
             oversized_body_is_413_before_the_handler
             replay_keeps_status_headers_and_body_but_not_cookies
             server_error_releases_the_key
+            first_attempt_carries_its_reservation
             waiters_get_503_when_the_first_attempt_fails
             wait_deadline_answers_503_with_retry_after
             reject_policy_answers_409_at_once

@@ -2,14 +2,14 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use http::{Request, Response};
 use retrykey_http::{
-    Builder, Entries, EntriesFuture, EntryId, Fingerprint, Lookup, MemoryEntries, Reserve,
-    StandardEngine, StoreLimits, StoredResponse, Token,
+    Builder, Entries, EntriesFuture, EntryId, Fingerprint, Lookup, MemoryEntries, Reservation,
+    Reserve, StandardEngine, StoreLimits, StoredResponse, Token,
 };
 use retrykey_server::loopback::{LoopbackClient, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -78,12 +78,22 @@ pub(crate) struct Probe {
     in_flight_seen: watch::Sender<usize>,
     /// When set, the first `n` reservations wait until all `n` have arrived.
     race: Option<(Barrier, AtomicUsize, usize)>,
+    /// Every reservation the store granted, in order.
+    granted: Mutex<Vec<Reservation>>,
 }
 
 impl Probe {
     pub(crate) async fn in_flight_seen(&self, n: usize) {
         let mut seen = self.in_flight_seen.subscribe();
         let _ = seen.wait_for(|&count| count >= n).await;
+    }
+
+    /// The reservations the store granted so far, in order.
+    pub(crate) fn granted(&self) -> Vec<Reservation> {
+        self.granted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -107,7 +117,15 @@ impl Entries for Probe {
                 // reserves: the worst interleaving, every time.
                 barrier.wait().await;
             }
-            self.inner.reserve(id, fp).await
+            let reserve = self.inner.reserve(id, fp).await?;
+            if let Reserve::Reserved(token) = reserve {
+                let granted = Reservation { id: *id, token };
+                self.granted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(granted);
+            }
+            Ok(reserve)
         })
     }
 
@@ -202,6 +220,7 @@ impl Rig {
                     setup.racers,
                 )
             }),
+            granted: Mutex::default(),
         });
         let builder = (setup.options)((subject.engine)(retrykey_http::IdempotencyLayer::builder()));
         let layer = builder.shared_store(probe.clone()).build();

@@ -17,8 +17,8 @@ use bytes::Bytes;
 use http_body::Frame;
 
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
-use retrykey_http::Body;
 use retrykey_http::body::{full, read_limited};
+use retrykey_http::{Body, Reservation};
 use tokio::sync::{Semaphore, watch};
 
 /// The effect counters and the fault switches.
@@ -29,6 +29,7 @@ pub struct Shop {
     started: watch::Sender<u64>,
     gate: Semaphore,
     tokens_seen: Mutex<HashSet<String>>,
+    reservations: Mutex<Vec<Option<Reservation>>>,
 }
 
 impl Shop {
@@ -39,6 +40,7 @@ impl Shop {
             started: watch::channel(0).0,
             gate: Semaphore::new(0),
             tokens_seen: Mutex::default(),
+            reservations: Mutex::default(),
         })
     }
 
@@ -50,6 +52,14 @@ impl Shop {
     /// Times the handler was entered.
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::SeqCst)
+    }
+
+    /// The reservation each attempt found on its request, in the order they entered.
+    pub fn reservations(&self) -> Vec<Option<Reservation>> {
+        self.reservations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Waits until the handler has been entered at least `n` times.
@@ -74,6 +84,11 @@ impl Shop {
     pub async fn handle(self: Arc<Self>, request: Request<Body>) -> Response<Body> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
         self.started.send_modify(|count| *count += 1);
+        let reservation = request.extensions().get::<Reservation>().copied();
+        self.reservations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(reservation);
         let (parts, body) = request.into_parts();
         if parts.method == Method::GET {
             return reply(StatusCode::OK, "looked".into());

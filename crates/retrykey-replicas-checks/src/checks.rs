@@ -1,6 +1,6 @@
 //! The checks themselves, one function per behaviour, each opened by the requirement it checks.
 
-use retrykey_http::TYPE_BASE;
+use retrykey_http::{Reserve, TYPE_BASE};
 use retrykey_program::Clock;
 use retrykey_server::loopback::LoopbackReply;
 
@@ -208,6 +208,36 @@ pub fn abandoned_key_is_taken_over_after_its_lease(subject: &Subject) {
             holder.token > abandoned && holder.owner == "replica-b" && holder.finished,
             "the key is B's, finished, under a higher token than the killed replica's \
              {abandoned:?}: {holder:?}"
+        );
+    });
+}
+
+/// A shared file bounded at 2 keys refuses a third new key as full and writes no row for it,
+/// while a key it already holds is still found: the bound holds for a claim as for every store.
+pub fn full_shared_file_refuses_new_keys(subject: &Subject) {
+    run(|path| async move {
+        let cluster = Cluster::new(subject, path);
+        let store = cluster.bounded_store("replica-a", 2).await;
+        for key in ["k-first", "k-second"] {
+            let reserved = Cluster::reserve(&*store, key).await;
+            assert!(
+                matches!(reserved, Reserve::Reserved(_)),
+                "a new key while the file holds fewer than 2: {reserved:?}"
+            );
+        }
+        let refused = Cluster::reserve(&*store, "k-third").await;
+        assert!(
+            matches!(refused, Reserve::Full),
+            "a third new key in a file bounded at 2 keys is refused as full: {refused:?}"
+        );
+        assert!(
+            cluster.holder("k-third").await.is_none(),
+            "the refused key left no row in the shared file"
+        );
+        let again = Cluster::reserve(&*store, "k-first").await;
+        assert!(
+            matches!(again, Reserve::Taken),
+            "a key the full file holds in flight is still found: {again:?}"
         );
     });
 }

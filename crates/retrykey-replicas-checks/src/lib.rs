@@ -68,6 +68,7 @@ macro_rules! __with_replicas_checks {
             duplicate_on_another_replica_gets_the_first_answer
             paused_owner_cannot_charge_after_takeover
             abandoned_key_is_taken_over_after_its_lease
+            full_shared_file_refuses_new_keys
         }
     };
 }

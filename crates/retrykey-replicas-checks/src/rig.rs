@@ -8,8 +8,8 @@ use std::time::Duration;
 use http::{Method, Uri};
 use retrykey_http::payments::{PaymentLedger, Payments};
 use retrykey_http::{
-    BoxFuture, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight, Reserve,
-    Scope, Token,
+    BoxFuture, Entries, EntryId, Error, Fingerprint, IdempotencyKey, IdempotencyLayer, InFlight,
+    Reserve, Scope, Token,
 };
 use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
@@ -192,6 +192,25 @@ impl Cluster {
             Ok(Ok(Reserve::Reserved(token))) => token,
             other => panic!("{owner} could not reserve {key} before it was killed: {other:?}"),
         }
+    }
+
+    /// The store a replica named `owner` opens on the shared file, holding at most
+    /// `max_entries` keys, for a check that reserves keys without a server in front.
+    pub(crate) async fn bounded_store(&self, owner: &str, max_entries: usize) -> Arc<dyn Entries> {
+        let choice = StoreChoice::Sqlite(self.path.clone());
+        let mut options = options(owner, Clock::system());
+        options.limits.max_entries = max_entries;
+        let opened = (self.subject.open)(&choice, options, self.subject.steps)
+            .await
+            .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
+        opened.store
+    }
+
+    /// Reserves `key` in `store` as a request's arrival would.
+    pub(crate) async fn reserve(store: &dyn Entries, key: &str) -> Reserve {
+        within("a reservation", store.reserve(&entry(key), &fingerprint()))
+            .await
+            .unwrap_or_else(|error| panic!("reserving {key} failed: {error}"))
     }
 
     /// Payments recorded in the shared file, by every replica.
