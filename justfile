@@ -105,6 +105,10 @@ exercise +args:
 check-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
 
+# The class's plan: each page's minutes from what it holds, at the pace in docs/src/class.toml, then the core's and the total (`--parts` shows the sums; seconds).
+class-plan *args:
+    @cargo run -q -p retrykey-tests --bin class-plan -- {{args}}
+
 # Where you stand: every piece and exercise by chapter and track (not started, N of M checks pass, fixed), then the next step; `--watch` reruns on each save (seconds).
 [no-exit-message]
 progress *args:

@@ -245,7 +245,7 @@ impl Include {
     }
 
     /// The lines mdBook shows, with their numbers in the file, or why it cannot show them.
-    fn shown(&self, root: &Path) -> Result<Vec<(usize, String)>, String> {
+    pub fn shown(&self, root: &Path) -> Result<Vec<(usize, String)>, String> {
         let path = self.resolved();
         let text = std::fs::read_to_string(root.join(&path))
             .map_err(|_| format!("includes `{}`, which does not exist", path.display()))?;

@@ -58,19 +58,49 @@ impl Page {
     }
 }
 
+/// The pace of one student, one figure per kind of work: every assumption of the plan
+/// (`crate::plan`), stated under `[pace]` so that a teacher can change one and rerun.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Pace {
+    /// Prose words read a minute.
+    pub words_per_minute: f64,
+    /// Listing lines (included or written) read a minute.
+    pub listing_lines_per_minute: f64,
+    /// Minutes to type one command and see it finish.
+    pub command_minutes: f64,
+    /// Minutes to read one line of a command's shown output.
+    pub output_line_minutes: f64,
+    /// Minutes to answer one Predict question on paper and check it.
+    pub predict_question_minutes: f64,
+    /// Minutes of a piece besides its lines: the spec, the copy, the checks.
+    pub piece_fixed_minutes: f64,
+    /// Minutes per line of a piece's reference bodies.
+    pub piece_line_minutes: f64,
+    /// Minutes of a make-it-green exercise besides its lines: the README, the failing check.
+    pub variant_fixed_minutes: f64,
+    /// Minutes per line of a variant's `// NEGATIVE:` blocks.
+    pub variant_line_minutes: f64,
+    /// Minutes per numbered item of a page's "Exercises" section.
+    pub written_exercise_minutes: f64,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClassFile {
     page: Vec<Page>,
+    pace: Pace,
 }
 
-/// The class: its pages in order, and every piece to write.
+/// The class: its pages in order, every piece to write, and the pace the plan assumes.
 #[derive(Clone, Debug)]
 pub struct Class {
     /// The pages, in reading order.
     pub pages: Vec<Page>,
     /// Every piece of `tests/blanks.toml`.
     pub pieces: Vec<Piece>,
+    /// The pace of `[pace]`.
+    pub pace: Pace,
 }
 
 impl Class {
@@ -81,6 +111,88 @@ impl Class {
             .iter()
             .filter(move |piece| Some(piece.chapter) == chapter)
     }
+}
+
+impl Class {
+    /// The one sentence that says which chapters are the class day and which are sessions of
+    /// their own. README.md, the introduction, Before class and the instructor guide each hold
+    /// it word for word (`TRACK_PAGES`), so the tracks can change only here and in the pages
+    /// together.
+    pub fn tracks_sentence(&self) -> String {
+        let numbers = |track: Track| -> Vec<&Page> {
+            let of_track = self.pages.iter().filter(move |page| page.track == track);
+            of_track.filter(|page| page.chapter().is_some()).collect()
+        };
+        let core: Vec<u32> = numbers(Track::Core)
+            .iter()
+            .filter_map(|p| p.chapter())
+            .collect();
+        let extensions: Vec<String> = numbers(Track::Extension)
+            .iter()
+            .map(|page| {
+                let number = page.chapter().unwrap_or_default();
+                match page
+                    .needs
+                    .as_deref()
+                    .and_then(|label| self.chapter_of(label))
+                {
+                    Some(needs) => format!("{number} (after {needs})"),
+                    None => number.to_string(),
+                }
+            })
+            .collect();
+        format!(
+            "The core track is {}, one class day; {} an extension session of its own.",
+            chapters(&core),
+            match extensions.as_slice() {
+                [] => "no chapter is".to_string(),
+                [one] => format!("chapter {one} is"),
+                [init @ .., last] => format!("chapters {} and {last} are each", init.join(", ")),
+            }
+        )
+    }
+
+    fn chapter_of(&self, label: &str) -> Option<u32> {
+        let page = self.pages.iter().find(|page| page.label == label)?;
+        page.chapter()
+    }
+}
+
+/// The pages that state the tracks in `Class::tracks_sentence`'s words.
+pub const TRACK_PAGES: [&str; 4] = [
+    "README.md",
+    "docs/src/introduction.md",
+    "docs/src/before-class.md",
+    "docs/src/instructor-guide.md",
+];
+
+/// `chapters 1 to 4` for a run of numbers, `chapters 1, 3 and 4` otherwise.
+fn chapters(numbers: &[u32]) -> String {
+    let run = numbers.windows(2).all(|pair| pair[1] == pair[0] + 1);
+    match numbers {
+        [] => "no chapter".to_string(),
+        [one] => format!("chapter {one}"),
+        [first, .., last] if run => format!("chapters {first} to {last}"),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(u32::to_string).collect();
+            format!("chapters {} and {last}", init.join(", "))
+        }
+    }
+}
+
+/// The pages of `TRACK_PAGES` that do not hold `sentence` (whitespace, line breaks included,
+/// compared as single spaces).
+pub fn pages_missing(root: &Path, sentence: &str) -> Vec<String> {
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let sentence = flat(sentence);
+    TRACK_PAGES
+        .iter()
+        .filter(|page| {
+            let text = std::fs::read_to_string(root.join(page)).unwrap_or_default();
+            !flat(&text).contains(&sentence)
+        })
+        .map(|page| page.to_string())
+        .collect()
 }
 
 /// Why the class declaration cannot be read, or does not hold together.
@@ -119,6 +231,7 @@ pub fn load(root: &Path) -> Result<Class, ClassError> {
     let class = Class {
         pages: file.page,
         pieces: pieces(root)?,
+        pace: file.pace,
     };
     validate(root, &class)?;
     Ok(class)
@@ -190,5 +303,47 @@ mod tests {
         let class = load(&crate::workspace_root()).expect("docs/src/class.toml is valid");
         assert_eq!(class.pages.len(), 8, "one page per chapter");
         assert!(class.pages.iter().any(|page| page.track == Track::Core));
+    }
+
+    #[test]
+    fn every_track_page_states_the_tracks_of_the_declaration() {
+        let root = crate::workspace_root();
+        let class = load(&root).expect("docs/src/class.toml is valid");
+        let sentence = class.tracks_sentence();
+        let missing = pages_missing(&root, &sentence);
+        assert!(missing.is_empty(), "{missing:?} do not say: {sentence}");
+    }
+
+    #[test]
+    fn the_tracks_sentence_follows_the_pages() {
+        let page = |label: &str, track: Track, needs: Option<&str>| Page {
+            label: label.into(),
+            file: PathBuf::from(format!("{label}.md")),
+            track,
+            needs: needs.map(str::to_string),
+            exercises: vec![],
+        };
+        let mut class = Class {
+            pages: vec![
+                page("ch01", Track::Core, None),
+                page("ch02", Track::Core, None),
+                page("ch03", Track::Extension, None),
+                page("ch04", Track::Extension, Some("ch03")),
+            ],
+            pieces: vec![],
+            pace: load(&crate::workspace_root()).unwrap().pace,
+        };
+        assert_eq!(
+            class.tracks_sentence(),
+            "The core track is chapters 1 to 2, one class day; chapters 3 and 4 (after 3) \
+             are each an extension session of its own."
+        );
+        class.pages[1].track = Track::Extension;
+        assert!(
+            class
+                .tracks_sentence()
+                .starts_with("The core track is chapter 1, ")
+        );
+        assert_eq!(chapters(&[1, 3, 4]), "chapters 1, 3 and 4");
     }
 }

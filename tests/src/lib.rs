@@ -15,7 +15,8 @@
 //! 4. `walkthrough/`: how every command in the book is run and its output compared, and
 //!    `book_rules.rs`: the book's conventions (rhythm, captions, width, compiled solutions).
 //! 5. `tidy.rs`: the rules of `ARCHITECTURE.md`, read from the manifests and the sources.
-//! 6. Then as needed: `exercise/` (`just exercise`), `diagrams/` (the book's pictures),
+//! 6. Then as needed: `exercise/` (`just exercise`), `class.rs` with `plan.rs` and
+//!    `progress.rs` (`just class-plan`, `just progress`), `diagrams/` (the book's pictures),
 //!    `mutation.rs` (`just mutants`) and `simulated.rs` with `bin/simulate.rs`
 //!    (`just simulate`).
 
@@ -27,6 +28,7 @@ pub mod diagrams;
 pub mod diff;
 pub mod exercise;
 pub mod mutation;
+pub mod plan;
 pub mod progress;
 pub mod simulated;
 pub mod test_output;
