@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use retrykey::Key;
 use retrykey_client::{
-    Attempt, Budget, Client, Failure, Outcome, RetrySteps, Stop, Success, Verdict,
+    Attempt, Budget, Client, Failure, Outcome, RetrySteps, StatusFailure, Stop, Success, Verdict,
 };
 
 /// Runs attempts until one succeeds, the service answers definitively, or the policy, the
@@ -39,71 +39,86 @@ where
         None => Budget::start(&policy),
     };
     // NEGATIVE: no identity is fixed here, before the first attempt (see the loop).
-    let mut may_have_applied = false;
-    let mut last_retry_cost = None;
-    let mut number = 0;
+    let mut tally = Tally::default();
     loop {
+        // Each attempt gets what is left of the budget, and at most the attempt timeout.
         let remaining = budget.remaining();
         let allowed = policy
             .attempt_timeout()
             .map_or(remaining, |t| t.min(remaining));
         if allowed.is_zero() {
-            return Outcome::Unknown {
-                last: Failure::TimedOut,
-                attempts: number,
-                stop: Stop::BudgetExhausted,
-                may_have_applied,
-            };
+            return tally.unknown(Failure::TimedOut, Stop::BudgetExhausted);
         }
-        number += 1;
+        tally.attempts += 1;
         // NEGATIVE: the key is drawn inside the loop, so every attempt presents a new identity
         // and a retry after a lost reply is a new operation to the service: a second effect.
         let key = key.clone().unwrap_or_else(|| client.new_key());
         let context = Attempt {
             key: key.clone(),
-            number,
+            number: tally.attempts,
             budget: budget.clone(),
         };
         let failure = match tokio::time::timeout(allowed, attempt(context)).await {
             Ok(Ok(reply)) => {
-                client.quota().on_success(last_retry_cost);
-                return Outcome::Succeeded {
-                    value: reply.value,
-                    replayed: reply.replayed,
-                    attempts: number,
-                };
+                client.quota().on_success(tally.last_retry_cost);
+                return tally.succeeded(reply);
             }
             Ok(Err(failure)) => failure,
             Err(_elapsed) => Failure::TimedOut,
         };
-        may_have_applied |= failure.may_have_applied();
+        tally.may_have_applied |= failure.may_have_applied();
 
         let plan = match (P::classify(&failure, &policy), &failure) {
-            (Verdict::Reject, Failure::Status(status)) => {
-                return Outcome::Rejected {
-                    failure: status.clone(),
-                    attempts: number,
-                };
-            }
-            (Verdict::Retry, _) => plan_retry(client, &budget, &failure, number),
+            (Verdict::Reject, Failure::Status(status)) => return tally.rejected(status.clone()),
+            (Verdict::Retry, _) => plan_retry(client, &budget, &failure, tally.attempts),
             _ => Err(Stop::NotRetryable),
         };
         match plan {
             Ok((wait, cost)) => {
-                last_retry_cost = Some(cost);
+                tally.last_retry_cost = Some(cost);
                 // A zero wait retries at once: even a zero sleep would cost a timer tick.
                 if !wait.is_zero() {
                     tokio::time::sleep(wait).await;
                 }
             }
-            Err(stop) => {
-                return Outcome::Unknown {
-                    last: failure,
-                    attempts: number,
-                    stop,
-                    may_have_applied,
-                };
-            }
+            Err(stop) => return tally.unknown(failure, stop),
+        }
+    }
+}
+
+/// What the loop has learnt of the operation so far, and the outcomes it ends with.
+#[derive(Default)]
+struct Tally {
+    /// Attempts started.
+    attempts: u32,
+    /// Whether a failed attempt may have reached the service and applied the effect.
+    may_have_applied: bool,
+    /// The quota tokens the last retry paid: a success gives some back.
+    last_retry_cost: Option<u32>,
+}
+
+impl Tally {
+    fn succeeded<T>(self, reply: Success<T>) -> Outcome<T> {
+        Outcome::Succeeded {
+            value: reply.value,
+            replayed: reply.replayed,
+            attempts: self.attempts,
+        }
+    }
+
+    fn rejected<T>(self, failure: StatusFailure) -> Outcome<T> {
+        Outcome::Rejected {
+            failure,
+            attempts: self.attempts,
+        }
+    }
+
+    fn unknown<T>(self, last: Failure, stop: Stop) -> Outcome<T> {
+        Outcome::Unknown {
+            last,
+            attempts: self.attempts,
+            stop,
+            may_have_applied: self.may_have_applied,
         }
     }
 }
