@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response, StatusCode, header};
 
@@ -77,25 +78,10 @@ fn keyed(
     next: Next,
 ) -> impl Future<Output = Response<Body>> + Send {
     async move {
-        let bytes = match body::read_limited(body, config.max_body_bytes()).await {
-            Ok(bytes) => bytes,
-            Err(ReadError::TooLarge) => return Problem::BodyTooLarge.response(None),
-            Err(ReadError::TimedOut) => return Problem::BodyTimedOut.response(None),
-            Err(ReadError::Broken(_)) => return Problem::BodyUnreadable.response(None),
+        let (bytes, id, fingerprint) = match identify(&config, &parts, body, key).await {
+            Ok(identified) => identified,
+            Err(refusal) => return refusal,
         };
-        let (id, fingerprint) = {
-            let scope = config.scope(&parts);
-            let content_type = parts
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok());
-            (
-                EntryId::new(&scope, &key),
-                Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes),
-            )
-        };
-        drop(key);
-
         for _ in 0..MAX_ROUNDS {
             let lookup = match config.store().lookup(&id).await {
                 Ok(lookup) => lookup,
@@ -128,6 +114,30 @@ fn keyed(
         }
         Problem::InProgress.response(None)
     }
+}
+
+/// Reads the body within the limit, then names the request: its entry (the caller's scope and
+/// the key) and the fingerprint that a retry under the key must match.
+async fn identify(
+    config: &Config,
+    parts: &Parts,
+    body: Body,
+    key: IdempotencyKey,
+) -> Result<(Bytes, EntryId, Fingerprint), Response<Body>> {
+    let bytes = match body::read_limited(body, config.max_body_bytes()).await {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge) => return Err(Problem::BodyTooLarge.response(None)),
+        Err(ReadError::TimedOut) => return Err(Problem::BodyTimedOut.response(None)),
+        Err(ReadError::Broken(_)) => return Err(Problem::BodyUnreadable.response(None)),
+    };
+    let scope = config.scope(parts);
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let id = EntryId::new(&scope, &key);
+    let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes);
+    Ok((bytes, id, fingerprint))
 }
 
 /// Which first-attempt answers are kept and replayed: everything but server failures and the
