@@ -22,6 +22,10 @@
 //!    each naming an anchor that exists in a file under `crates/`, `labs/` or `tests/` that
 //!    `cargo test` compiles: under a package's `src/`, or under its `tests/`, declared as a
 //!    module by the test program's `main.rs`.
+//! 5. **Paths.** Every file or folder a page names, in a code span or as a link, exists
+//!    (`paths.rs` says which spans count).
+
+mod paths;
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -58,6 +62,8 @@ pub enum Rule {
     Width,
     /// Convention 4: solutions are compiled.
     Solutions,
+    /// Convention 5: the paths a page names exist.
+    Paths,
 }
 
 impl fmt::Display for Rule {
@@ -67,6 +73,7 @@ impl fmt::Display for Rule {
             Rule::Listings => "convention 2 (listings)",
             Rule::Width => "convention 3 (width)",
             Rule::Solutions => "convention 4 (solutions compiled)",
+            Rule::Paths => "convention 5 (paths exist)",
         })
     }
 }
@@ -313,13 +320,14 @@ pub fn pages(root: &Path) -> Result<Vec<PathBuf>, Error> {
     })
 }
 
-/// Every violation of conventions 1 to 4 on the page `file` (relative to `root`).
+/// Every violation of conventions 1 to 5 on the page `file` (relative to `root`).
 pub fn check_page(root: &Path, file: &Path) -> Result<Vec<Violation>, Error> {
     let text = read(root.join(file))?;
     let mut found = rhythm(file, &text);
     found.extend(listings(root, file, &text));
     found.extend(width(root, file, &text));
     found.extend(solutions(root, file, &text));
+    found.extend(paths::paths(root, file, &text));
     found.sort();
     Ok(found)
 }

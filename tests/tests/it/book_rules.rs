@@ -1,4 +1,4 @@
-//! The book's conventions 1 to 4 hold on every page of `docs/src`.
+//! The book's conventions 1 to 5 hold on every page of `docs/src`.
 //!
 //! The rules and their messages are in the `retrykey_tests::book_rules` module docs; each test
 //! here lists every violation of one convention, as `file:line: convention: what is wrong`.
@@ -57,4 +57,10 @@ fn every_fence_fits_the_page() {
 #[test]
 fn every_solution_is_compiled() {
     holds(Rule::Solutions);
+}
+
+// Every file or folder a page names, in a code span or a link, exists.
+#[test]
+fn every_named_path_exists() {
+    holds(Rule::Paths);
 }
