@@ -5,7 +5,8 @@
 //! - **Listing lines**: the lines of a fenced block that is not a console block, with each
 //!   `{{#include …}}` counted as the lines mdBook shows in its place.
 //! - **Commands** and their **output lines**: a console block's `$ ` lines, and the rest; in an
-//!   answer every line is read, so a command there counts as an output line.
+//!   answer every line is read, so a command there counts as an output line, and so does one in
+//!   an `## Exercise` section, whose copy and checks the exercise's own minutes price.
 //! - **Predict questions**: each question mark in a "Predict" section's prose, outside its
 //!   answer, and each other sentence that asks for a prediction.
 //! - **Written exercises**: each numbered item of an "Exercises" section.
@@ -37,6 +38,9 @@ pub struct Content {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Section {
     Predict,
+    /// A make-it-green or write-it-yourself section: `## Exercise: ...`.
+    Exercise,
+    /// The numbered exercises on paper: `## Exercises`.
     Exercises,
     Other,
 }
@@ -46,6 +50,7 @@ impl Section {
         match heading.trim() {
             "Predict" => Section::Predict,
             "Exercises" => Section::Exercises,
+            exercise if exercise.starts_with("Exercise") => Section::Exercise,
             _ => Section::Other,
         }
     }
@@ -68,8 +73,10 @@ pub fn measure(root: &Path, file: &Path, text: &str) -> Result<Content, PlanErro
         }
         match &fence {
             Some(info) if info.starts_with("console") => {
-                // In an answer a command is read, not typed.
-                if trimmed.starts_with("$ ") && !in_answer {
+                // In an answer a command is read, not typed; in an exercise the exercise's
+                // own minutes price making the copy and running its checks.
+                let typed = !in_answer && section != Section::Exercise;
+                if trimmed.starts_with("$ ") && typed {
                     content.commands += 1;
                 } else {
                     content.output_lines += 1;
@@ -174,6 +181,19 @@ mod tests {
         assert_eq!(
             (content.commands, content.output_lines),
             (1, 3),
+            "{content:?}"
+        );
+    }
+
+    #[test]
+    fn an_exercise_prices_its_own_commands() {
+        let page = "## Run\n\n```console\n$ typed\n```\n\n## Exercise: write it\n\n\
+                    ```console\n$ just exercise x\nmade\n```\n\n## Summary\n\n\
+                    ```console\n$ typed\n```\n";
+        let content = counted(page);
+        assert_eq!(
+            (content.commands, content.output_lines),
+            (2, 2),
             "{content:?}"
         );
     }
