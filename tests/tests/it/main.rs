@@ -8,6 +8,7 @@ mod book_rules;
 mod diagrams;
 mod exercise;
 mod negatives_runner;
+mod piece_texts;
 mod progress;
 mod simulated;
 mod stage1_negatives;
