@@ -84,6 +84,10 @@ fn every_piece_names_only_what_exists() {
         }
     }
     assert!(
+        checked >= 10,
+        "the texts name the code: {checked} names found"
+    );
+    assert!(
         wrong.is_empty(),
         "names that exist nowhere:\n{}",
         wrong.join("\n")
