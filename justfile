@@ -87,7 +87,7 @@ loom:
 stress rounds="50":
     STRESS_ROUNDS={{rounds}} cargo test -q --release -p retrykey --test it stress::
 
-# Criterion benchmarks of the core ledger (about two minutes).
+# Criterion benchmarks of the core ledger (under a minute once built).
 bench *args:
     cargo bench -p retrykey-benches --bench ledger -- {{args}}
 
@@ -219,7 +219,7 @@ mutants *args:
     need_mutants
     cargo run -q -p retrykey-tests --bin mutants -- core {{args}}
 
-# Mutation testing of the HTTP engine and memory store, and the client's executor, policy and budget: at least 85% each (about 15 minutes).
+# Mutation testing of the HTTP engine and memory store, and the client's executor, policy and budget: at least 85% each (many minutes).
 [no-exit-message]
 mutants-slow *args:
     #!/usr/bin/env bash
@@ -251,7 +251,7 @@ lost-reply-tcp *args:
 amplification *args:
     cargo run -q -p retrykey-client --example amplification -- {{args}}
 
-# Stage 2: criterion benchmark of the retry executor's cost per attempt (about a minute).
+# Stage 2: criterion benchmark of the retry executor's cost per attempt (under a minute once built).
 bench-client *args:
     cargo bench -p retrykey-benches --bench executor -- {{args}}
 
@@ -269,7 +269,7 @@ payments *args:
 test-http:
     cargo test -q -p retrykey-http
 
-# Stage 3: loopback load, bare handler vs fresh key / replay / no key (about a minute, release).
+# Stage 3: loopback load, bare handler vs fresh key / replay / no key (a minute or so, release).
 load *args:
     cargo run -q --release -p retrykey-benches --bin load -- {{args}}
 
@@ -287,15 +287,15 @@ crash-matrix variant="":
     cargo build -q -p retrykey-durable-checks --bin crash-server
     exec cargo run -q -p retrykey-durable-checks --bin crash-matrix
 
-# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections); ~1.5 minutes.
+# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections) (a minute or so).
 bench-durable *args:
     cargo bench -p retrykey-benches --bench durable -- {{args}}
 
-# Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (~1 minute).
+# Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (a minute or so).
 pgbench-ratio *args:
     cargo run -q --release -p retrykey-benches --bin pgbench-ratio -- {{args}}
 
-# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (~1.5 minutes).
+# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (a minute or two).
 store-load *args:
     cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 
@@ -334,19 +334,19 @@ converter *args:
 reconcile *args:
     @cargo run -q -p retrykey-outbox --bin reconcile -- {{args}}
 
-# Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL about 40 s).
+# Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL under a minute).
 [no-exit-message]
 outbox-faults backend="all":
     @cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
 
-# Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (about a minute, release).
+# Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (a minute or so, release).
 outbox-load *args:
     cargo run -q --release -p retrykey-benches --bin outbox-load -- {{args}}
 
 # --- Hostile clients ---
 
-# Hostile input at length: the key parser and the layer's property tests with 100,000 cases each, release (about 10 s once built).
+# Hostile input at length: the key parser and the layer's property tests with 100,000 cases each, release (seconds once built).
 fuzz cases="100000":
     #!/usr/bin/env bash
     set -euo pipefail
@@ -396,7 +396,7 @@ book:
     fi
     echo "book: built docs/book ($(find docs/book -name '*.html' | wc -l) pages)"
 
-# Self-test the checker on its fixture, then load every built page in headless Chromium (about 30 s).
+# Self-test the checker on its fixture, then load every built page in headless Chromium (under a minute).
 book-check: book
     #!/usr/bin/env bash
     set -euo pipefail
