@@ -18,6 +18,7 @@ use crate::body::{Body, full};
 
 pub use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
 
+// ANCHOR: problems
 /// Every answer the layer gives on its own, without (or instead of) the inner service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -49,6 +50,7 @@ pub enum Problem {
     /// The replay of a response whose body was not kept: the original status and `Location`.
     ResponseNotStored,
 }
+// ANCHOR_END: problems
 
 impl Problem {
     /// The status this problem answers with (a not-stored replay keeps the original one).
