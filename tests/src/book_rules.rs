@@ -24,8 +24,13 @@
 //!    module by the test program's `main.rs`.
 //! 5. **Paths.** Every file or folder a page names, in a code span or as a link, exists
 //!    (`paths.rs` says which spans count).
+//! 6. **Answers after their exercise.** No listing shows a piece's blanked body before the
+//!    exercise that asks for it (`answers.rs`).
 
+mod answers;
 mod paths;
+
+pub use answers::{Answer, answers, early_answers};
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -64,6 +69,8 @@ pub enum Rule {
     Solutions,
     /// Convention 5: the paths a page names exist.
     Paths,
+    /// Convention 6: a piece's answer comes after its exercise.
+    Answers,
 }
 
 impl fmt::Display for Rule {
@@ -74,6 +81,7 @@ impl fmt::Display for Rule {
             Rule::Width => "convention 3 (width)",
             Rule::Solutions => "convention 4 (solutions compiled)",
             Rule::Paths => "convention 5 (paths exist)",
+            Rule::Answers => "convention 6 (answers after their exercise)",
         })
     }
 }

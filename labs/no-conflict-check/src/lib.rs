@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use retrykey::sync::{Mutex, lock};
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
 
+// ANCHOR: state
 /// An in-memory [`Ledger`]: the effect and its receipt change together in one critical section.
 ///
 /// It lives as long as the process does; durability is the job of a later stage.
@@ -27,6 +28,7 @@ struct Record {
     request: Request,
     receipt: Receipt,
 }
+// ANCHOR_END: state
 
 impl Store {
     /// An empty store with the default [`Limits`] (64 records, 1,000,000 units).

@@ -1,9 +1,12 @@
-//! The book's conventions 1 to 5 hold on every page of `docs/src`.
+//! The book's conventions 1 to 6 hold on every page of `docs/src`.
 //!
 //! The rules and their messages are in the `retrykey_tests::book_rules` module docs; each test
 //! here lists every violation of one convention, as `file:line: convention: what is wrong`.
 
-use retrykey_tests::book_rules::{Rule, Violation, check_page, pages, wrap_rule};
+use retrykey_tests::book_rules::{
+    Rule, Violation, answers, check_page, early_answers, pages, wrap_rule,
+};
+use retrykey_tests::exercise::blank::pieces;
 use retrykey_tests::workspace_root;
 
 /// Every violation of `rule` on the book's pages.
@@ -63,4 +66,28 @@ fn every_solution_is_compiled() {
 #[test]
 fn every_named_path_exists() {
     holds(Rule::Paths);
+}
+
+// No chapter shows a piece's blanked body before the exercise that asks for it.
+#[test]
+fn no_answer_comes_before_its_exercise() {
+    let root = workspace_root();
+    let pieces = pieces(&root).expect("tests/blanks.toml reads");
+    let answers = answers(&root, &pieces).expect("every blank is found");
+    assert_eq!(
+        answers.len(),
+        pieces.iter().map(|p| p.blank.len()).sum::<usize>()
+    );
+    let mut found = Vec::new();
+    for page in pages(&root).expect("docs/src is readable") {
+        let text = std::fs::read_to_string(root.join(&page)).expect("readable");
+        found.extend(early_answers(&root, &page, &text, &answers));
+    }
+    let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+    assert!(
+        lines.is_empty(),
+        "{} answers shown early:\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
 }
