@@ -178,3 +178,25 @@ fn sweeper_thread_deletes_expired_records() {
     drop(ledger);
     retrykey_durable::sqlite::remove_files(&dir);
 }
+
+// A zero retention window forgets a key as soon as its record is a second old, and the same
+// request then applies a second time: no window shorter than a retry's delay is safe.
+#[test]
+fn zero_window_forgets_at_once() {
+    let path = retrykey_durable::sqlite::ephemeral_path();
+    let options = Options {
+        retention: Duration::ZERO,
+        ..Options::default()
+    };
+    let ledger = SqliteLedger::open(&path, options).expect("open");
+    assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
+    // Creation times are whole seconds, and the sweep deletes the records created before the
+    // cutoff: a second from now, the record is old enough.
+    let later = SystemTime::now() + Duration::from_secs(1);
+    assert_eq!(ledger.sweep(later), Ok(1));
+    // The retry is a new operation: a second effect for one request.
+    assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(2, 10)));
+    assert_eq!((ledger.total(), ledger.records()), (Ok(10), Ok(1)));
+    drop(ledger);
+    retrykey_durable::sqlite::remove_files(&path);
+}
