@@ -110,9 +110,32 @@ pub fn pg_options(schema: &str, options: Options) -> Options {
     }
 }
 
+/// What `--help` prints: the flags, and the protocol spoken on stdin and stdout.
+const HELP: &str = "\
+usage: crash-server (--sqlite PATH | --pg-schema NAME)
+
+Serves one ledger over stdin and stdout, one line each way, until end of
+input: `ping` -> `ready`; `apply KEY JOB UNITS` -> `ok OPERATION TOTAL
+fresh|replayed` or `err MESSAGE`; `state` -> `state TOTAL RECORDS`. With
+FAILPOINTS=POINT=return in its environment (a build with the failpoints
+feature) it aborts at that crash point.
+
+  --sqlite PATH      the ledger in the SQLite file PATH
+  --pg-schema NAME   the ledger in schema NAME of the PostgreSQL database
+                     at RETRYKEY_PG_URL
+  -h, --help         print this help
+";
+
 /// The crash server's `main`: parses `--sqlite PATH` or `--pg-schema NAME` (the URL comes from
 /// `RETRYKEY_PG_URL`), opens the ledger with `open`, and serves the protocol until end of input.
 pub fn main(open: Opener) -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag] = args.as_slice()
+        && (flag == "-h" || flag == "--help")
+    {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
     // A crash point asked for in a build without them stops the server here, so that a
     // scenario cannot pass by never crashing.
     let _failpoints = match retrykey_crashpoints::scenario() {
@@ -122,7 +145,6 @@ pub fn main(open: Opener) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let backend = match words.as_slice() {
         ["--sqlite", path] => Backend::Sqlite(PathBuf::from(path)),
@@ -137,7 +159,7 @@ pub fn main(open: Opener) -> ExitCode {
             }
         },
         _ => {
-            eprintln!("usage: crash-server (--sqlite PATH | --pg-schema NAME)");
+            eprintln!("usage: crash-server (--sqlite PATH | --pg-schema NAME) (see --help)");
             return ExitCode::from(2);
         }
     };
