@@ -2,10 +2,40 @@
 //!
 //! `just diagrams` runs this after a source changes; the `diagrams` test fails until it has.
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result, bail};
 use retrykey_tests::diagrams;
 
-fn main() -> Result<()> {
+const HELP: &str = "\
+usage: diagrams
+
+Renders every diagram source docs/src/diagrams/NAME.diag to NAME.svg beside
+it, and names each picture it wrote or left unchanged. It takes no other
+argument.
+
+  -h, --help  print this help
+";
+
+fn main() -> ExitCode {
+    if let Some(arg) = std::env::args().nth(1) {
+        if arg == "-h" || arg == "--help" {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("diagrams: unknown argument {arg:?} (see --help)");
+        return ExitCode::from(2);
+    }
+    match render() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("diagrams: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn render() -> Result<()> {
     let dir = diagrams::diagrams_dir();
     let sources = diagrams::sources(&dir)?;
     if sources.is_empty() {

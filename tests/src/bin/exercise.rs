@@ -2,17 +2,7 @@
 //! it yourself, or a correct piece with its key bodies blanked to write yourself, then ask what
 //! still fails.
 //!
-//! Usage:
-//! - `exercise new VARIANT [--as NAME] [--force]`: copy `labs/VARIANT` to `exercises/NAME`
-//!   (NAME defaults to VARIANT); an existing copy is kept unless `--force` is given.
-//! - `exercise new --blank PIECE [--as NAME] [--force]`: copy the piece `PIECE` of
-//!   `tests/blanks.toml` to `exercises/NAME`, its key bodies replaced by `todo!("hint")`.
-//! - `exercise check NAME`: for a variant's copy, run its suite (and its loom models, where
-//!   declared) and exit 0 only when every declared check passes; for a blank piece, run its
-//!   checks one at a time in teaching order, stop at the first that fails and say what it
-//!   expects, and exit 0 only when all pass.
-//! - `exercise remove NAME`: delete the copy (a cargo command running meanwhile never sees it
-//!   half gone).
+//! Its commands and flags are in `HELP` (`just exercise --help`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,7 +15,25 @@ use retrykey_tests::exercise::{EXERCISES_DIR, check, create, exercise_dir, packa
 use retrykey_tests::workspace_root;
 
 const USAGE: &str = "usage: exercise (new VARIANT | new --blank PIECE) [--as NAME] [--force] \
-                     | check NAME | remove NAME";
+                     | check NAME | remove NAME (see --help)";
+
+const HELP: &str = "\
+usage: exercise new VARIANT [--as NAME] [--force]
+       exercise new --blank PIECE [--as NAME] [--force]
+       exercise check NAME
+       exercise remove NAME
+
+new copies the variant labs/VARIANT to exercises/NAME to fix it, or with
+--blank the piece PIECE of tests/blanks.toml, its key bodies replaced by
+todo!(\"hint\"), to write it yourself. check runs a variant copy's declared
+checks, or a blank piece's checks in teaching order up to the first that
+fails, and exits 0 only when all pass. remove deletes the copy whole.
+
+  --blank     new: copy a piece to write, not a variant to fix
+  --as NAME   new: name the copy NAME (default: the variant or piece)
+  --force     new: replace an existing copy of that name
+  -h, --help  print this help
+";
 
 fn main() -> ExitCode {
     match run() {
@@ -39,6 +47,13 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode> {
+    if std::env::args()
+        .skip(1)
+        .any(|arg| arg == "-h" || arg == "--help")
+    {
+        print!("{HELP}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut args = std::env::args().skip(1);
     let command = args.next().context(USAGE)?;
     let mut positional = Vec::new();

@@ -1,15 +1,28 @@
 //! `just mutants` and `just mutants-slow`: run cargo-mutants on a scope, then hold the result to
 //! the scope's goal and to the book's list of surviving mutants.
 //!
-//! Usage: `mutants SCOPE... [-- CARGO_MUTANTS_ARGS...]`, where SCOPE is `core`, `http` or
-//! `client`. Exits 0 only when every scope meets its goal and its survivors are exactly the
-//! ones the appendix lists.
+//! Its scopes and flags are in `HELP` (`just mutants --help`).
 
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use retrykey_tests::mutation::{self, APPENDIX, SCOPES, Scope};
 use retrykey_tests::workspace_root;
+
+const HELP: &str = "\
+usage: mutants SCOPE... [-- CARGO_MUTANTS_ARGS...]
+
+Runs cargo-mutants on each scope, then holds the result to the scope's goal
+and to the list of surviving mutants in APPENDIX.
+Exits 0 only when every scope meets its goal and its survivors are exactly
+the listed ones.
+
+Scopes:
+SCOPES
+
+  --          give the arguments after it to cargo mutants (e.g. --in-place)
+  -h, --help  print this help
+";
 
 fn main() -> ExitCode {
     match run() {
@@ -28,6 +41,23 @@ fn run() -> Result<bool> {
         Some(at) => (&args[..at], &args[at + 1..]),
         None => (&args[..], &[][..]),
     };
+    if names.iter().any(|arg| arg == "-h" || arg == "--help") {
+        let scopes: Vec<String> = SCOPES
+            .iter()
+            .map(|scope| {
+                format!(
+                    "  {:<10}  the {}: at least {}% caught",
+                    scope.name, scope.title, scope.goal_percent
+                )
+            })
+            .collect();
+        print!(
+            "{}",
+            HELP.replace("APPENDIX", APPENDIX)
+                .replace("SCOPES", &scopes.join("\n"))
+        );
+        return Ok(true);
+    }
     if names.is_empty() {
         let known: Vec<&str> = SCOPES.iter().map(|scope| scope.name).collect();
         bail!(

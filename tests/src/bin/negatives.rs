@@ -15,7 +15,7 @@
 //! checks ignored ("needs PostgreSQL"): they must all be there, and its row says `skipped`, its
 //! own verdict, never a pass. Under CI (`CI` set) or with `--require-all`, a skip is a failure.
 //!
-//! Usage: `negatives [VARIANT ...] [--loom-only] [--require-all] [--rate-runs N] [--diff VARIANT]`
+//! Its flags are in `HELP` (`cargo run -p retrykey-tests --bin negatives -- --help`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::process::ExitCode;
@@ -30,6 +30,25 @@ use retrykey_tests::{
     Declared, mirrored_package, postgres_configured, simulated, skips_are_failures, variants,
 };
 
+const HELP: &str = "\
+usage: negatives [VARIANT...] [--loom-only] [--require-all] [--rate-runs N]
+       negatives --diff VARIANT
+
+Runs each negative variant's real test suite (every variant under labs/, or
+the ones named) and holds it to its declaration: it fails exactly the checks
+it declares, runs its suites whole, and differs from the file it mirrors
+only inside its NEGATIVE blocks. Exits 0 only when every variant holds.
+
+  --loom-only      only the variants with loom models, and only those models
+  --require-all    a variant skipped for want of PostgreSQL fails the run
+                   (the default when CI is set)
+  --rate-runs N    runs of each check that may fail, to measure how often
+                   it does (default 10)
+  --diff VARIANT   print the variant's change to the file it mirrors, and
+                   run nothing
+  -h, --help       print this help
+";
+
 struct Options {
     only: Vec<String>,
     loom_only: bool,
@@ -38,7 +57,8 @@ struct Options {
     diff: Option<String>,
 }
 
-fn options() -> Result<Options> {
+/// The options, or `None` when the arguments ask for the help.
+fn options() -> Result<Option<Options>> {
     let mut options = Options {
         only: Vec::new(),
         loom_only: false,
@@ -56,11 +76,12 @@ fn options() -> Result<Options> {
                 options.rate_runs = runs.parse().context("--rate-runs needs a whole number")?;
             }
             "--diff" => options.diff = Some(args.next().context("--diff needs a variant")?),
-            flag if flag.starts_with('-') => bail!("unknown option {flag}"),
+            "-h" | "--help" => return Ok(None),
+            flag if flag.starts_with('-') => bail!("unknown option {flag} (see --help)"),
             variant => options.only.push(variant.to_string()),
         }
     }
-    Ok(options)
+    Ok(Some(options))
 }
 
 /// The verdict on one variant.
@@ -99,7 +120,10 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<ExitCode> {
-    let options = options()?;
+    let Some(options) = options()? else {
+        print!("{HELP}");
+        return Ok(ExitCode::SUCCESS);
+    };
     let mut all = variants()?;
     if let Some(variant) = &options.diff {
         let (_, declared) = all

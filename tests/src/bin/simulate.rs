@@ -1,15 +1,7 @@
 //! `just simulate`: run seeds of a scenario in the simulated network and judge each history.
 //!
-//! Usage:
-//!
-//! - `simulate [--seeds N] [--from S] [--scenario NAME] [--variant NAME] [--jobs N]`: runs seeds
-//!   S..S+N (0..1000 by default) and prints seeds per second, each failing seed with its broken
-//!   rule, and how the operations ended.
-//! - `simulate --seed S [--scenario NAME] [--variant NAME] --trace [--svg FILE] [--diag FILE]`:
-//!   replays one seed and prints its timeline; `--svg` also draws it as a sequence diagram, and
-//!   `--diag` writes that diagram's source (the book's `.diag` language).
-//!
-//! Exits 1 when a seed fails, 2 on a usage error.
+//! Its flags are in `HELP` (`just simulate --help`). Exits 1 when a seed fails, 2 on a usage
+//! error.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -20,6 +12,30 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use retrykey_sim::{Run, Scenario, Summary, trace};
 use retrykey_tests::{diagrams, simulated};
+
+const HELP: &str = "\
+usage: simulate [--seeds N] [--from S] [--jobs N] [--scenario NAME]
+                [--variant NAME]
+       simulate --seed S [--trace] [--svg FILE] [--diag FILE]
+                [--scenario NAME] [--variant NAME]
+
+Runs seeds of a scenario in the simulated network and judges each history:
+prints seeds per second, each failing seed with the rule it broke, and how
+the operations ended. With --seed, replays that one seed. Exits 1 when a
+seed breaks a rule, 2 on a usage error.
+
+  --seeds N        how many seeds to run (default 1000)
+  --from S         the first seed (default 0): runs seeds S..S+N
+  --scenario NAME  the scenario to run (default lost-reply), one of:
+                   SCENARIOS
+  --variant NAME   run a variant's file in place of the correct code
+  --jobs N         seeds run at once (default: one per core)
+  --seed S         replay one seed and say whether it kept every rule
+  --trace          with --seed: print the run's timeline
+  --svg FILE       with --seed: draw the run as a sequence diagram
+  --diag FILE      with --seed: write that diagram's source (.diag)
+  -h, --help       print this help
+";
 
 struct Options {
     seeds: u64,
@@ -33,7 +49,8 @@ struct Options {
     diag: Option<String>,
 }
 
-fn options() -> Result<Options> {
+/// The options, or `None` when the arguments ask for the help.
+fn options() -> Result<Option<Options>> {
     let mut options = Options {
         seeds: 1000,
         from: 0,
@@ -66,7 +83,8 @@ fn options() -> Result<Options> {
             "--trace" => options.trace = true,
             "--svg" => options.svg = Some(args.next().context("--svg needs a file")?),
             "--diag" => options.diag = Some(args.next().context("--diag needs a file")?),
-            other => bail!("unknown argument {other:?} (see the usage in `just --list`)"),
+            "-h" | "--help" => return Ok(None),
+            other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
     simulated::known(options.variant.as_deref())?;
@@ -74,7 +92,7 @@ fn options() -> Result<Options> {
     {
         bail!("--trace, --svg and --diag replay one seed: give it with --seed S");
     }
-    Ok(options)
+    Ok(Some(options))
 }
 
 fn main() -> ExitCode {
@@ -83,7 +101,12 @@ fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }
-        Ok(options) => match run(&options) {
+        Ok(None) => {
+            let names: Vec<String> = Scenario::ALL.iter().map(ToString::to_string).collect();
+            print!("{}", HELP.replace("SCENARIOS", &names.join(", ")));
+            ExitCode::SUCCESS
+        }
+        Ok(Some(options)) => match run(&options) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
             Err(error) => {
