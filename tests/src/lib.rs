@@ -17,8 +17,9 @@
 //! 5. `tidy.rs`: the rules of `ARCHITECTURE.md`, read from the manifests and the sources.
 //! 6. Then as needed: `exercise/` (`just exercise`), `class.rs` with `plan.rs` and
 //!    `progress.rs` (`just class-plan`, `just progress`), `diagrams/` (the book's pictures),
-//!    `mutation.rs` (`just mutants`) and `simulated.rs` with `bin/simulate.rs`
-//!    (`just simulate`).
+//!    `mutation.rs` (`just mutants`), `simulated.rs` with `bin/simulate.rs`
+//!    (`just simulate`), and `help.rs` (every program answers `--help`, and lists every flag
+//!    the book and the justfile pass it).
 
 pub mod book_rules;
 pub mod cargo_test;
@@ -27,6 +28,7 @@ pub mod declared;
 pub mod diagrams;
 pub mod diff;
 pub mod exercise;
+pub mod help;
 pub mod mutation;
 pub mod plan;
 pub mod progress;

@@ -226,7 +226,7 @@ pub fn build(
 }
 
 /// Whether a cargo package id (`path+file:///…/x#name@0.1.0`, or `…/name#0.1.0`) is `name`'s.
-fn package_id_names(id: &str, name: &str) -> bool {
+pub(crate) fn package_id_names(id: &str, name: &str) -> bool {
     let Some((path, fragment)) = id.rsplit_once('#') else {
         return false;
     };

@@ -7,6 +7,7 @@ mod blanks;
 mod book_rules;
 mod diagrams;
 mod exercise;
+mod help;
 mod negatives_runner;
 mod piece_texts;
 mod progress;
