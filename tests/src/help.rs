@@ -6,9 +6,10 @@
 //! is added. The commands are those of the book's console blocks and of the justfile's
 //! recipes: `just RECIPE ...` reaches the programs that the recipe runs with its parameters,
 //! `cargo run ... -- ...` the binary or example it names, and a path such as
-//! `target/release/flood` that program. A recipe's one-line description (what `just --list`
-//! prints) counts as docs too: the flags it names must be in the help of the program that
-//! receives the recipe's arguments.
+//! `target/release/flood` that program. A page's prose counts too (an inline `just ...` or
+//! `cargo run ...`), and so does a recipe's one-line description (what `just --list` prints):
+//! the flags it names must be in the help of the program that receives the recipe's
+//! arguments.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -294,21 +295,78 @@ pub fn missing<'a>(help: &str, flags: &'a [String]) -> Vec<&'a str> {
 }
 
 /// The long flags among a program's arguments, each without an `=VALUE`, up to a bare `--`
-/// (what follows it is handed on, not read by the program).
+/// (what follows it is handed on, not read by the program). A flag the prose writes as
+/// optional, `[--watch]`, counts too.
 pub fn long_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut flags = Vec::new();
     for arg in args {
         if arg == "--" {
             break;
         }
-        if let Some(name) = arg.strip_prefix("--")
-            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        {
-            let flag = arg.split('=').next().unwrap_or(arg);
-            flags.push(flag.to_string());
+        let name: String = arg
+            .trim_start_matches(['[', '('])
+            .strip_prefix("--")
+            .unwrap_or_default()
+            .chars()
+            .take_while(|c| continues_flag(*c))
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            flags.push(format!("--{name}"));
         }
     }
     flags
+}
+
+/// The commands a page writes in its prose, each with its line: every inline code span
+/// outside the fenced blocks that runs `just` or `cargo run`.
+pub fn prose_commands(page: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    for (index, line) in page.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let run = |c: char| trimmed.chars().take_while(|&d| d == c).count();
+        if let Some((c, length)) = fence {
+            if run(c) >= length && trimmed.trim_start_matches(c).trim().is_empty() {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(c) = ['`', '~'].into_iter().find(|&c| run(c) >= 3) {
+            fence = Some((c, run(c)));
+            continue;
+        }
+        for span in code_spans(line) {
+            let span = span.trim();
+            if span == "just" || span.starts_with("just ") || span.starts_with("cargo run") {
+                found.push((index + 1, span.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// The inline code spans of one line: text between two runs of as many backticks.
+fn code_spans(line: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let ticks = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+        let inside = &rest[open + ticks..];
+        let delimiter = "`".repeat(ticks);
+        // The closing run is exactly as long as the opening one.
+        let close = inside
+            .match_indices(&delimiter)
+            .map(|(at, _)| at)
+            .find(|&at| !inside[at + ticks..].starts_with('`') && !inside[..at].ends_with('`'));
+        match close {
+            Some(close) => {
+                spans.push(&inside[..close]);
+                rest = &inside[close + ticks..];
+            }
+            None => break,
+        }
+    }
+    spans
 }
 
 /// The long flags a recipe's description names: every `--name` in it.

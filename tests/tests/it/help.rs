@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use retrykey_tests::help::{
     Answer, Kind, Program, ask, build, lists, missing, passed_by_command, passed_by_justfile,
-    programs, recipes, simple_commands, subcommands,
+    programs, prose_commands, recipes, simple_commands, subcommands,
 };
 use retrykey_tests::walkthrough::{documents, read_document};
 use retrykey_tests::{read, workspace_root};
@@ -112,7 +112,8 @@ fn every_program_answers_help_with_its_usage() {
     );
 }
 
-// Each flag that a console block's command or a recipe passes to a program is in its help.
+// Each flag that a console block's command, a command in a page's prose or a recipe passes to
+// a program is in its help.
 #[test]
 fn every_flag_the_book_and_the_justfile_pass_is_in_the_programs_help() {
     let root = workspace_root();
@@ -127,9 +128,14 @@ fn every_flag_the_book_and_the_justfile_pass_is_in_the_programs_help() {
     });
     for file in documents().expect("docs are readable") {
         let page = read_document(&file).expect("the walkthrough reads every page");
-        for shown in page.shown {
-            let place = format!("{}:{}", file.display(), shown.line);
-            match passed_by_command(&place, &shown.command, &recipes, programs) {
+        let shown = page
+            .shown
+            .into_iter()
+            .map(|shown| (shown.line, shown.command));
+        let text = read(root.join(&file)).expect("the page is readable");
+        for (line, command) in shown.chain(prose_commands(&text)) {
+            let place = format!("{}:{line}", file.display());
+            match passed_by_command(&place, &command, &recipes, programs) {
                 Ok(found) => passed.extend(found),
                 Err(problem) => problems.push(problem),
             }
@@ -145,7 +151,7 @@ fn every_flag_the_book_and_the_justfile_pass_is_in_the_programs_help() {
     }
     assert!(
         problems.is_empty(),
-        "{} problems in {} commands:\n{}",
+        "{} problems among the {} commands that pass flags:\n{}",
         problems.len(),
         passed.len(),
         problems.join("\n")
@@ -243,6 +249,27 @@ fn commands_are_split_into_words_as_the_shell_reads_them() {
             vec!["l"]
         ]
     );
+}
+
+// The prose's commands are its inline code that runs just or cargo run, outside fenced blocks.
+#[test]
+fn a_page_s_prose_commands_are_its_inline_just_and_cargo_run() {
+    let page = "Run `just progress [--watch]` or ``just simulate --seed 3 `x` ``.\n\
+                ```console\n$ just simulate --seeds 1\n`just inside --a-fence`\n```\n\
+                Then `cargo run -p retrykey -- --units 7`, not `cargo test --x` nor `--y`.\n";
+    assert_eq!(
+        prose_commands(page),
+        [
+            (1, "just progress [--watch]".to_string()),
+            (1, "just simulate --seed 3 `x`".to_string()),
+            (6, "cargo run -p retrykey -- --units 7".to_string()),
+        ]
+    );
+    let programs = [program("retrykey-tests", Kind::Bin, "progress")];
+    let recipes =
+        recipes("progress *args:\n    cargo run -p retrykey-tests --bin progress -- {{args}}\n");
+    let passed = passed_by_command("p.md:1", "just progress [--watch]", &recipes, &programs);
+    assert_eq!(passed.unwrap()[0].flags, ["--watch"]);
 }
 
 // A clap help's subcommands are read, so their flags are found in their own help.
