@@ -230,7 +230,7 @@ mutants-slow *args:
 
 # --- Stage 6: simulation ---
 
-# Stage 6: run seeds in the simulated network and judge each history (`--seeds N`, `--scenario NAME`, `--variant NAME`; `--seed S --trace [--svg FILE]` replays one; release build, minutes the first time).
+# Stage 6: run seeds in the simulated network and judge each history (`--seeds N`, `--from S`, `--scenario NAME`, `--variant NAME`; `--seed S --trace [--svg FILE]` replays one; `--help` lists the rest; release build, minutes the first time).
 [no-exit-message]
 simulate *args:
     @cargo run -q --release -p retrykey-tests --bin simulate -- {{args}}
