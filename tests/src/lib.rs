@@ -45,6 +45,11 @@ pub use declared::{
     skips_are_failures, variants,
 };
 
+/// Held for reading by every cargo command that a test runs in this workspace, and for writing
+/// by a command that adds or removes an `exercises/` member. Cargo globs the members and then
+/// reads each manifest: a member removed in between fails a command that merely ran alongside.
+pub static MEMBERS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -7,12 +7,13 @@
 //! them as passed. Blocks marked `not-run` are listed with their reasons.
 
 use std::io::Write;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use std::path::{Path, PathBuf};
 
+use retrykey_tests::MEMBERS;
 use retrykey_tests::variants;
 use retrykey_tests::walkthrough::{Ran, Walkthrough, documents, read_document, run};
 
@@ -94,7 +95,6 @@ fn every_shown_command_prints_what_the_docs_say() {
     let next = AtomicUsize::new(0);
     // Cargo globs the workspace's members, then reads each one's manifest: a member removed in
     // between fails that cargo command. Commands that add or remove a member run alone.
-    let members = RwLock::new(());
     let results: Mutex<Vec<(usize, Duration, Ran)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..lanes {
@@ -104,10 +104,10 @@ fn every_shown_command_prints_what_the_docs_say() {
                         let command = &all.shown[index].command;
                         let start = Instant::now();
                         let ran = if changes_members(command) {
-                            let _alone = members.write().unwrap_or_else(|e| e.into_inner());
+                            let _alone = MEMBERS.write().unwrap_or_else(|e| e.into_inner());
                             run(command)
                         } else {
-                            let _shared = members.read().unwrap_or_else(|e| e.into_inner());
+                            let _shared = MEMBERS.read().unwrap_or_else(|e| e.into_inner());
                             run(command)
                         };
                         let took = start.elapsed();
