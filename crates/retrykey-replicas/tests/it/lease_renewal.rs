@@ -1,13 +1,18 @@
 //! A running attempt renews its lease, so that no other replica takes a live key over; and it
 //! renews only within `max_hold`, so that a stuck attempt cannot hold a key forever.
 //!
-//! Two stores on one SQLite file stand for two replicas. Real time passes: the lease is one
-//! second and every wait has at least a second of margin either way.
+//! Two stores on one SQLite file stand for two replicas, and the lease is one second. The
+//! tests decide by the lease end the file records, not by how long they slept: a busy machine
+//! may pause either replica at any point without changing the verdict.
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Lookup, Reserve, Scope, Token};
+use retrykey_program::Clock;
 use retrykey_replicas::{Lease, Options, SqliteEntries};
+
+const LEASE: Duration = Duration::from_secs(1);
 
 fn entry(key: &str) -> (EntryId, Fingerprint) {
     let key = IdempotencyKey::parse(key.as_bytes()).expect("a valid key");
@@ -17,20 +22,29 @@ fn entry(key: &str) -> (EntryId, Fingerprint) {
     )
 }
 
-fn lease(max_hold: Duration) -> Options {
+fn lease(max_hold: Duration, clock: Clock) -> Options {
     Options {
         lease: Lease {
-            duration: Duration::from_secs(1),
+            duration: LEASE,
             max_hold,
         },
+        clock,
         ..Options::default()
     }
 }
 
-/// Replica A reserves a key; replica B opens the same file.
-async fn reserved(options: Options, key: &str) -> (SqliteEntries, SqliteEntries, EntryId, Token) {
-    let a = SqliteEntries::throwaway(options.clone()).expect("replica A's store");
-    let b = SqliteEntries::open(a.path(), options).expect("replica B's store, same file");
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).expect("a short duration")
+}
+
+/// Replica A reserves a key with `a`; replica B opens the same file with `b`.
+async fn reserved(
+    a: Options,
+    b: Options,
+    key: &str,
+) -> (SqliteEntries, SqliteEntries, EntryId, Token) {
+    let a = SqliteEntries::throwaway(a).expect("replica A's store");
+    let b = SqliteEntries::open(a.path(), b).expect("replica B's store, same file");
     let (id, fingerprint) = entry(key);
     let Ok(Reserve::Reserved(token)) = a.reserve(&id, &fingerprint).await else {
         panic!("A reserves a fresh key");
@@ -38,11 +52,40 @@ async fn reserved(options: Options, key: &str) -> (SqliteEntries, SqliteEntries,
     (a, b, id, token)
 }
 
+/// When the key's lease ends, as the file records it (ms since the epoch).
+async fn lease_end(store: &SqliteEntries, id: &EntryId) -> i64 {
+    let holder = store.holder(id).await.expect("B reads").expect("a record");
+    holder.lease_until_ms.expect("a key in flight has a lease")
+}
+
+/// Polls `condition` until it holds; a minute without it is a hang, not a slow machine.
+async fn wait_until<F: Future<Output = bool>>(what: &str, mut condition: impl FnMut() -> F) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !condition().await {
+        assert!(Instant::now() < deadline, "gave up waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 // Three leases later, a key whose attempt still runs is still in flight for everyone else.
+// A's clock runs a minute ahead of B's, so a renewal is live for B for a minute: a pause
+// between a renewal and B's look cannot lapse it. That A renews is read from the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_attempt_keeps_its_key() {
-    let (_a, b, id, token) = reserved(lease(Duration::from_secs(600)), "renewed").await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (a, b) = (
+        lease(
+            Duration::from_secs(600),
+            Clock::ahead(Duration::from_secs(60)),
+        ),
+        lease(Duration::from_secs(600), Clock::system()),
+    );
+    let (_a, b, id, token) = reserved(a, b, "renewed").await;
+    let first = lease_end(&b, &id).await;
+    wait_until(
+        "A's renewals moved its lease end three leases on",
+        || async { lease_end(&b, &id).await >= first + 3 * millis(LEASE) },
+    )
+    .await;
 
     let lookup = b.lookup(&id).await.expect("B looks");
     assert!(matches!(lookup, Lookup::InFlight { .. }), "{lookup:?}");
@@ -56,11 +99,20 @@ async fn a_running_attempt_keeps_its_key() {
 }
 
 // Past `max_hold` the renewals stop, the lease lapses, and another replica takes the key over
-// with a higher token; the old attempt's answer is then refused.
+// with a higher token; the old attempt's answer is then refused. B looks once its clock is past
+// both `max_hold` after the first lease end and the lease end the file records: the lapse is
+// read, not slept for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renewals_stop_at_max_hold() {
-    let (a, b, id, token) = reserved(lease(Duration::from_secs(2)), "stuck").await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    let max_hold = Duration::from_secs(2);
+    let options = || lease(max_hold, Clock::system());
+    let (a, b, id, token) = reserved(options(), options(), "stuck").await;
+    let past_max_hold = lease_end(&b, &id).await + millis(max_hold);
+    wait_until("the lease lapsed past max_hold", || async {
+        let now = Clock::system().now_ms();
+        now > past_max_hold && now > lease_end(&b, &id).await
+    })
+    .await;
 
     let (_, fingerprint) = entry("stuck");
     let Ok(Reserve::Reserved(taken)) = b.reserve(&id, &fingerprint).await else {
