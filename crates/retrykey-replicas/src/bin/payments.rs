@@ -15,6 +15,7 @@ use http::Method;
 use retrykey_crashpoints::pause_at;
 use retrykey_http::payments::Payments;
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
+use retrykey_program::Clock;
 use retrykey_program::flags::{self, FlagError, Span};
 use retrykey_replicas::crash::Point;
 use retrykey_replicas::open::StoreChoiceError;
@@ -89,6 +90,10 @@ struct Args {
     /// `paused at <point>`, so that the process can be killed exactly there.
     #[arg(long, value_name = "POINT", value_parser = pause_point, hide = true)]
     pause_at: Option<Point>,
+    /// Tests: read the clock this far ahead, as a replica whose clock runs fast, that sees
+    /// answers expired and leases lapsed before the others do.
+    #[arg(long, value_name = "DUR", hide = true)]
+    clock_ahead: Option<Span>,
 }
 
 /// A `--store` value; its refusal already says what was expected, as the flags' own do.
@@ -122,7 +127,9 @@ impl Args {
                 ..defaults.lease
             },
             owner: self.owner.clone().unwrap_or(defaults.owner),
-            clock: defaults.clock,
+            clock: self
+                .clock_ahead
+                .map_or(defaults.clock, |ahead| Clock::ahead(ahead.0)),
         }
     }
 
