@@ -18,11 +18,14 @@ fn job(n: u64) -> (Key, Request) {
 #[test]
 fn a_settled_event_goes_with_its_job_record_not_before() {
     let file = ScratchFile::new("sweep");
-    let options = DocumentsOptions {
-        retention: Duration::from_secs(1),
+    // An hour's window while the test looks inside it, so that no pause of a busy machine can
+    // carry it past; the same file is opened again with a one-second window to look past it.
+    let window = |retention| DocumentsOptions {
+        retention,
         ..DocumentsOptions::default()
     };
-    let documents = SqliteDocuments::open(file.path(), options).expect("opens");
+    let documents =
+        SqliteDocuments::open(file.path(), window(Duration::from_secs(3600))).expect("opens");
     let (key_1, job_1) = job(1);
     let (key_2, job_2) = job(2);
     let first = documents.accept(&key_1, &job_1).expect("accepted");
@@ -49,7 +52,11 @@ fn a_settled_event_goes_with_its_job_record_not_before() {
     assert_eq!((retry.receipt.replayed, &retry.event), (true, &first.event));
 
     // Past it, the ledger's records go, then the settled event with its record; the pending
-    // one stays until it is settled.
+    // one stays until it is settled. Creation times are whole seconds: two of them have passed
+    // when the sleep ends, however late.
+    drop(documents);
+    let documents =
+        SqliteDocuments::open(file.path(), window(Duration::from_secs(1))).expect("reopens");
     std::thread::sleep(Duration::from_millis(2_100));
     assert_eq!(documents.sweep(Duration::ZERO).unwrap(), 1);
     let left: Vec<_> = documents
