@@ -159,7 +159,10 @@ async fn a_definitive_refusal_waits_for_an_operator() {
 // starts. Stopped, it delivers what it claimed ahead too, and leaves no claim behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_is_claimed_ahead_only_within_the_lease() {
-    for (lease, ahead) in [(Duration::from_secs(30), 2), (Duration::from_secs(8), 0)] {
+    // The consumer holds every delivery until the test releases it: budgets of a minute, so
+    // that no attempt times out and is sent again however slowly the machine gets there.
+    let budget = Duration::from_secs(60);
+    for (lease, ahead) in [(budget * 5, 2), (budget * 3 / 2, 0)] {
         let outbox = Outbox::with_jobs(&format!("ahead-{}", lease.as_secs()), 10);
         let arrivals = Arc::new(AtomicUsize::new(0));
         let (release, released) = tokio::sync::watch::channel(false);
@@ -190,8 +193,8 @@ async fn a_batch_is_claimed_ahead_only_within_the_lease() {
         };
         let consumer = Server::start(router).await.expect("a consumer");
         let policy = Policy::builder()
-            .budget(Duration::from_secs(5))
-            .attempt_timeout(Duration::from_secs(4))
+            .budget(budget)
+            .attempt_timeout(budget - Duration::from_secs(1))
             .build()
             .expect("a policy");
         let options = DispatcherOptions {
@@ -213,7 +216,7 @@ async fn a_batch_is_claimed_ahead_only_within_the_lease() {
                 })
                 .await
         });
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while arrivals.load(Ordering::SeqCst) < 4 {
             assert!(
                 Instant::now() < deadline,
