@@ -457,6 +457,15 @@ pub fn disconnected_first_request_still_completes(subject: &Subject) {
         .await
         .unwrap();
         rig.shop.open_gate();
+        // The first request now either runs on and its answer is stored, or went away with its
+        // client: the retry comes after whichever happened, not a guess at how long it takes.
+        within("the first request to be stored or dropped", async {
+            tokio::select! {
+                () = rig.probe.completed(1) => {}
+                () = rig.shop.cancelled(1) => {}
+            }
+        })
+        .await;
         let retry = post(&rig, &key("k-gone"), PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
         assert_counts(&rig, 1, 1);

@@ -76,6 +76,8 @@ pub(crate) struct Probe {
     inner: Arc<dyn Entries>,
     /// Lookups that found the key in flight (so a duplicate is surely waiting or refused).
     in_flight_seen: watch::Sender<usize>,
+    /// Answers the store under test stored.
+    completed: watch::Sender<usize>,
     /// When set, the first `n` reservations wait until all `n` have arrived.
     race: Option<(Barrier, AtomicUsize, usize)>,
     /// Every reservation the store granted, in order.
@@ -86,6 +88,12 @@ impl Probe {
     pub(crate) async fn in_flight_seen(&self, n: usize) {
         let mut seen = self.in_flight_seen.subscribe();
         let _ = seen.wait_for(|&count| count >= n).await;
+    }
+
+    /// Waits until the store has stored at least `n` answers.
+    pub(crate) async fn completed(&self, n: usize) {
+        let mut completed = self.completed.subscribe();
+        let _ = completed.wait_for(|&count| count >= n).await;
     }
 
     /// The reservations the store granted so far, in order.
@@ -135,7 +143,11 @@ impl Entries for Probe {
         token: Token,
         response: StoredResponse,
     ) -> EntriesFuture<'a, ()> {
-        self.inner.complete(id, token, response)
+        EntriesFuture::new(async move {
+            self.inner.complete(id, token, response).await?;
+            self.completed.send_modify(|count| *count += 1);
+            Ok(())
+        })
     }
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
@@ -213,6 +225,7 @@ impl Rig {
         let probe = Arc::new(Probe {
             inner,
             in_flight_seen: watch::channel(0).0,
+            completed: watch::channel(0).0,
             race: (setup.racers > 0).then(|| {
                 (
                     Barrier::new(setup.racers),

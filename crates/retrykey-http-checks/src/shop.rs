@@ -27,6 +27,7 @@ pub struct Shop {
     charges: AtomicU64,
     attempts: AtomicU64,
     started: watch::Sender<u64>,
+    cancelled: watch::Sender<u64>,
     gate: Semaphore,
     tokens_seen: Mutex<HashSet<String>>,
     reservations: Mutex<Vec<Option<Reservation>>>,
@@ -38,6 +39,7 @@ impl Shop {
             charges: AtomicU64::new(0),
             attempts: AtomicU64::new(0),
             started: watch::channel(0).0,
+            cancelled: watch::channel(0).0,
             gate: Semaphore::new(0),
             tokens_seen: Mutex::default(),
             reservations: Mutex::default(),
@@ -68,6 +70,13 @@ impl Shop {
         let _ = started.wait_for(|&count| count >= n).await;
     }
 
+    /// Waits until the handler has been dropped before its end at least `n` times (its
+    /// request's future went away with a client that left).
+    pub async fn cancelled(&self, n: u64) {
+        let mut cancelled = self.cancelled.subscribe();
+        let _ = cancelled.wait_for(|&count| count >= n).await;
+    }
+
     /// Lets every gated request through, now and later.
     pub fn open_gate(&self) {
         self.gate.add_permits(Semaphore::MAX_PERMITS / 2);
@@ -82,6 +91,13 @@ impl Shop {
     }
 
     pub async fn handle(self: Arc<Self>, request: Request<Body>) -> Response<Body> {
+        let unfinished = Unfinished(Some(Arc::clone(&self)));
+        let response = self.respond(request).await;
+        unfinished.finished();
+        response
+    }
+
+    async fn respond(&self, request: Request<Body>) -> Response<Body> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
         self.started.send_modify(|count| *count += 1);
         let reservation = request.extensions().get::<Reservation>().copied();
@@ -133,6 +149,23 @@ impl Shop {
             format!("seen={charge}").parse().unwrap(),
         );
         response
+    }
+}
+
+/// Counts the handler as cancelled if it is dropped before [`Unfinished::finished`].
+struct Unfinished(Option<Arc<Shop>>);
+
+impl Unfinished {
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(shop) = self.0.take() {
+            shop.cancelled.send_modify(|count| *count += 1);
+        }
     }
 }
 
