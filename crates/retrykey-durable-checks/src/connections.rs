@@ -59,10 +59,10 @@ fn fresh_receipt() -> Receipt {
     }
 }
 
-/// Waits (at most ten seconds) until `admin` sees `count` connections named `names` waiting on
+/// Waits (at most a minute) until `admin` sees `count` connections named `names` waiting on
 /// a lock.
 fn wait_for_lock_waiters(admin: &Admin, names: &[String], count: i64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let waiting = admin
             .number(
@@ -205,7 +205,7 @@ fn terminate(url: &str, schema: &str, name: &str) {
             &[&name],
         )
         .expect("pg_terminate_backend");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while admin
         .number(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",

@@ -98,14 +98,14 @@ impl Program {
     /// SIGTERM, then waits (bounded) for it to exit.
     pub fn terminate(mut self) {
         self.signal("-TERM");
-        let deadline = Instant::now() + Duration::from_secs(15);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("{} did not exit within 15 s of SIGTERM", self.name);
+        panic!("{} did not exit within 60 s of SIGTERM", self.name);
     }
 
     /// SIGKILL: the process stops wherever it is, as in a crash. What it printed stays

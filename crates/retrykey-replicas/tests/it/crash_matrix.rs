@@ -31,7 +31,7 @@ async fn crash_at(point: Point, store: &[String]) {
             .post("/payments", &[("idempotency-key", &key_for_request)], PAY)
             .await
     });
-    first.wait_for_line(&format!("paused at {point}"), Duration::from_secs(20));
+    first.wait_for_line(&format!("paused at {point}"), Duration::from_secs(60));
     first.kill();
     assert!(
         lost.await.expect("the request task").is_err(),
@@ -40,7 +40,7 @@ async fn crash_at(point: Point, store: &[String]) {
 
     // Second life on the same database: retry the same key until it is answered.
     let second = Replica::start(&args(&[]));
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let answer = loop {
         let reply = second.pay(&key, PAY).await;
         if reply.status == 201 {

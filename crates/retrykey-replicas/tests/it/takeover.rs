@@ -23,7 +23,7 @@ fn replica(store: &[String]) -> Replica {
 /// Retries `key` on `server` until it is answered 201 (bounded), accepting only the 503s of a
 /// key whose owner's lease has not lapsed yet.
 async fn retry_until_paid(server: &Replica, key: &str) -> LoopbackReply {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let reply = server.pay(key, PAY).await;
         if reply.status == 201 {

@@ -116,7 +116,7 @@ impl Replica {
 
     /// Waits (bounded) until this process has entered its handler `n` times.
     pub async fn handler_entered(&self, n: u64) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         while self.counts().await.1 < n {
             assert!(
                 Instant::now() < deadline,
