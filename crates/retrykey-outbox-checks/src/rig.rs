@@ -54,10 +54,12 @@ impl Subject {
     }
 }
 
-/// Every claim's lease: longer than a delivery's budget, as the dispatcher requires.
-pub(crate) const LEASE: Duration = Duration::from_secs(5);
-/// How far ahead the clock of a dispatcher that "comes back later" runs: past every lease.
-pub(crate) const AHEAD: Duration = Duration::from_secs(60);
+/// Every claim's lease: longer than a delivery's budget, as the dispatcher requires, and long
+/// enough that no pause of a busy machine lets a claim lapse while its delivery runs.
+pub(crate) const LEASE: Duration = Duration::from_secs(30);
+/// How far ahead the clock of a dispatcher that "comes back later" runs: past every lease and
+/// every redelivery wait.
+pub(crate) const AHEAD: Duration = Duration::from_secs(120);
 
 /// A document service, a consumer and what the checks need to watch them.
 pub(crate) struct Rig {
@@ -146,8 +148,8 @@ impl Rig {
         url: &str,
     ) -> Dispatcher {
         let policy = Policy::builder()
-            .budget(Duration::from_secs(2))
-            .attempt_timeout(Duration::from_secs(1))
+            .budget(Duration::from_secs(10))
+            .attempt_timeout(Duration::from_secs(5))
             .base(Duration::from_millis(10))
             .cap(Duration::from_millis(50))
             .build()
