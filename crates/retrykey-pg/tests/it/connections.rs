@@ -2,9 +2,11 @@
 //! serves the next caller, an ordinary failure keeps its connection unless the settings say
 //! otherwise.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_pg::Settings;
+use tokio::sync::Notify;
 
 use crate::{backend, block, pool, raise};
 
@@ -44,19 +46,31 @@ fn a_connection_left_inside_a_transaction_is_replaced() {
     let pool = pool(Settings::new(1));
     block(async {
         let first = backend(&pool).await;
-        // The work opens a transaction and never returns: its future is dropped mid-way.
-        let abandoned = tokio::time::timeout(
-            Duration::from_millis(200),
-            pool.run(|connection| {
-                Box::pin(async move {
-                    connection.batch("BEGIN").await?;
-                    std::future::pending::<()>().await;
-                    Ok::<(), tokio_postgres::Error>(())
-                })
-            }),
-        )
+        // The work opens a transaction and never returns: its future is dropped mid-way, once
+        // the transaction is open (not after a guess at how long BEGIN takes).
+        let begun = Arc::new(Notify::new());
+        let signal = Arc::clone(&begun);
+        let work = pool.run(move |connection| {
+            let signal = Arc::clone(&signal);
+            Box::pin(async move {
+                connection.batch("BEGIN").await?;
+                signal.notify_one();
+                std::future::pending::<()>().await;
+                Ok::<(), tokio_postgres::Error>(())
+            })
+        });
+        let abandoned = tokio::time::timeout(Duration::from_secs(60), async {
+            tokio::select! {
+                _ = work => false,
+                () = begun.notified() => true,
+            }
+        })
         .await;
-        assert!(abandoned.is_err(), "the work was abandoned");
+        assert_eq!(
+            abandoned,
+            Ok(true),
+            "the work was abandoned inside its transaction"
+        );
         assert_ne!(backend(&pool).await, first);
     });
 }
