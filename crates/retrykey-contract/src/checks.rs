@@ -66,6 +66,61 @@ fn conflict_case<L: Ledger>(make: &dyn Fn(Limits) -> L, changed: Request) {
     );
 }
 
+/// Two requests are the same request only when both fields are equal, byte for byte: a job
+/// that differs in case, in a space or in its Unicode form, or units that agree only modulo
+/// 256, 2^16 or 2^32, is a changed request under a used key, so a conflict that changes nothing.
+pub fn near_miss_requests_conflict<L: Ledger>(make: &dyn Fn(Limits) -> L) {
+    const UNITS: u64 = 7;
+    let near_misses = [
+        ("CONVERT-DOCUMENT", UNITS),
+        ("Convert-document", UNITS),
+        ("convert-document ", UNITS),
+        (" convert-document", UNITS),
+        ("convert-documents", UNITS),
+        ("convert-documen", UNITS),
+        ("convert_document", UNITS),
+        ("convert-document\u{200B}", UNITS),
+        (JOB, UNITS + 1),
+        (JOB, UNITS - 1),
+        (JOB, UNITS + (1 << 8)),
+        (JOB, UNITS + (1 << 16)),
+        (JOB, UNITS + (1 << 32)),
+    ];
+    // One job with an accent, precomposed (NFC), against the same text decomposed (NFD).
+    let accented = ("résumé", "re\u{301}sume\u{301}");
+    let ledger = make(Limits::default());
+    let held = key("op-1");
+    let first = ledger.apply(&held, &request(JOB, UNITS)).expect("op-1");
+    // The same fields, built afresh from another string, are the same request: a replay.
+    let rebuilt = request(&String::from_iter(JOB.chars()), UNITS);
+    assert_eq!(ledger.apply(&held, &rebuilt), Ok(first.replay()));
+    let nfc = key("op-2");
+    let second = ledger
+        .apply(&nfc, &request(accented.0, UNITS))
+        .expect("op-2");
+    for (job, units) in near_misses {
+        assert_eq!(
+            ledger.apply(&held, &request(job, units)),
+            Err(Error::Conflict),
+            "({JOB:?}, {UNITS}) is held; ({job:?}, {units}) is another request"
+        );
+    }
+    assert_eq!(
+        ledger.apply(&nfc, &request(accented.1, UNITS)),
+        Err(Error::Conflict),
+        "{:?} (NFC) is held; {:?} (NFD) is another job",
+        accented.0,
+        accented.1
+    );
+    assert_eq!(
+        stored(&ledger),
+        (2 * UNITS, 2),
+        "a conflict applies nothing"
+    );
+    assert_eq!(stored_receipt(&ledger, &held), Some(first));
+    assert_eq!(stored_receipt(&ledger, &nfc), Some(second));
+}
+
 /// A conflict changes no stored state and consumes no operation number.
 pub fn conflict_leaves_state_unchanged<L: Ledger>(make: &dyn Fn(Limits) -> L) {
     let ledger = make(Limits::default());

@@ -80,6 +80,7 @@ macro_rules! __with_contract_checks {
             lost_reply_then_retry
             changed_units_conflicts
             changed_job_conflicts
+            near_miss_requests_conflict
             conflict_leaves_state_unchanged
             new_key_is_new_operation
             historical_receipt_keeps_original_total

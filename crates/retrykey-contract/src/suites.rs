@@ -182,6 +182,11 @@ macro_rules! values_suite {
                     parts,
                 );
             }
+            fn requests_are_equal_only_when_job_and_units_are() {
+                $crate::values::requests_are_equal_only_when_job_and_units_are(
+                    |job: String, units: u64| <$request>::new(job, units),
+                );
+            }
         }
     };
 }

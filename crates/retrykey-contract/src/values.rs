@@ -262,3 +262,55 @@ pub fn requests_match_the_oracle<R: Eq + Hash + fmt::Debug>(
         },
     );
 }
+
+/// Two requests are the same request exactly when their jobs are equal byte for byte and their
+/// units are equal; equal requests hash alike. Near misses (another case, a space, another
+/// normal form, units equal only modulo a power of two) are other requests.
+pub fn requests_are_equal_only_when_job_and_units_are<R: Eq + Hash + fmt::Debug>(
+    new: fn(String, u64) -> Result<R, Error>,
+) {
+    let near_job = prop::sample::select(vec![
+        |t: &str| t.to_uppercase(),
+        |t: &str| t.to_lowercase(),
+        |t: &str| format!("{t} "),
+        |t: &str| format!(" {t}"),
+        |t: &str| t.replace('é', "e\u{301}"),
+        |t: &str| t.chars().rev().collect(),
+        |t: &str| t.to_string(),
+    ] as Vec<fn(&str) -> String>);
+    let near_units = prop::sample::select(vec![
+        |n: u64| n,
+        |n: u64| n.wrapping_add(1),
+        |n: u64| n.wrapping_add(1 << 8),
+        |n: u64| n.wrapping_add(1 << 16),
+        |n: u64| n.wrapping_add(1 << 32),
+        |n: u64| n ^ (1 << 63),
+    ] as Vec<fn(u64) -> u64>);
+    let jobs = prop_oneof![3 => text(10), 2 => near(JOB_BYTES)];
+    let pairs = (jobs, 1..u64::MAX / 2, near_job, near_units).prop_map(
+        |(job, units, change_job, change_units)| {
+            (
+                (job.clone(), units),
+                (change_job(&job), change_units(units)),
+            )
+        },
+    );
+    for_all(pairs, |((job, units), (other_job, other_units))| {
+        let (Ok(x), Ok(y)) = (new(job.clone(), units), new(other_job.clone(), other_units)) else {
+            return Ok(());
+        };
+        let same = job.as_bytes() == other_job.as_bytes() && units == other_units;
+        if (x == y) != same {
+            return Err(format!(
+                "requests ({job:?}, {units}) and ({other_job:?}, {other_units}): equal is {}",
+                x == y
+            ));
+        }
+        if x == y && hash_of(&x) != hash_of(&y) {
+            return Err(format!(
+                "equal requests ({job:?}, {units}) hash differently"
+            ));
+        }
+        Ok(())
+    });
+}
