@@ -104,6 +104,13 @@ pub struct Class {
 }
 
 impl Class {
+    /// The chapter of the page that asks a student to make `variant` green, if one does.
+    pub fn chapter_of_exercise(&self, variant: &str) -> Option<u32> {
+        (self.pages.iter())
+            .find(|page| page.exercises.iter().any(|name| name == variant))
+            .and_then(Page::chapter)
+    }
+
     /// The pieces a page asks a student to write, in their declared order.
     pub fn pieces_of<'a>(&'a self, page: &Page) -> impl Iterator<Item = &'a Piece> + 'a {
         let chapter = page.chapter();

@@ -17,7 +17,7 @@ use crate::cargo_test::cargo;
 use crate::class::{Class, Track};
 use crate::declared::{Declared, parse_manifest};
 use crate::exercise::blank::{Piece, locate_body};
-use crate::exercise::spec::what_it_said;
+use crate::exercise::spec::{taught_by, what_it_said};
 use crate::exercise::{EXERCISES_DIR, ExerciseError};
 use crate::test_output::TestRun;
 
@@ -379,7 +379,13 @@ fn checks_of(class: &Class, origin: &Origin, run: &TestRun) -> Vec<String> {
                 .filter(|piece| &piece.name == name)
                 .flat_map(|piece| piece.spec.iter().map(|spec| spec.check.clone()))
                 .collect();
-            let further = reported.into_iter().filter(|check| !spec.contains(check));
+            let chapter = (class.pieces.iter())
+                .find(|piece| &piece.name == name)
+                .map(|piece| piece.chapter);
+            let taught = |check: &&String| chapter.is_none_or(|chapter| taught_by(chapter, check));
+            let further = (reported.into_iter())
+                .filter(|check| !spec.contains(check))
+                .filter(taught);
             let further: Vec<String> = further.cloned().collect();
             spec.into_iter().chain(further).collect()
         }
@@ -389,11 +395,17 @@ fn checks_of(class: &Class, origin: &Origin, run: &TestRun) -> Vec<String> {
             let Some(declared) = declared else {
                 return run.failed.iter().cloned().collect();
             };
+            // An exercise of an earlier chapter leaves a later chapter's checks out.
+            let chapter = class.chapter_of_exercise(name);
+            let taught = |check: &&String| chapter.is_none_or(|chapter| taught_by(chapter, check));
             let named: Vec<String> = (declared.must_fail.iter())
                 .chain(&declared.loom_must_fail)
+                .filter(taught)
                 .cloned()
                 .collect();
-            let others = (run.failed.iter()).filter(|check| !named.contains(check));
+            let others = (run.failed.iter())
+                .filter(|check| !named.contains(check))
+                .filter(taught);
             let others: Vec<String> = others.cloned().collect();
             named.into_iter().chain(others).collect()
         }

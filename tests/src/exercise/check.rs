@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::{ExerciseError, read_manifest};
+use super::{ExerciseError, leave_out_later_chapters, read_manifest};
 use crate::cargo_test::{LOOM_ARGS, cargo_test};
 use crate::declared::{NEEDS_POSTGRES, postgres_configured};
 use crate::test_output::TestRun;
@@ -83,12 +83,13 @@ pub fn check(workspace: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Repor
     if !manifest_path.is_file() {
         return Err(ExerciseError::Missing(dir.to_path_buf()));
     }
-    let (package, checks, variant) = read_manifest(&manifest_path)?;
+    let (package, mut checks, variant) = read_manifest(&manifest_path)?;
     let variant = variant.ok_or_else(|| ExerciseError::Manifest {
         path: manifest_path.clone(),
         reason: "no [package.metadata.exercise] table: not a copy made by `just exercise`"
             .to_string(),
     })?;
+    let later = leave_out_later_chapters(workspace, &variant, &mut checks);
     let root_manifest = workspace.join("Cargo.toml");
     let root_manifest = root_manifest.to_string_lossy();
     let mut report = Report {
@@ -102,8 +103,11 @@ pub fn check(workspace: &Path, dir: &Path, env: &[(&str, &str)]) -> Result<Repor
             .skipped
             .extend((checks.must_fail.iter()).map(|check| format!("{check} ({NEEDS_POSTGRES})")));
     } else {
-        let run = cargo_test(&package, &["--manifest-path", &root_manifest], env)
-            .map_err(ExerciseError::Cargo)?;
+        let mut args = vec!["--manifest-path", root_manifest.as_ref(), "--"];
+        for prefix in &later {
+            args.extend(["--skip", prefix]);
+        }
+        let run = cargo_test(&package, &args, env).map_err(ExerciseError::Cargo)?;
         compare(&run, &checks.must_fail, &checks.may_fail, "", &mut report);
     }
     if !checks.loom_must_fail.is_empty() {

@@ -239,6 +239,27 @@ fn rename_bins(text: &str, variant: &str, name: &str) -> String {
     )
 }
 
+/// Leaves a later chapter's checks out of `checks` when the class asks for `variant` in an
+/// earlier chapter (`docs/src/class.toml` of the workspace at `workspace`): the brief does not
+/// name them and the check neither counts nor runs them. Returns the prefixes of the checks left
+/// out, for the test run to skip.
+pub(crate) fn leave_out_later_chapters(
+    workspace: &Path,
+    variant: &str,
+    checks: &mut Declared,
+) -> Vec<&'static str> {
+    let chapter =
+        (crate::class::load(workspace).ok()).and_then(|class| class.chapter_of_exercise(variant));
+    let later: Vec<&'static str> = (spec::LATER_SUITES.iter())
+        .filter(|(_, taught_in)| chapter.is_some_and(|chapter| chapter < *taught_in))
+        .map(|(prefix, _)| *prefix)
+        .collect();
+    let taught = |check: &String| !later.iter().any(|prefix| check.starts_with(prefix));
+    checks.must_fail.retain(taught);
+    checks.may_fail.retain(taught);
+    later
+}
+
 /// The neutral brief that replaces the lab's README: no word of what the bug is.
 fn brief(variant: &str, name: &str, purpose: &str, checks: &Declared) -> String {
     let mut text = format!(
@@ -301,7 +322,10 @@ pub fn create(
     // Everything is prepared before the first write, so a refusal changes nothing.
     let manifest_path = lab.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path).map_err(io(&manifest_path))?;
-    let (_, checks, _) = read_manifest(&manifest_path)?;
+    let (_, mut checks, _) = read_manifest(&manifest_path)?;
+    if let Some(workspace) = labs.parent() {
+        leave_out_later_chapters(workspace, variant, &mut checks);
+    }
     let manifest =
         copy_manifest(&manifest, variant, name).map_err(|reason| ExerciseError::Manifest {
             path: manifest_path.clone(),
