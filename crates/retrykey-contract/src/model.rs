@@ -70,6 +70,7 @@ struct Reference {
 }
 
 impl Reference {
+    // ANCHOR: reference_apply
     fn apply(&mut self, key: usize, job: usize, units: u64) -> Result<Receipt, Error> {
         if let Some(&(old_job, old_units, receipt)) = self.records.get(&key) {
             return if (old_job, old_units) == (job, units) {
@@ -99,10 +100,12 @@ impl Reference {
         self.records.insert(key, (job, units, receipt));
         Ok(receipt)
     }
+    // ANCHOR_END: reference_apply
 }
 
-/// Runs `steps` against a fresh ledger and the model; the first difference is the error.
-fn compare<L: Ledger>(make: &dyn Fn(Limits) -> L, steps: &[Step]) -> Result<(), String> {
+/// Runs `steps` against a fresh ledger and the model; the first difference is the error. A
+/// hand-written script of steps is a scenario; the property test below draws them at random.
+pub fn compare<L: Ledger>(make: &dyn Fn(Limits) -> L, steps: &[Step]) -> Result<(), String> {
     let ledger = make(MODEL_LIMITS);
     let mut model = Reference::default();
     let keys: Vec<Key> = KEYS
