@@ -181,6 +181,7 @@ impl Facts {
         }
     }
 
+    // ANCHOR: one_effect_per_key
     fn one_effect_per_key(&self) -> Option<(String, Vec<String>)> {
         self.effects
             .iter()
@@ -200,6 +201,7 @@ impl Facts {
                 (detail, vec![key.clone()])
             })
     }
+    // ANCHOR_END: one_effect_per_key
 
     fn keys_of(&self, id: OpId) -> BTreeSet<&str> {
         self.sent
@@ -291,6 +293,7 @@ impl Facts {
             .map(|(_, keys, detail)| (detail, keys))
     }
 
+    // ANCHOR: changed_request
     fn changed_request_changes_nothing(&self) -> Option<(String, Vec<String>)> {
         let mut breaches = Vec::new();
         for (key, effects) in &self.effects {
@@ -339,6 +342,7 @@ impl Facts {
             .min()
             .map(|(_, key, detail)| (detail, vec![key]))
     }
+    // ANCHOR_END: changed_request
 
     fn unknown_only_where_lost(&self) -> Option<(String, Vec<String>)> {
         self.ended

@@ -13,7 +13,7 @@ use retrykey_tests::exercise::blank::{
     Bodies, Piece, apply_wrong, blank_lib, create_blank, pieces, reference_lib, wrong_solutions,
 };
 use retrykey_tests::exercise::package_name;
-use retrykey_tests::exercise::spec::{Verdict, build, progress};
+use retrykey_tests::exercise::spec::{Verdict, build, progress, taught_by};
 use retrykey_tests::workspace_root;
 
 use crate::exercise::workspace_copy;
@@ -29,15 +29,16 @@ fn all_pieces() -> Vec<Piece> {
     pieces(&workspace_root()).expect("tests/blanks.toml reads")
 }
 
-// Every chapter that teaches a component has a piece, and every piece is whole: its harness
-// mirrors its source (or its own test program is there), each blank is found, its spec names each check once, and it keeps at
-// least four wrong solutions, each naming a check of its spec and changing a body it blanks.
+// Every chapter has a piece, and every piece is whole: its harness mirrors its source (or its
+// own test program is there), each blank is found, its spec names each check once and no check
+// of a later chapter, and it keeps at least four wrong solutions, each naming a check of its
+// spec and changing a body it blanks.
 #[test]
 fn every_piece_is_declared_whole() {
     let root = workspace_root();
     let pieces = all_pieces();
     let chapters: BTreeSet<u32> = pieces.iter().map(|piece| piece.chapter).collect();
-    assert_eq!(chapters, BTreeSet::from([1, 3, 4, 5, 6, 7]));
+    assert_eq!(chapters, (1..=8).collect::<BTreeSet<u32>>());
     for piece in &pieces {
         match (&piece.harness, &piece.own) {
             (Some(variant), None) => {
@@ -67,6 +68,12 @@ fn every_piece_is_declared_whole() {
             assert!(
                 !spec.expects.is_empty() && !spec.expects.contains('\n'),
                 "{}: {} needs one line",
+                piece.name,
+                spec.check
+            );
+            assert!(
+                taught_by(piece.chapter, &spec.check),
+                "{}: {} belongs to a later chapter",
                 piece.name,
                 spec.check
             );
