@@ -413,6 +413,30 @@ pub fn exercise_dir(workspace: &Path, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
+
+    // The class asks for no-fingerprint in chapter 4: its exercise leaves the simulator's check
+    // out, and only it. replay-5xx, asked for in chapter 8, keeps it.
+    #[test]
+    fn an_earlier_chapters_exercise_leaves_the_simulator_out() {
+        let root = crate::workspace_root();
+        let mut early = crate::declared("no-fingerprint").unwrap();
+        let all = early.must_fail.clone();
+        assert_eq!(
+            leave_out_later_chapters(&root, "no-fingerprint", &mut early),
+            ["sim::"]
+        );
+        let left: BTreeSet<&String> = all.difference(&early.must_fail).collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left.iter().all(|check| check.starts_with("sim::")));
+        assert!(!early.must_fail.is_empty());
+
+        let mut late = crate::declared("replay-5xx").unwrap();
+        let all = late.must_fail.clone();
+        assert!(leave_out_later_chapters(&root, "replay-5xx", &mut late).is_empty());
+        assert_eq!(late.must_fail, all);
+        assert!(all.iter().any(|check| check.starts_with("sim::")));
+    }
 
     // Stripping removes the marker line and its continuation lines, and nothing else.
     #[test]
