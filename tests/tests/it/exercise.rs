@@ -3,6 +3,7 @@
 //!
 //! Every copy here goes to a folder under cargo's test scratch space, never into `exercises/`.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use retrykey_tests::diff::{Line, diff};
@@ -171,37 +172,49 @@ fn an_unknown_variant_is_refused() {
 /// member without touching the real workspace. It builds in the workspace's own target folder,
 /// reusing its third-party crates, under another version so that no artifact is shared.
 pub(crate) fn workspace_copy(name: &str) -> PathBuf {
-    fn copy(from: &Path, to: &Path) {
+    /// Copies `from` into `to`, feeding every file's path and bytes to `hash`.
+    fn copy(from: &Path, to: &Path, hash: &mut DefaultHasher) {
         std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let name = entry.file_name();
+        let mut entries: Vec<_> = (std::fs::read_dir(from).unwrap())
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let name = path.file_name().unwrap().to_owned();
             if name == "target" || name == "node_modules" {
                 continue;
             }
-            if entry.path().is_dir() {
-                copy(&entry.path(), &to.join(&name));
+            if path.is_dir() {
+                copy(&path, &to.join(&name), hash);
             } else {
-                std::fs::copy(entry.path(), to.join(&name)).unwrap();
+                let bytes = std::fs::read(&path).unwrap();
+                (path.as_os_str(), &bytes).hash(hash);
+                std::fs::write(to.join(&name), bytes).unwrap();
             }
         }
     }
     let root = workspace_root();
     let into = scratch(name);
     std::fs::copy(root.join("Cargo.lock"), into.join("Cargo.lock")).unwrap();
+    let mut hash = DefaultHasher::new();
+    for dir in ["crates", "labs", "tests", "benches"] {
+        copy(&root.join(dir), &into.join(dir), &mut hash);
+    }
     // Another version for every member: the copy's crates then hash apart from the workspace's
     // own in the shared target folder (the hash of a path package counts its path from the
-    // workspace root, which is the same here), and neither build overwrites the other's.
+    // workspace root, which is the same here), and neither build overwrites the other's. The
+    // version names the sources too: every scratch copy of the same sources shares one build,
+    // and a copy of changed sources never takes another copy's older build for its own (cargo
+    // would check the older copy's files, which did not change).
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let (head, tail) = manifest
         .split_once("[workspace.package]\nversion = \"")
         .expect("the workspace sets its members' version");
     let (version, rest) = tail.split_once('"').expect("a quoted version");
-    let scratch = format!("{head}[workspace.package]\nversion = \"{version}-scratch\"{rest}");
+    let sources = hash.finish();
+    let scratch =
+        format!("{head}[workspace.package]\nversion = \"{version}-scratch-{sources:x}\"{rest}");
     std::fs::write(into.join("Cargo.toml"), scratch).unwrap();
-    for dir in ["crates", "labs", "tests", "benches"] {
-        copy(&root.join(dir), &into.join(dir));
-    }
     into
 }
 
