@@ -228,11 +228,18 @@ pub fn variant_work(root: &Path, variant: &str) -> Result<Work, PlanError> {
     })
 }
 
-/// Lines that hold code: neither blank nor only a comment.
+/// Lines that hold code: neither blank, nor only a comment, nor only closing delimiters.
 fn code_lines(text: &str) -> usize {
     text.lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with("//"))
+        // A line that only closes what an earlier line opened (`}`, `});`) is not written
+        // on its own: an editor or the line that opened it supplies it.
+        .filter(|line| {
+            !line
+                .chars()
+                .all(|c| matches!(c, '}' | ')' | ']' | ';' | ','))
+        })
         .count()
 }
 

@@ -248,8 +248,8 @@ pub(crate) fn leave_out_later_chapters(
     variant: &str,
     checks: &mut Declared,
 ) -> Vec<&'static str> {
-    let chapter =
-        (crate::class::load(workspace).ok()).and_then(|class| class.chapter_of_exercise(variant));
+    let class = crate::class::load(workspace).ok();
+    let chapter = crate::class::chapter_of_variant(workspace, class.as_ref(), variant);
     let later: Vec<&'static str> = (spec::LATER_SUITES.iter())
         .filter(|(_, taught_in)| chapter.is_some_and(|chapter| chapter < *taught_in))
         .map(|(prefix, _)| *prefix)
@@ -415,8 +415,8 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    // The class asks for no-fingerprint in chapter 4: its exercise leaves the simulator's check
-    // out, and only it. replay-5xx, asked for in chapter 8, keeps it.
+    // no-fingerprint belongs to chapter 4 (its stage's first chapter): its exercise leaves the
+    // simulator's check out, and only it. replay-5xx, asked for in chapter 8, keeps it.
     #[test]
     fn an_earlier_chapters_exercise_leaves_the_simulator_out() {
         let root = crate::workspace_root();
