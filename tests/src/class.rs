@@ -85,10 +85,21 @@ pub struct Pace {
     pub written_exercise_minutes: f64,
 }
 
+/// What the class must fit, in minutes of the plan.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// The core track: one class day.
+    pub core_minutes: u64,
+    /// Each extension page: one session of its own.
+    pub extension_minutes: u64,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ClassFile {
     page: Vec<Page>,
+    frame: Frame,
     pace: Pace,
 }
 
@@ -101,6 +112,8 @@ pub struct Class {
     pub pieces: Vec<Piece>,
     /// The pace of `[pace]`.
     pub pace: Pace,
+    /// The frame of `[frame]`.
+    pub frame: Frame,
 }
 
 impl Class {
@@ -261,6 +274,7 @@ pub fn load(root: &Path) -> Result<Class, ClassError> {
         pages: file.page,
         pieces: pieces(root)?,
         pace: file.pace,
+        frame: file.frame,
     };
     validate(root, &class)?;
     Ok(class)
@@ -361,6 +375,10 @@ mod tests {
             ],
             pieces: vec![],
             pace: load(&crate::workspace_root()).unwrap().pace,
+            frame: Frame {
+                core_minutes: 0,
+                extension_minutes: 0,
+            },
         };
         assert_eq!(
             class.tracks_sentence(),

@@ -10,7 +10,7 @@ mod measure;
 
 use std::path::{Path, PathBuf};
 
-use crate::class::{Class, ClassError, Pace, Page, Track};
+use crate::class::{Class, ClassError, Frame, Pace, Page, Track};
 use crate::exercise::blank::{Piece, locate_body};
 use crate::tidy::located::blocks;
 
@@ -135,6 +135,8 @@ impl PagePlan {
 pub struct Plan {
     /// The pace every page is priced at.
     pub pace: Pace,
+    /// What the plan must fit.
+    pub frame: Frame,
     /// The pages, in reading order.
     pub pages: Vec<PagePlan>,
 }
@@ -147,6 +149,23 @@ impl Plan {
             .filter(|page| page.page.track == track)
             .map(|page| page.minutes(&self.pace))
             .sum()
+    }
+
+    /// What does not fit the frame: the core past its day, an extension past its session.
+    pub fn overruns(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        let core = self.track_minutes(Track::Core);
+        if core > self.frame.core_minutes {
+            found.push(format!("core {core} min > {} min", self.frame.core_minutes));
+        }
+        for page in &self.pages {
+            let minutes = page.minutes(&self.pace);
+            if page.page.track == Track::Extension && minutes > self.frame.extension_minutes {
+                let limit = self.frame.extension_minutes;
+                found.push(format!("{} {minutes} min > {limit} min", page.page.label));
+            }
+        }
+        found
     }
 
     /// The minutes of every page.
@@ -165,6 +184,7 @@ pub fn plan(root: &Path) -> Result<Plan, PlanError> {
         .collect::<Result<_, _>>()?;
     Ok(Plan {
         pace: class.pace,
+        frame: class.frame,
         pages,
     })
 }
@@ -348,6 +368,25 @@ mod tests {
         assert_eq!(plan.minutes(&pace), sum.ceil() as u64);
         let empty = page(Content::default(), vec![], vec![]);
         assert_eq!(empty.minutes(&pace), 0);
+    }
+
+    // The core track fits one class day and each extension one session, by the plan.
+    #[test]
+    fn the_class_fits_its_frame() {
+        let plan = plan(&crate::workspace_root()).expect("the plan computes");
+        assert_eq!(
+            plan.overruns(),
+            Vec::<String>::new(),
+            "{}",
+            plan.render(true)
+        );
+        let mut tight = plan.clone();
+        tight.frame.core_minutes = plan.track_minutes(Track::Core) - 1;
+        tight.frame.extension_minutes = 1;
+        let found = tight.overruns();
+        assert!(found[0].starts_with("core "), "{found:?}");
+        let extensions = (plan.pages.iter()).filter(|p| p.page.track == Track::Extension);
+        assert_eq!(found.len(), 1 + extensions.count(), "{found:?}");
     }
 
     #[test]
