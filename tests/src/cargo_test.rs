@@ -21,7 +21,7 @@ pub const LOOM_ENV: &[(&str, &str)] = &[
 /// and environment, and reads its output. A run that failed without a failing test or a
 /// diagnostic still says how it ended.
 pub fn cargo_test(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::io::Result<TestRun> {
-    let members = crate::MEMBERS.read().unwrap_or_else(|e| e.into_inner());
+    let turn = crate::cargo_turn();
     let output = Command::new(cargo())
         .current_dir(workspace_root())
         .args(["test", "-p", package, "--no-fail-fast", "--color", "never"])
@@ -33,7 +33,7 @@ pub fn cargo_test(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::io
         .env_remove("RUST_LIB_BACKTRACE")
         .envs(env.iter().copied())
         .output()?;
-    drop(members);
+    drop(turn);
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     let mut run = TestRun::parse(&text);

@@ -79,7 +79,7 @@ impl fmt::Display for Program {
 /// Every binary and example of the workspace at `root`, as cargo lists them, but those of the
 /// copies under `exercises/` (each a student's copy of a lab, named as the student likes).
 pub fn programs(root: &Path) -> Result<Vec<Program>, HelpError> {
-    let members = crate::MEMBERS.read().unwrap_or_else(|e| e.into_inner());
+    let turn = crate::cargo_turn();
     let output = Command::new(cargo())
         .current_dir(root)
         .args(["metadata", "--no-deps", "--format-version", "1"])
@@ -89,7 +89,7 @@ pub fn programs(root: &Path) -> Result<Vec<Program>, HelpError> {
             what: "cargo metadata".to_string(),
             source,
         })?;
-    drop(members);
+    drop(turn);
     if !output.status.success() {
         return Err(HelpError::Metadata(format!(
             "exited with {}",
@@ -151,7 +151,7 @@ pub fn build(root: &Path, programs: &[Program]) -> Result<BTreeMap<Program, Path
     for package in &packages {
         command.args(["-p", package]);
     }
-    let members = crate::MEMBERS.read().unwrap_or_else(|e| e.into_inner());
+    let turn = crate::cargo_turn();
     let output = command
         .arg("--message-format=json-render-diagnostics")
         .stdin(Stdio::null())
@@ -161,7 +161,7 @@ pub fn build(root: &Path, programs: &[Program]) -> Result<BTreeMap<Program, Path
             what: "cargo build".to_string(),
             source,
         })?;
-    drop(members);
+    drop(turn);
     if !output.status.success() {
         return Err(HelpError::Build {
             what: "the workspace's programs".to_string(),

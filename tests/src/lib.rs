@@ -45,10 +45,20 @@ pub use declared::{
     skips_are_failures, variants,
 };
 
-/// Held for reading by every cargo command that a test runs in this workspace, and for writing
-/// by a command that adds or removes an `exercises/` member. Cargo globs the members and then
-/// reads each manifest: a member removed in between fails a command that merely ran alongside.
-pub static MEMBERS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+/// Held by every cargo command that a test runs in this workspace, so that they run one at a
+/// time. Two cargo commands side by side can fail each other for no fault of the code: cargo
+/// globs the members and then reads each manifest, while `just exercise` adds a member under
+/// `exercises/` and `just remove-exercise` removes one; and two builds of one package with
+/// different features (`cargo test -p X` turns on its test knobs, `cargo run -p X` does not)
+/// write the same `target/debug/<program>`, so one command can run the other's program.
+pub static CARGO: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`CARGO`], whatever a panicking holder left behind.
+pub fn cargo_turn() -> std::sync::MutexGuard<'static, ()> {
+    CARGO
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The workspace root (the folder holding the top-level `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {

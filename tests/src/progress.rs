@@ -264,8 +264,8 @@ fn build(
     if copies.is_empty() {
         return Ok(result);
     }
-    // Read-locked for its whole run: see `crate::MEMBERS`.
-    let _members = crate::MEMBERS.read().unwrap_or_else(|e| e.into_inner());
+    // Held for the whole build: see `crate::CARGO`.
+    let _turn = crate::cargo_turn();
     let mut command = Command::new(cargo());
     command
         .current_dir(root)

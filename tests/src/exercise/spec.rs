@@ -180,8 +180,8 @@ pub fn build(
     packages: &[String],
     env: &[(&str, &str)],
 ) -> Result<BTreeMap<String, PathBuf>, BuildError> {
-    // Read-locked for its whole run: see `crate::MEMBERS`.
-    let _members = crate::MEMBERS.read().unwrap_or_else(|e| e.into_inner());
+    // Held for the whole build: see `crate::CARGO`.
+    let _turn = crate::cargo_turn();
     let mut command = Command::new(cargo());
     command
         .current_dir(workspace)

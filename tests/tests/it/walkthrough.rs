@@ -9,13 +9,11 @@
 //! others are reported as skipped, never as passed.
 
 use std::io::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use std::path::{Path, PathBuf};
 
-use retrykey_tests::MEMBERS;
+use retrykey_tests::cargo_turn;
 use retrykey_tests::variants;
 use retrykey_tests::walkthrough::{Ran, Walkthrough, documents, read_document, run};
 
@@ -80,18 +78,10 @@ fn needs_just(command: &str) -> bool {
     })
 }
 
-/// `just exercise` and `just remove-exercise` add and remove members of the workspace.
-fn changes_members(command: &str) -> bool {
-    command.lines().any(|line| {
-        let line = line.trim_start();
-        line.starts_with("just exercise ") || line.starts_with("just remove-exercise ")
-    })
-}
-
 // Every shown command runs and prints the promised output and exit status (slow ones under just docs-check).
 //
-// Pages run side by side, one lane per core (at most four), each page's commands in order: the
-// pages share no files, ports or exercise names, and a page is the unit a reader follows.
+// One command at a time, in the pages' order: each holds the workspace's cargo turn, which the
+// other tests' cargo commands take too.
 #[test]
 fn every_shown_command_prints_what_the_docs_say() {
     let with_slow = std::env::var("RETRYKEY_DOCS_SLOW").is_ok_and(|v| v == "1");
@@ -116,56 +106,40 @@ fn every_shown_command_prints_what_the_docs_say() {
         has_just || !with_slow,
         "RETRYKEY_DOCS_SLOW=1 checks every command, and `just` is not installed"
     );
-    let without_just = (all.shown.iter())
-        .filter(|item| (with_slow || !item.slow) && chosen(&item.file))
-        .filter(|item| !has_just && needs_just(&item.command))
-        .count();
     let other_pages = (all.shown.iter())
         .filter(|item| !chosen(&item.file))
         .count();
-    let mut pages: Vec<Vec<usize>> = Vec::new();
+    // A command that needs `just`, where `just` is missing, is skipped, and so is every later
+    // command of its page: a page is a session, and what follows may stand on what it made.
+    let mut without_just = 0;
+    let mut order: Vec<usize> = Vec::new();
+    let mut page_lost: Option<&Path> = None;
     for (index, item) in all.shown.iter().enumerate() {
         if (item.slow && !with_slow) || !chosen(&item.file) {
             continue;
         }
-        if !has_just && needs_just(&item.command) {
+        let lost =
+            page_lost == Some(item.file.as_path()) || (!has_just && needs_just(&item.command));
+        if lost {
+            page_lost = Some(item.file.as_path());
+            without_just += 1;
             continue;
         }
-        match pages.last_mut() {
-            Some(page) if all.shown[page[0]].file == item.file => page.push(index),
-            _ => pages.push(vec![index]),
-        }
+        order.push(index);
     }
-    // The longest pages first, so the last lane to finish is not the one that began late.
-    pages.sort_by_key(|page| std::cmp::Reverse(page.len()));
-    let lanes = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let next = AtomicUsize::new(0);
-    // Cargo globs the workspace's members, then reads each one's manifest: a member removed in
-    // between fails that cargo command. Commands that add or remove a member run alone.
-    let results: Mutex<Vec<(usize, Duration, Ran)>> = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..lanes {
-            scope.spawn(|| {
-                while let Some(page) = pages.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    for &index in page {
-                        let command = &all.shown[index].command;
-                        let start = Instant::now();
-                        let ran = if changes_members(command) {
-                            let _alone = MEMBERS.write().unwrap_or_else(|e| e.into_inner());
-                            run(command)
-                        } else {
-                            let _shared = MEMBERS.read().unwrap_or_else(|e| e.into_inner());
-                            run(command)
-                        };
-                        let took = start.elapsed();
-                        results.lock().unwrap().push((index, took, ran));
-                    }
-                }
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap();
-    results.sort_by_key(|(index, _, _)| *index);
+    // One command at a time, each holding the workspace's cargo turn: two cargo commands side
+    // by side can fail each other (see `retrykey_tests::CARGO`), and a verdict must not depend
+    // on which ran first.
+    let mut results: Vec<(usize, Duration, Ran)> = Vec::new();
+    for index in order {
+        let command = &all.shown[index].command;
+        let start = Instant::now();
+        let ran = {
+            let _turn = cargo_turn();
+            run(command)
+        };
+        results.push((index, start.elapsed(), ran));
+    }
     let ran = results.len();
     let mut failures = Vec::new();
     let mut took: Vec<(Duration, String)> = Vec::new();
@@ -194,8 +168,8 @@ fn every_shown_command_prints_what_the_docs_say() {
     }
     if without_just > 0 {
         report.push_str(&format!(
-            "; {without_just} commands need `just`, which is not installed \
-             (`pip install rust-just`), skipped, not checked"
+            "; {without_just} commands need `just` (or follow one on their page), which is not \
+             installed (`pip install rust-just`): skipped, not checked"
         ));
     }
     if other_pages > 0 {
@@ -208,7 +182,7 @@ fn every_shown_command_prints_what_the_docs_say() {
     let total: Duration = took.iter().map(|(d, _)| *d).sum();
     took.sort_by_key(|(duration, _)| std::cmp::Reverse(*duration));
     report.push_str(&format!(
-        "\n  {:.0} s of commands in {:.0} s on {lanes} lanes; the slowest:",
+        "\n  {:.0} s of commands in {:.0} s; the slowest:",
         total.as_secs_f64(),
         started.elapsed().as_secs_f64()
     ));
