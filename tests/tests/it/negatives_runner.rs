@@ -319,6 +319,18 @@ fn scratch_copies_with_each_hole_are_broken() {
     let mirrored = scratch_test(&workspace, "retrykey", &["--tests", "--", "--list"], &env);
     assert_eq!(mirrored.diagnostics, Vec::<String>::new());
     let mirrored = mirrored.listed;
+    // The suites' sizes as the mirrored package lists them, so a new check changes no line here.
+    let size = |suite: &str| {
+        let count = mirrored
+            .iter()
+            .filter(|check| check.starts_with(suite))
+            .count();
+        match count {
+            1 => "1 check".to_string(),
+            count => format!("{count} checks"),
+        }
+    };
+    let (contract, model, stress) = (size("contract::"), size("model::"), size("stress::"));
 
     assert_eq!(
         judge_scratch(&workspace, &declared, &mirrored, &env),
@@ -343,28 +355,30 @@ fn scratch_copies_with_each_hole_are_broken() {
     );
     assert_eq!(
         judge_scratch(&workspace, &declared, &mirrored, &env),
-        strings(&["does not run the suite stress:: (2 checks, which retrykey runs)"])
+        vec![format!(
+            "does not run the suite stress:: ({stress}, which retrykey runs)"
+        )]
     );
 
     with("retrykey_contract::ledger_suite!(#[ignore] Store::with_limits);");
     assert_eq!(
         judge_scratch(&workspace, &declared, &mirrored, &env),
-        strings(&[
-            "ignores the whole suite contract:: (16 checks)",
-            "ignores the whole suite model:: (1 check)",
-            "ignores the whole suite stress:: (2 checks)",
-        ])
+        vec![
+            format!("ignores the whole suite contract:: ({contract})"),
+            format!("ignores the whole suite model:: ({model})"),
+            format!("ignores the whole suite stress:: ({stress})"),
+        ]
     );
 
     std::fs::remove_dir_all(workspace.join("labs").join(VARIANT).join("tests"))
         .expect("the test file can be deleted");
     assert_eq!(
         judge_scratch(&workspace, &declared, &mirrored, &env),
-        strings(&[
-            "does not run the suite contract:: (16 checks, which retrykey runs)",
-            "does not run the suite model:: (1 check, which retrykey runs)",
-            "does not run the suite stress:: (2 checks, which retrykey runs)",
-        ])
+        vec![
+            format!("does not run the suite contract:: ({contract}, which retrykey runs)"),
+            format!("does not run the suite model:: ({model}, which retrykey runs)"),
+            format!("does not run the suite stress:: ({stress}, which retrykey runs)"),
+        ]
     );
     let check = "stress::one_key_64_threads";
     let mut rate_env = env.to_vec();
