@@ -269,7 +269,7 @@ payments *args:
 test-http:
     cargo test -q -p retrykey-http
 
-# Stage 3: loopback load, bare handler vs fresh key / replay / no key (a minute or so, release).
+# Stage 3: loopback load, bare handler vs fresh key / replay / no key (under a minute once built, release).
 load *args:
     cargo run -q --release -p retrykey-benches --bin load -- {{args}}
 
@@ -287,7 +287,7 @@ crash-matrix variant="":
     cargo build -q -p retrykey-durable-checks --bin crash-server
     exec cargo run -q -p retrykey-durable-checks --bin crash-matrix
 
-# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections) (a minute or so).
+# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections) (under a minute once built).
 bench-durable *args:
     cargo bench -p retrykey-benches --bench durable -- {{args}}
 
@@ -295,7 +295,7 @@ bench-durable *args:
 pgbench-ratio *args:
     cargo run -q --release -p retrykey-benches --bin pgbench-ratio -- {{args}}
 
-# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (a minute or two).
+# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (under a minute once built, release).
 store-load *args:
     cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 
