@@ -83,7 +83,7 @@ loom:
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR={{loom_target}} cargo test -q -p retrykey --test it
     @cargo run -q -p retrykey-tests --bin negatives -- --loom-only
 
-# 64 threads on one key, STRESS_ROUNDS rounds (default 50), release mode.
+# 64 threads on one key, then on 64 distinct keys, STRESS_ROUNDS rounds (default 50), release mode.
 stress rounds="50":
     STRESS_ROUNDS={{rounds}} cargo test -q --release -p retrykey --test it stress::
 
