@@ -137,11 +137,17 @@ ci:
     #!/usr/bin/env bash
     set -euo pipefail
     # Each step says how long it took, so a slow CI run shows where its time went.
+    # The status is kept by hand: in a `&&` or `||` list bash ignores `set -e` inside the
+    # function, so a failing step would otherwise return the status of its last `echo`.
     step() {
-        local start=$SECONDS
+        local start=$SECONDS rc=0
         echo "== ci: $*"
-        "$@"
+        "$@" || rc=$?
         echo "== ci: $* took $((SECONDS - start)) s"
+        if [ "$rc" -ne 0 ]; then
+            echo "== ci: $* FAILED with exit $rc"
+        fi
+        return "$rc"
     }
     # Runs lanes (each a chain of steps) side by side, and prints each lane's log when all have
     # ended. Lanes never wait on one another's build lock for long: cargo locks each profile's
