@@ -185,19 +185,8 @@ pub fn chapter_of_variant(root: &Path, class: Option<&Class>, variant: &str) -> 
         return Some(chapter);
     }
     let stage = crate::declared(variant).ok()?.stage;
-    first_chapter_of_stage(root, stage)
-}
-
-/// The first chapter of `stage` in the stages table: `| 3 HTTP | ... | 4 [Over HTTP](...) |`.
-fn first_chapter_of_stage(root: &Path, stage: u32) -> Option<u32> {
     let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).ok()?;
-    let table = map.split("## Stages and chapters").nth(1)?;
-    (table.lines())
-        .filter_map(crate::tidy::map::cells)
-        .filter(|cells| cells.len() == 3)
-        .filter(|cells| cells[0].split_whitespace().next() == Some(&stage.to_string()))
-        .filter_map(|cells| cells[2].split_whitespace().next()?.parse().ok())
-        .min()
+    crate::tidy::first_chapter_of_stage(&map, stage)
 }
 
 /// The pages that state the tracks in `Class::tracks_sentence`'s words.

@@ -634,6 +634,14 @@ fn without_link_targets(text: &str) -> String {
     out
 }
 
+/// The first chapter of `stage` in the stages table of `text` (a page holding one).
+pub fn first_chapter_of_stage(text: &str, stage: u32) -> Option<u32> {
+    (stage_table(text).into_iter())
+        .filter(|row| row.stage == stage)
+        .flat_map(|row| row.chapters.into_iter().map(|(number, _, _)| number))
+        .min()
+}
+
 /// The chapters of the book, in order: `(title, file)` from `docs/src/SUMMARY.md`.
 fn chapters(summary: &str) -> Vec<(String, String)> {
     summary
