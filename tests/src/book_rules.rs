@@ -318,6 +318,30 @@ pub fn chapter_number(file: &Path) -> Option<u32> {
         .flatten()
 }
 
+/// The inline code spans of one line: text between two runs of as many backticks.
+pub fn code_spans(line: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let ticks = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+        let inside = &rest[open + ticks..];
+        let delimiter = "`".repeat(ticks);
+        // The closing run is exactly as long as the opening one.
+        let close = inside
+            .match_indices(&delimiter)
+            .map(|(at, _)| at)
+            .find(|&at| !inside[at + ticks..].starts_with('`') && !inside[..at].ends_with('`'));
+        match close {
+            Some(close) => {
+                spans.push(&inside[..close]);
+                rest = &inside[close + ticks..];
+            }
+            None => break,
+        }
+    }
+    spans
+}
+
 /// The pages of the book: every `.md` under `docs/src`, at any depth, relative to `root`.
 pub fn pages(root: &Path) -> Result<Vec<PathBuf>, Error> {
     crate::walkthrough::documents_in(root).map(|files| {

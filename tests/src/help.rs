@@ -339,7 +339,7 @@ pub fn prose_commands(page: &str) -> Vec<(usize, String)> {
             fence = Some((c, run(c)));
             continue;
         }
-        for span in code_spans(line) {
+        for span in crate::book_rules::code_spans(line) {
             let span = span.trim();
             if span == "just" || span.starts_with("just ") || span.starts_with("cargo run") {
                 found.push((index + 1, span.to_string()));
@@ -347,30 +347,6 @@ pub fn prose_commands(page: &str) -> Vec<(usize, String)> {
         }
     }
     found
-}
-
-/// The inline code spans of one line: text between two runs of as many backticks.
-fn code_spans(line: &str) -> Vec<&str> {
-    let mut spans = Vec::new();
-    let mut rest = line;
-    while let Some(open) = rest.find('`') {
-        let ticks = rest[open..].len() - rest[open..].trim_start_matches('`').len();
-        let inside = &rest[open + ticks..];
-        let delimiter = "`".repeat(ticks);
-        // The closing run is exactly as long as the opening one.
-        let close = inside
-            .match_indices(&delimiter)
-            .map(|(at, _)| at)
-            .find(|&at| !inside[at + ticks..].starts_with('`') && !inside[..at].ends_with('`'));
-        match close {
-            Some(close) => {
-                spans.push(&inside[..close]);
-                rest = &inside[close + ticks..];
-            }
-            None => break,
-        }
-    }
-    spans
 }
 
 /// The long flags a recipe's description names: every `--name` in it.

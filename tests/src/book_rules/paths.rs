@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Rule, Violation, violation};
+use super::{Rule, Violation, code_spans, violation};
 
 /// The folders a workspace path starts with (`exercises/` is the student's, made on demand).
 const TOP: [&str; 7] = [
@@ -48,19 +48,6 @@ pub fn paths(root: &Path, file: &Path, text: &str) -> Vec<Violation> {
         }
     }
     found
-}
-
-/// The texts of a line's single-backtick code spans.
-fn code_spans(line: &str) -> Vec<&str> {
-    let mut spans = Vec::new();
-    let mut rest = line;
-    while let Some(start) = rest.find('`') {
-        let after = &rest[start + 1..];
-        let Some(end) = after.find('`') else { break };
-        spans.push(&after[..end]);
-        rest = &after[end + 1..];
-    }
-    spans
 }
 
 /// The relative targets of a line's Markdown links, without their `#fragment`.

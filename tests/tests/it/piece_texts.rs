@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use retrykey_tests::exercise::blank::pieces;
+use retrykey_tests::tidy::sources::rust_files;
 use retrykey_tests::workspace_root;
 
 /// Every `Type::name` path of a text, and every code span that is a Rust name or path.
@@ -31,21 +32,13 @@ fn is_rust_name(text: &str) -> bool {
         })
 }
 
-/// The Rust sources of the product crates, as one text per file.
+/// The Rust sources of the crates, as one text per file.
 fn sources(root: &Path) -> Vec<String> {
-    let mut texts = Vec::new();
-    let mut folders = vec![root.join("crates")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).expect("readable").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                texts.push(std::fs::read_to_string(&path).expect("readable"));
-            }
-        }
-    }
-    texts
+    (rust_files(&root.join("crates"))
+        .expect("crates/ is readable")
+        .iter())
+    .map(|path| std::fs::read_to_string(path).expect("readable"))
+    .collect()
 }
 
 /// The names of `text` that no source holds: a path must appear whole (`Error::Capacity`), a
