@@ -570,46 +570,88 @@ pub fn unrun_unit_tests() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// One row of a stages table, as read.
+/// One row of a stages table, as read: one chapter, and the stage of the same number with its
+/// crates, or the reason the chapter has no stage crate of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct StageRow {
     /// The row as text, without link targets: what must read the same in every copy.
     text: String,
-    stage: u32,
+    /// The stage number; `None` for a chapter without a stage crate (`—` in the stage cell).
+    stage: Option<u32>,
     crates: Vec<String>,
-    /// `(number, title, link target)` of each chapter the row links.
-    chapters: Vec<(u32, String, String)>,
+    /// Why the chapter has no stage crate (`none: ...` in the crates cell).
+    reason: Option<String>,
+    /// `(number, title, link target)` of the chapter the row links.
+    chapter: Option<(u32, String, String)>,
 }
+
+/// What the stage cell says for a chapter without a stage crate.
+const NO_STAGE: &str = "—";
+
+/// What opens the crates cell of a chapter without a stage crate, before the reason.
+const NO_CRATE: &str = "none:";
 
 fn stage_table(text: &str) -> Vec<StageRow> {
     text.lines()
         .skip_while(|line| {
-            map::cells(line).is_none_or(|cells| cells != ["Stage", "Crates", "Chapters"])
+            map::cells(line).is_none_or(|cells| cells != ["Stage", "Crates", "Chapter"])
         })
         .skip(2)
         .map_while(map::cells)
         .map(|cells| {
-            let joined = cells.join(" | ");
-            let stage = cells[0]
+            let cell = |i: usize| cells.get(i).map_or("", String::as_str);
+            let stage = cell(0)
                 .split_whitespace()
                 .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0);
-            let crates = map::backticked(cells.get(1).map_or("", String::as_str));
-            let chapters = cells
-                .get(2)
-                .map_or("", String::as_str)
-                .split(", ")
-                .filter_map(chapter_link)
-                .collect();
+                .and_then(|n| n.parse().ok());
+            let (crates, reason) = match cell(1).strip_prefix(NO_CRATE) {
+                Some(reason) => (Vec::new(), Some(reason.trim().to_string())),
+                None => (map::backticked(cell(1)), None),
+            };
             StageRow {
-                text: without_link_targets(&joined),
+                text: without_link_targets(&cells.join(" | ")),
                 stage,
                 crates,
-                chapters,
+                reason,
+                chapter: chapter_link(cell(2)),
             }
         })
         .collect()
+}
+
+/// What makes a stages table untrue: a stage numbered otherwise than its chapter, a chapter in
+/// two rows, a row with no stage crate that gives no reason, or one that is neither.
+fn stage_table_rules(table: &[StageRow]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for row in table {
+        let Some((chapter, _, _)) = &row.chapter else {
+            problems.push(format!(
+                "`{}`: the chapter cell is not one `N [Title](target)`",
+                row.text
+            ));
+            continue;
+        };
+        if !seen.insert(*chapter) {
+            problems.push(format!("chapter {chapter} has a second row"));
+        }
+        match (row.stage, &row.reason) {
+            (Some(stage), _) if stage != *chapter => problems.push(format!(
+                "stage {stage} is in the row of chapter {chapter}: a stage is numbered by its \
+                 chapter"
+            )),
+            (Some(_), None) if !row.crates.is_empty() => {}
+            (Some(stage), _) => problems.push(format!(
+                "stage {stage} names no crate: list its crates in backticks"
+            )),
+            (None, Some(reason)) if !reason.is_empty() && row.text.starts_with(NO_STAGE) => {}
+            (None, _) => problems.push(format!(
+                "chapter {chapter} has no stage number: give it its chapter's number, or \
+                 `{NO_STAGE}` with `{NO_CRATE} <why>` in the crates cell"
+            )),
+        }
+    }
+    problems
 }
 
 /// `N [Title](target)` as its parts.
@@ -634,11 +676,12 @@ fn without_link_targets(text: &str) -> String {
     out
 }
 
-/// The first chapter of `stage` in the stages table of `text` (a page holding one).
+/// The chapter of `stage` in the stages table of `text` (a page holding one): a stage is
+/// numbered by its chapter, so this is `stage` itself when the table has its row.
 pub fn first_chapter_of_stage(text: &str, stage: u32) -> Option<u32> {
     (stage_table(text).into_iter())
-        .filter(|row| row.stage == stage)
-        .flat_map(|row| row.chapters.into_iter().map(|(number, _, _)| number))
+        .filter(|row| row.stage == Some(stage))
+        .filter_map(|row| row.chapter.map(|(number, _, _)| number))
         .min()
 }
 
@@ -653,8 +696,9 @@ fn chapters(summary: &str) -> Vec<(String, String)> {
 }
 
 /// The stages table reads the same in `ARCHITECTURE.md`, README.md and the book's
-/// introduction; its chapters are those of `docs/src/SUMMARY.md`, numbered in its order, and
-/// its crates per stage are those of the layer map.
+/// introduction and keeps [its rules](stage_table_rules): one row per chapter of
+/// `docs/src/SUMMARY.md`, numbered in its order, each stage numbered by its chapter; and its
+/// crates per stage are those of the layer map.
 pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
     let root = workspace_root();
     let summary = chapters(&read(root.join("docs/src/SUMMARY.md"))?);
@@ -664,28 +708,40 @@ pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
         let table = stage_table(&read(root.join(file))?);
         if table.is_empty() {
             problems.push(format!(
-                "{file}: no stages table (`| Stage | Crates | Chapters |`)"
+                "{file}: no stages table (`| Stage | Crates | Chapter |`)"
             ));
         }
-        for row in &table {
-            for (number, title, target) in &row.chapters {
-                let index = usize::try_from(*number).unwrap_or(usize::MAX);
-                match index.checked_sub(1).and_then(|i| summary.get(i)) {
-                    Some((real, chapter))
-                        if real == title && target.ends_with(chapter.as_str()) => {}
-                    Some((real, chapter)) => problems.push(format!(
-                        "{file}: chapter {number} is \"{real}\" ({chapter}) in SUMMARY.md, \
-                         not \"{title}\" ({target})"
-                    )),
-                    None => problems.push(format!(
-                        "{file}: chapter {number} \"{title}\" is not in docs/src/SUMMARY.md"
-                    )),
-                }
+        problems.extend(
+            stage_table_rules(&table)
+                .into_iter()
+                .map(|problem| format!("{file}: {problem}")),
+        );
+        for (number, title, target) in table.iter().filter_map(|row| row.chapter.as_ref()) {
+            let index = usize::try_from(*number).unwrap_or(usize::MAX);
+            match index.checked_sub(1).and_then(|i| summary.get(i)) {
+                Some((real, chapter)) if real == title && target.ends_with(chapter.as_str()) => {}
+                Some((real, chapter)) => problems.push(format!(
+                    "{file}: chapter {number} is \"{real}\" ({chapter}) in SUMMARY.md, \
+                     not \"{title}\" ({target})"
+                )),
+                None => problems.push(format!(
+                    "{file}: chapter {number} \"{title}\" is not in docs/src/SUMMARY.md"
+                )),
             }
         }
         tables.push((file, table));
     }
     let (first, reference) = &tables[0];
+    for (number, (title, chapter)) in (1u32..).zip(&summary) {
+        let listed = reference
+            .iter()
+            .any(|row| row.chapter.as_ref().is_some_and(|(n, _, _)| *n == number));
+        if chapter.starts_with("ch") && !listed {
+            problems.push(format!(
+                "{first}: chapter {number} \"{title}\" has no row in the stages table"
+            ));
+        }
+    }
     for (file, table) in &tables[1..] {
         let texts = |t: &[StageRow]| t.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
         if texts(table) != texts(reference) {
@@ -697,10 +753,12 @@ pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
     let rows = map_rows()?;
     let mut by_stage: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
     for row in reference {
-        by_stage
-            .entry(row.stage)
-            .or_default()
-            .extend(row.crates.iter().cloned());
+        if let Some(stage) = row.stage {
+            by_stage
+                .entry(stage)
+                .or_default()
+                .extend(row.crates.iter().cloned());
+        }
     }
     let mut mapped: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
     for row in &rows {
@@ -710,6 +768,17 @@ pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
             _ => continue,
         };
         mapped.entry(stage).or_default().insert(row.name.clone());
+    }
+    for row in &rows {
+        if let Layer::Checks(n) = row.layer
+            && !mapped.contains_key(&n)
+        {
+            problems.push(format!(
+                "{}: {} is in checks {n}, but no stage {n} is in the layer map",
+                map::MAP_FILE,
+                row.name
+            ));
+        }
     }
     if by_stage != mapped {
         problems.push(format!(
@@ -750,16 +819,62 @@ mod tests {
     // A stages table row keeps its text without link targets, and its parts.
     #[test]
     fn a_stage_row_reads_as_parts() {
-        let table = "| Stage | Crates | Chapters |\n|---|---|---|\n| 5 outbox | `a`, `b` | 7 [Work](docs/src/ch07.md), 8 (to come) |\n";
+        let table = "| Stage | Crates | Chapter |\n|---|---|---|\n\
+            | 7 outbox | `a`, `b` | 7 [Work](docs/src/ch07.md) |\n\
+            | — | none: it breaks `a` | 8 [Break](docs/src/ch08.md) |\n";
         let rows = stage_table(table);
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].stage, 5);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].stage, Some(7));
         assert_eq!(rows[0].crates, vec!["a", "b"]);
         assert_eq!(
-            rows[0].chapters,
-            vec![(7, "Work".to_string(), "docs/src/ch07.md".to_string())]
+            rows[0].chapter,
+            Some((7, "Work".to_string(), "docs/src/ch07.md".to_string()))
         );
-        assert_eq!(rows[0].text, "5 outbox | `a`, `b` | 7 [Work], 8 (to come)");
+        assert_eq!(rows[0].text, "7 outbox | `a`, `b` | 7 [Work]");
+        assert_eq!(rows[1].stage, None);
+        assert_eq!(rows[1].crates, Vec::<String>::new());
+        assert_eq!(rows[1].reason.as_deref(), Some("it breaks `a`"));
+        assert_eq!(stage_table_rules(&rows), Vec::<String>::new());
+        assert_eq!(first_chapter_of_stage(table, 7), Some(7));
+        assert_eq!(first_chapter_of_stage(table, 8), None);
+    }
+
+    const HEADER: &str = "| Stage | Crates | Chapter |\n|---|---|---|\n";
+
+    // A stage numbered otherwise than its chapter is refused, naming both numbers.
+    #[test]
+    fn a_stage_numbered_otherwise_than_its_chapter_is_refused() {
+        let table = format!(
+            "{HEADER}| 1 ledger | `a` | 1 [One](ch01.md) |\n| 2 retries | `b` | 3 [Three](ch03.md) |\n"
+        );
+        assert_eq!(
+            stage_table_rules(&stage_table(&table)),
+            vec![
+                "stage 2 is in the row of chapter 3: a stage is numbered by its chapter"
+                    .to_string()
+            ]
+        );
+    }
+
+    // A chapter appears once, and a row without a stage crate says why.
+    #[test]
+    fn a_second_row_or_a_missing_reason_is_refused() {
+        let table = format!(
+            "{HEADER}| 1 ledger | `a` | 1 [One](ch01.md) |\n| 1 more | `b` | 1 [One](ch01.md) |\n\
+             | — | `c` | 2 [Two](ch02.md) |\n| — | none: | 3 [Three](ch03.md) |\n"
+        );
+        assert_eq!(
+            stage_table_rules(&stage_table(&table)),
+            vec![
+                "chapter 1 has a second row".to_string(),
+                "chapter 2 has no stage number: give it its chapter's number, or `—` with \
+                 `none: <why>` in the crates cell"
+                    .to_string(),
+                "chapter 3 has no stage number: give it its chapter's number, or `—` with \
+                 `none: <why>` in the crates cell"
+                    .to_string(),
+            ]
+        );
     }
 
     // A word is a whole word: `retrykey_converter` is not in `retrykey_converters`.

@@ -22,7 +22,7 @@ pub enum Layer {
     Plumbing,
     /// Test support: scratch databases, the fault proxy.
     TestSupport,
-    /// A stage, by number.
+    /// A stage, by the number of the chapter that teaches it.
     Stage(u32),
     /// The checks of a stage, by the stage's number.
     Checks(u32),
