@@ -7,7 +7,7 @@
 //! models; it compiles without a warning; and its `src/lib.rs` differs from the file it mirrors
 //! only inside its `// NEGATIVE:` blocks. Anything else is a broken lab.
 //!
-//! A variant whose bug a network can show also declares `simulate`: the simulator (stage 6)
+//! A variant whose bug a network can show also declares `simulate`: the simulator (stage 8)
 //! must catch it within the declared seeds of its scenario, by the declared rule, and the
 //! failing seed must replay exactly (the same history twice).
 //!

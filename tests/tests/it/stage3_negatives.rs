@@ -1,57 +1,59 @@
 //! Plain `cargo test` confirms, in-process, that each Stage 3 variant still fails exactly its
-//! declared HTTP checks: a variant fixed by accident, or broken in a new way, turns this red.
-//! Each check runs its own server on 127.0.0.1 and forces its interleavings with gates, so the
-//! failing set is the same on every run.
+//! declared retry checks: a variant fixed by accident, or broken in a new way, turns this red.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
-use retrykey_http_checks::{Subject, failing_checks};
+use retrykey_client::{RetrySteps, StandardSteps};
+use retrykey_client_checks::failing_checks;
 
-fn assert_fails_as_declared(variant: &str, subject: Subject) {
+mod budget_reset {
+    retrykey_client_checks::variant_steps!(
+        Variant,
+        child_budget = budget_reset_per_layer::child_budget
+    );
+}
+mod fresh_key {
+    retrykey_client_checks::variant_steps!(Variant, execute = fresh_key_per_retry::execute);
+}
+mod no_jitter {
+    retrykey_client_checks::variant_steps!(Variant, delay = no_jitter::full_jitter);
+}
+mod retry_definitive {
+    retrykey_client_checks::variant_steps!(Variant, classify = retry_definitive_errors::classify);
+}
+
+fn assert_fails_as_declared<P: RetrySteps>(variant: &str) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         3,
-        &["http_suite::"],
-        &failing_checks(&subject),
+        &["retry_suite::"],
+        &failing_checks::<P>(),
     );
 }
 
-// The correct layer fails no check: the baseline every variant is compared with.
+// The correct client fails no retry check: the baseline every variant is compared with.
 #[test]
-fn correct_layer_fails_nothing() {
-    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
+fn correct_client_fails_nothing() {
+    assert_eq!(failing_checks::<StandardSteps>(), BTreeSet::new());
 }
 
-// Each variant fails exactly the checks it declares.
+// Each variant fails exactly the retry checks it declares.
 #[test]
-fn no_fingerprint_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(no_fingerprint::NoFingerprint));
-    assert_fails_as_declared("no-fingerprint", subject);
-}
-
-#[test]
-fn replay_5xx_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(replay_5xx::Replay5xx));
-    assert_fails_as_declared("replay-5xx", subject);
+fn fresh_key_per_retry_fails_as_declared() {
+    assert_fails_as_declared::<fresh_key::Variant>("fresh-key-per-retry");
 }
 
 #[test]
-fn cancel_unsafe_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(cancel_unsafe::CancelUnsafe));
-    assert_fails_as_declared("cancel-unsafe", subject);
+fn budget_reset_per_layer_fails_as_declared() {
+    assert_fails_as_declared::<budget_reset::Variant>("budget-reset-per-layer");
 }
 
 #[test]
-fn split_check_insert_fails_as_declared() {
-    let subject = Subject::correct()
-        .with_store(|limits| Arc::new(split_check_insert::SplitCheckInsert::new(limits)));
-    assert_fails_as_declared("split-check-insert", subject);
+fn retry_definitive_errors_fails_as_declared() {
+    assert_fails_as_declared::<retry_definitive::Variant>("retry-definitive-errors");
 }
 
 #[test]
-fn evict_when_full_fails_as_declared() {
-    let subject = Subject::correct()
-        .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
-    assert_fails_as_declared("evict-when-full", subject);
+fn no_jitter_fails_as_declared() {
+    assert_fails_as_declared::<no_jitter::Variant>("no-jitter");
 }

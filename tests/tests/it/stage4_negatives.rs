@@ -1,90 +1,57 @@
-//! Plain `cargo test` confirms, in-process, that each Stage 4 variant still fails its declared
-//! checks: the contract and model suites, the crash scenarios (a panic at the crash point stands
-//! for the abort) and the PostgreSQL connection checks. Without RETRYKEY_PG_URL the PostgreSQL
-//! check is ignored, and `cargo test` counts it so (see `build.rs`); under CI it must run.
+//! Plain `cargo test` confirms, in-process, that each Stage 4 variant still fails exactly its
+//! declared HTTP checks: a variant fixed by accident, or broken in a new way, turns this red.
+//! Each check runs its own server on 127.0.0.1 and forces its interleavings with gates, so the
+//! failing set is the same on every run.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
-use retrykey::Ledger;
-use retrykey_durable::Options;
-use retrykey_durable_checks::admin::url;
-use retrykey_durable_checks::crash::server::{Backend, open_correct};
-use retrykey_durable_checks::{Subject, failing_checks};
+use retrykey_http_checks::{Subject, failing_checks};
 
-/// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
-fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
-    retrykey_tests::assert_fails_as_declared(variant, 4, suites, &failing);
+fn assert_fails_as_declared(variant: &str, subject: Subject) {
+    retrykey_tests::assert_fails_as_declared(
+        variant,
+        4,
+        &["http_suite::"],
+        &failing_checks(&subject),
+    );
 }
 
-const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
-
-fn separate_transactions(
-    backend: &Backend,
-    options: Options,
-) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
-    match backend {
-        Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(
-            path, options,
-        )?)),
-        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
-    }
-}
-
-fn record_before_effect(
-    backend: &Backend,
-    options: Options,
-) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
-    match backend {
-        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(
-            path, options,
-        )?)),
-        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
-    }
-}
-
-// The correct SQLite ledger fails nothing: the baseline the variants are compared with.
+// The correct layer fails no check: the baseline every variant is compared with.
 #[test]
-fn correct_sqlite_ledger_fails_nothing() {
-    let failing = failing_checks(Subject::Sqlite {
-        make: &|limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
-        open: open_correct,
-    });
-    assert_eq!(failing, BTreeSet::new());
+fn correct_layer_fails_nothing() {
+    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
 }
 
-// separate-transactions fails exactly its declared checks.
+// Each variant fails exactly the checks it declares.
 #[test]
-fn separate_transactions_fails_as_declared() {
-    let failing = failing_checks(Subject::Sqlite {
-        make: &|limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
-        open: separate_transactions,
-    });
-    assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
+fn no_fingerprint_fails_as_declared() {
+    let subject = Subject::correct().with_engine(|b| b.engine(no_fingerprint::NoFingerprint));
+    assert_fails_as_declared("no-fingerprint", subject);
 }
 
-// record-before-effect fails exactly its declared checks.
 #[test]
-fn record_before_effect_fails_as_declared() {
-    let failing = failing_checks(Subject::Sqlite {
-        make: &|limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
-        open: record_before_effect,
-    });
-    assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
+fn replay_5xx_fails_as_declared() {
+    let subject = Subject::correct().with_engine(|b| b.engine(replay_5xx::Replay5xx));
+    assert_fails_as_declared("replay-5xx", subject);
 }
 
-// check-then-insert fails exactly its declared checks (PostgreSQL; ignored without the URL).
-retrykey_durable_checks::postgres_test! {
-    fn check_then_insert_fails_as_declared() {
-        let url = url();
-        let failing = failing_checks(Subject::Postgres {
-            url: &url,
-            make: &|limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger"),
-            open: &|url: &str, options: Options| check_then_insert::PgLedger::open(url, options),
-        });
-        assert_fails_as_declared(
-            "check-then-insert",
-            &["contract::", "model::", "connections::"],
-            failing,
-        );
-    }
+#[test]
+fn cancel_unsafe_fails_as_declared() {
+    let subject = Subject::correct().with_engine(|b| b.engine(cancel_unsafe::CancelUnsafe));
+    assert_fails_as_declared("cancel-unsafe", subject);
+}
+
+#[test]
+fn split_check_insert_fails_as_declared() {
+    let subject = Subject::correct()
+        .with_store(|limits| Arc::new(split_check_insert::SplitCheckInsert::new(limits)));
+    assert_fails_as_declared("split-check-insert", subject);
+}
+
+#[test]
+fn evict_when_full_fails_as_declared() {
+    let subject = Subject::correct()
+        .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
+    assert_fails_as_declared("evict-when-full", subject);
 }

@@ -1,121 +1,90 @@
-//! Plain `cargo test` confirms, in-process, that each Stage 5 variant still fails exactly its
-//! declared checks (replica checks, outbox checks): a variant fixed by accident, or broken in a
-//! new way, turns this red. Each check starts on fresh SQLite files and forces its
-//! interleavings with gates, crash hooks and clocks set ahead, so the failing set is the same on
-//! every run.
+//! Plain `cargo test` confirms, in-process, that each Stage 5 variant still fails its declared
+//! checks: the contract and model suites, the crash scenarios (a panic at the crash point stands
+//! for the abort) and the PostgreSQL connection checks. Without RETRYKEY_PG_URL the PostgreSQL
+//! check is ignored, and `cargo test` counts it so (see `build.rs`); under CI it must run.
 
 use std::collections::BTreeSet;
 
-use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
-use retrykey_replicas_checks::{Subject, failing_checks};
+use retrykey::Ledger;
+use retrykey_durable::Options;
+use retrykey_durable_checks::admin::url;
+use retrykey_durable_checks::crash::server::{Backend, open_correct};
+use retrykey_durable_checks::{Subject, failing_checks};
 
-fn assert_fails_as_declared(variant: &str, subject: Subject) {
-    retrykey_tests::assert_fails_as_declared(
-        variant,
-        5,
-        &["replicas::"],
-        &failing_checks(&subject),
-    );
+/// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
+fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
+    retrykey_tests::assert_fails_as_declared(variant, 5, suites, &failing);
 }
 
-fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_checks::Subject) {
-    retrykey_tests::assert_fails_as_declared(
-        variant,
-        5,
-        &["outbox::"],
-        &retrykey_outbox_checks::failing_checks(&subject),
-    );
-}
+const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
 
-/// Opens a replica through per-replica-memory's copy of `open.rs` (its own `StoreChoice`).
-fn open_per_replica_memory(
-    choice: &StoreChoice,
+fn separate_transactions(
+    backend: &Backend,
     options: Options,
-    steps: FenceSteps,
-) -> BoxFuture<Result<Opened, Error>> {
-    let StoreChoice::Sqlite(path) = choice else {
-        panic!("the replica checks open SQLite replicas only, not {choice:?}");
-    };
-    let choice = per_replica_memory::StoreChoice::Sqlite(path.clone());
-    Box::pin(async move {
-        let opened = choice.open_with_steps(options, steps).await?;
-        Ok(Opened {
-            store: opened.store,
-            ledger: opened.ledger,
-        })
-    })
+) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+    match backend {
+        Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(
+            path, options,
+        )?)),
+        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
+    }
 }
 
-// The correct replicas fail no check: the baseline every variant is compared with.
-#[test]
-fn correct_replicas_fail_nothing() {
-    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
+fn record_before_effect(
+    backend: &Backend,
+    options: Options,
+) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
+    match backend {
+        Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(
+            path, options,
+        )?)),
+        Backend::Pg { .. } => Err(retrykey_durable::Error::Config("SQLite only".into())),
+    }
 }
 
-// Each variant fails exactly the checks it declares.
+// The correct SQLite ledger fails nothing: the baseline the variants are compared with.
 #[test]
-fn per_replica_memory_fails_as_declared() {
-    let subject = Subject::correct().with_open(open_per_replica_memory);
-    assert_fails_as_declared("per-replica-memory", subject);
-}
-
-#[test]
-fn lease_without_fence_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
-        holds: lease_without_fence::holds,
-        finish: lease_without_fence::finish,
-        renew: lease_without_fence::renew,
-        ..FenceSteps::standard()
+fn correct_sqlite_ledger_fails_nothing() {
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: open_correct,
     });
-    assert_fails_as_declared("lease-without-fence", subject);
+    assert_eq!(failing, BTreeSet::new());
 }
 
+// separate-transactions fails exactly its declared checks.
 #[test]
-fn no_lease_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
-        claim: no_lease::claim,
-        ..FenceSteps::standard()
+fn separate_transactions_fails_as_declared() {
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: separate_transactions,
     });
-    assert_fails_as_declared("no-lease", subject);
+    assert_fails_as_declared("separate-transactions", SQLITE_SUITES, failing);
 }
 
-// The correct outbox, consumer and dispatcher fail no outbox check.
+// record-before-effect fails exactly its declared checks.
 #[test]
-fn correct_outbox_fails_nothing() {
-    let subject = retrykey_outbox_checks::Subject::correct();
-    assert_eq!(
-        retrykey_outbox_checks::failing_checks(&subject),
-        BTreeSet::new()
-    );
+fn record_before_effect_fails_as_declared() {
+    let failing = failing_checks(Subject::Sqlite {
+        make: &|limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
+        open: record_before_effect,
+    });
+    assert_fails_as_declared("record-before-effect", SQLITE_SUITES, failing);
 }
 
-#[test]
-fn publish_outside_transaction_fails_as_declared() {
-    let subject = retrykey_outbox_checks::Subject::correct().with_documents(
-        retrykey_outbox::sqlite::AcceptSteps {
-            accept: publish_outside_transaction::accept,
-        },
-    );
-    assert_outbox_fails_as_declared("publish-outside-transaction", subject);
-}
-
-#[test]
-fn consumer_without_dedup_fails_as_declared() {
-    let subject = retrykey_outbox_checks::Subject::correct().with_consumer(
-        retrykey_converter::ConvertSteps {
-            convert: consumer_without_dedup::convert,
-        },
-    );
-    assert_outbox_fails_as_declared("consumer-without-dedup", subject);
-}
-
-#[test]
-fn mark_before_send_fails_as_declared() {
-    let subject = retrykey_outbox_checks::Subject::correct().with_dispatcher(
-        retrykey_outbox::dispatcher::DeliverySteps {
-            deliver: mark_before_send::deliver,
-        },
-    );
-    assert_outbox_fails_as_declared("mark-before-send", subject);
+// check-then-insert fails exactly its declared checks (PostgreSQL; ignored without the URL).
+retrykey_durable_checks::postgres_test! {
+    fn check_then_insert_fails_as_declared() {
+        let url = url();
+        let failing = failing_checks(Subject::Postgres {
+            url: &url,
+            make: &|limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger"),
+            open: &|url: &str, options: Options| check_then_insert::PgLedger::open(url, options),
+        });
+        assert_fails_as_declared(
+            "check-then-insert",
+            &["contract::", "model::", "connections::"],
+            failing,
+        );
+    }
 }

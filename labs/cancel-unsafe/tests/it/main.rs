@@ -3,7 +3,7 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
-// The Stage 3 check suite against this variant: the checks declared in Cargo.toml must fail.
+// The Stage 4 check suite against this variant: the checks declared in Cargo.toml must fail.
 retrykey_http_checks::http_suite!(
     retrykey_http_checks::Subject::correct()
         .with_engine(|builder| builder.engine(cancel_unsafe::CancelUnsafe))

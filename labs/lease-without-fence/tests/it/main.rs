@@ -3,7 +3,7 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
-// The Stage 5 replica checks with this variant's fence in every replica's store: the checks
+// The Stage 6 replica checks with this variant's fence in every replica's store: the checks
 // declared in Cargo.toml must fail.
 retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct().with_steps(
     retrykey_replicas::FenceSteps {

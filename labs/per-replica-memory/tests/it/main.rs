@@ -6,7 +6,7 @@
 use retrykey_http::{BoxFuture, Error};
 use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
 
-// The Stage 5 replica checks with every replica opened by this variant: the checks declared in
+// The Stage 6 replica checks with every replica opened by this variant: the checks declared in
 // Cargo.toml must fail.
 /// Opens a replica through this variant's copy of `open.rs` (its own `StoreChoice`).
 fn open(
