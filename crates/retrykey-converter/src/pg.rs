@@ -4,7 +4,7 @@
 //! primary key. The first delivery of an event inserts it and goes on to convert; a concurrent
 //! duplicate's insert waits on that key until the first commits (or rolls back), then finds the
 //! row and answers from it. The unique index, not a lookup, decides who converts, as in the
-//! Stage 4 ledger. Whatever fails before the commit leaves neither row.
+//! Stage 5 ledger. Whatever fails before the commit leaves neither row.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! The Stage 4 checks as named functions, shared by the correct durable ledgers and every
+//! The Stage 5 checks as named functions, shared by the correct durable ledgers and every
 //! negative variant: crash a ledger at each point and retry, and race, roll back and cut real
 //! PostgreSQL connections.
 //!
@@ -85,7 +85,7 @@ pub fn connection_checks<L: Ledger>() -> Vec<(&'static str, ConnectionCheck<L>)>
     __with_connection_checks!(table { L }).to_vec()
 }
 
-/// The Stage 4 checks that fail for `subject`, named as `cargo test` prints them
+/// The Stage 5 checks that fail for `subject`, named as `cargo test` prints them
 /// (`contract::<check>`, `model::matches_reference_model`, `crash::<point>`,
 /// `connections::<check>`).
 pub fn failing_checks<L>(subject: Subject<'_, L>) -> BTreeSet<String>

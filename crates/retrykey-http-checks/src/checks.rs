@@ -636,7 +636,7 @@ pub fn failing_store_refuses_before_any_work(subject: &Subject) {
 
 /// The first attempt's request carries the reservation the store granted (its entry and
 /// token), so a handler that shares the store's database can fence its write with it; a
-/// keyless request carries none. Without it stage 5's fence has nothing to check.
+/// keyless request carries none. Without it stage 6's fence has nothing to check.
 pub fn first_attempt_carries_its_reservation(subject: &Subject) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;

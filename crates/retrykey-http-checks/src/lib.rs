@@ -1,5 +1,5 @@
 //! The Idempotency-Key layer's behaviour as named checks, shared by the correct crate and every
-//! Stage 3 variant under `labs/`.
+//! Stage 4 variant under `labs/`.
 //!
 //! Each check is a plain function taking a [`Subject`] (which engine and which store to put in
 //! the layer) and panics with a message naming the broken requirement. One macro turns the whole

@@ -99,7 +99,7 @@ pub struct Token(pub u64);
 /// The reservation a first attempt runs under, handed to the handler as a request extension.
 ///
 /// A handler whose effect lives in the same database as the store can write the effect and the
-/// key's response in one transaction, fenced by `token` (see the stage 5 stores).
+/// key's response in one transaction, fenced by `token` (see the stage 6 stores).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reservation {
     /// The entry the attempt holds.

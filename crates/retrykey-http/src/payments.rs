@@ -4,7 +4,7 @@
 //!   201 `{"payment": <number>}` with `Location: /payments/<number>`, after `work` of delay.
 //! - `GET /payments/count` answers `{"charges": N, "attempts": M}`.
 //! - Charges are kept by a [`PaymentLedger`]: [`MemoryPayments`] here, or a table in the same
-//!   database as the keys (stage 5), where the charge and the key's response commit together.
+//!   database as the keys (stage 6), where the charge and the key's response commit together.
 //! - `X-Flaky: <token>`: the first request carrying each distinct token fails with 500 before
 //!   charging; later ones with the same token succeed.
 //! - `X-Delay-Ms: <n>`: n milliseconds of extra work before the flaky check (at most 60 s).

@@ -1,4 +1,4 @@
-//! The Stage 5 outbox behaviour as named checks, shared by the correct crates and every outbox
+//! The Stage 7 outbox behaviour as named checks, shared by the correct crates and every outbox
 //! variant under `labs/`.
 //!
 //! Each check runs the whole path in one process: a document service on a fresh SQLite file

@@ -1,13 +1,13 @@
 //! The dispatcher: claims due events, delivers each to the consumer at least once, and settles it
 //! in the outbox only after the consumer has answered.
 //!
-//! A claim has an owner, a lease and a fencing token, as a Stage 5 replica's key does: a
+//! A claim has an owner, a lease and a fencing token, as a Stage 6 replica's key does: a
 //! dispatcher that dies leaves its claims to lapse, another takes them over with higher tokens,
 //! and a dispatcher that wakes up after its lease can no longer settle what it claimed (every
 //! settling write names its token). Two dispatchers on one outbox therefore share the work
 //! instead of sending each event twice.
 //!
-//! One delivery is one Stage 2 operation ([`retrykey_client`]): the event id is its key on
+//! One delivery is one Stage 3 operation ([`retrykey_client`]): the event id is its key on
 //! every attempt, attempts back off with full jitter within one budget, a `Retry-After` is
 //! honoured, and the client's retry quota sheds retries while the consumer is down. What the
 //! operation could not settle waits in the outbox for a later claim, after a second, longer

@@ -1,4 +1,4 @@
-//! Stage 5: work that leaves the process. A document service accepts conversion jobs and hands
+//! Stage 7: work that leaves the process. A document service accepts conversion jobs and hands
 //! each one to a second service, the consumer, through a transactional outbox.
 //!
 //! Until now every effect lived in the same database as its record. A conversion does not: it
@@ -6,11 +6,11 @@
 //! transaction spans the two, so this crate splits the work into steps that each keep the
 //! lab's invariant on their own side:
 //!
-//! 1. **Accepting a job** commits the job (the Stage 4 ledger's effect and record) and its
+//! 1. **Accepting a job** commits the job (the Stage 5 ledger's effect and record) and its
 //!    outgoing event in one transaction ([`sqlite::accept`]): the event exists exactly when the
 //!    job does.
 //! 2. **The dispatcher** ([`dispatcher`]) claims due events and delivers each to the consumer
-//!    with the Stage 2 retry client, the event id as the operation key, and marks it delivered
+//!    with the Stage 3 retry client, the event id as the operation key, and marks it delivered
 //!    only once the consumer has acknowledged it ([`deliver`]): *at least once*.
 //! 3. **The consumer** (`retrykey-converter`) converts at most once per event id, its record
 //!    committing with its effect: at least once plus dedup is *exactly one effect*.

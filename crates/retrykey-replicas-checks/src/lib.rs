@@ -1,4 +1,4 @@
-//! The Stage 5 replica behaviour as named checks, shared by the correct crate and every Stage 5
+//! The Stage 6 replica behaviour as named checks, shared by the correct crate and every Stage 6
 //! variant under `labs/`.
 //!
 //! Each check starts several replicas in one process. A replica is what a `payments` process

@@ -1,4 +1,4 @@
-//! Stage 5: the Idempotency-Key layer's store in a database, so that replicas share one authority.
+//! Stage 6: the Idempotency-Key layer's store in a database, so that replicas share one authority.
 //!
 //! A [`MemoryEntries`](retrykey_http::MemoryEntries) belongs to one process: two `payments`
 //! replicas behind one address would each charge a retried request. Here the layer's records

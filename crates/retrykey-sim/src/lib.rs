@@ -1,4 +1,4 @@
-//! Stage 6: ten thousand lost replies.
+//! Stage 8: ten thousand lost replies.
 //!
 //! The lab's real retry client and its real `Idempotency-Key` layer, in front of the real
 //! payments handler, run in a simulated network ([turmoil]): hosts, simulated TCP, a simulated

@@ -107,7 +107,7 @@ fn keyed(
                     Ok(Reserve::Reserved(token)) => {
                         let mut request = Request::from_parts(parts, body::full(bytes));
                         // A handler whose effect shares the store's database fences its write
-                        // with this token (stage 5); any other handler ignores it.
+                        // with this token (stage 6); any other handler ignores it.
                         request.extensions_mut().insert(Reservation { id, token });
                         return run_first_attempt(config, id, token, next.call(request)).await;
                     }

@@ -16,7 +16,7 @@ use retrykey_outbox::crash::Point;
 use retrykey_outbox::{Claimed, Error};
 
 // ANCHOR: deliver
-/// Delivers `claimed`: one Stage 2 operation under the event's id, then the outbox is told
+/// Delivers `claimed`: one Stage 3 operation under the event's id, then the outbox is told
 /// what came of it.
 pub fn deliver<'a>(
     courier: &'a Courier,

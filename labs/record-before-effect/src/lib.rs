@@ -118,7 +118,7 @@ impl SqliteLedger {
         // for work that never happened.
         let created_at = unix_seconds(SystemTime::now());
         insert_record(&tx, scope, key, request, receipt, created_at).map_err(storage)?;
-        // Whatever else must commit with the record (Stage 5: the job's outgoing event).
+        // Whatever else must commit with the record (Stage 7: the job's outgoing event).
         also(&tx, receipt).map_err(storage)?;
         tx.commit().map_err(storage)?;
         let tx = conn.transaction().map_err(storage)?;

@@ -186,7 +186,7 @@ impl PgLedger {
             };
             hooks.at(Point::AfterEffect);
             // The record, in the same transaction: both commit, or neither does.
-            // Whatever else must commit with the record (Stage 5: the job's outgoing event)
+            // Whatever else must commit with the record (Stage 7: the job's outgoing event)
             // goes in the same round trip: the row lock taken by the effect is held for one
             // round trip less. If the record yields to a concurrent one, everything rolls back.
             let created_at = unix_seconds(SystemTime::now());

@@ -14,7 +14,7 @@ mod memory_store;
 mod released_statuses;
 mod store_write_failures;
 
-// The Stage 3 check suite against the correct crate: every check must pass.
+// The Stage 4 check suite against the correct crate: every check must pass.
 retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
 
 // The simulator's suite against the correct layer: every seed keeps every rule.

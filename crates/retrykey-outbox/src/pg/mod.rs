@@ -1,4 +1,4 @@
-//! PostgreSQL: the document service's schema, holding the Stage 4 ledger and the outbox side by
+//! PostgreSQL: the document service's schema, holding the Stage 5 ledger and the outbox side by
 //! side, for documents services and dispatchers on several machines.
 //!
 //! The accepting transaction lives in [`accept`]; the outbox's statements in [`events`]. A

@@ -1,4 +1,4 @@
-//! SQLite: the document service's file, holding the Stage 4 ledger and the outbox side by side,
+//! SQLite: the document service's file, holding the Stage 5 ledger and the outbox side by side,
 //! so that a job and its event can commit in one transaction.
 //!
 //! The accepting transaction lives in [`accept`], one file, so that the lab

@@ -1,4 +1,4 @@
-//! The Stage 3 check suite, unchanged, against the PostgreSQL store (each store in a fresh
+//! The Stage 4 check suite, unchanged, against the PostgreSQL store (each store in a fresh
 //! schema): every check must pass. Ignored, not passed, when RETRYKEY_PG_URL is not set.
 
 use std::sync::Arc;

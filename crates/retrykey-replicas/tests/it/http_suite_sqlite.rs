@@ -1,4 +1,4 @@
-//! The Stage 3 check suite, unchanged, against the SQLite store: every check must pass.
+//! The Stage 4 check suite, unchanged, against the SQLite store: every check must pass.
 
 use std::sync::Arc;
 

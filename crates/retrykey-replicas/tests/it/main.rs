@@ -20,5 +20,5 @@ mod spray;
 mod support;
 mod takeover;
 
-// The Stage 5 replica checks against the correct crate: every check must pass.
+// The Stage 6 replica checks against the correct crate: every check must pass.
 retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct());
