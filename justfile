@@ -234,9 +234,9 @@ mutants-slow *args:
     need_mutants
     cargo run -q -p retrykey-tests --bin mutants -- http client {{args}}
 
-# --- Stage 6: simulation ---
+# --- Stage 8: simulation ---
 
-# Stage 6: run seeds in the simulated network and judge each history (`--seeds N`, `--from S`, `--scenario NAME`, `--variant NAME`; `--seed S --trace [--svg FILE]` replays one; `--help` lists the rest; release build, minutes the first time).
+# Stage 8: run seeds in the simulated network and judge each history (`--seeds N`, `--from S`, `--scenario NAME`, `--variant NAME`; `--seed S --trace [--svg FILE]` replays one; `--help` lists the rest; release build, minutes the first time).
 [no-exit-message]
 simulate *args:
     @cargo run -q --release -p retrykey-tests --bin simulate -- {{args}}
@@ -247,42 +247,42 @@ simulate-ci:
     @cargo run -q --release -p retrykey-tests --bin simulate -- --seeds 10000
     @cargo run -q --release -p retrykey-tests --bin simulate -- --scenario restart-surviving --seeds 5000
 
-# --- Stage 2: retries ---
+# --- Stage 3: retries ---
 
-# Stage 2: the lost reply over loopback TCP (flags go to the program, e.g. `--fresh-key`).
+# Stage 3: the lost reply over loopback TCP (flags go to the program, e.g. `--fresh-key`).
 lost-reply-tcp *args:
     cargo run -q -p retrykey-client --example lost-reply-tcp -- {{args}}
 
-# Stage 2: calls to a failing dependency through nested retrying layers (e.g. `--layers 4`).
+# Stage 3: calls to a failing dependency through nested retrying layers (e.g. `--layers 4`).
 amplification *args:
     cargo run -q -p retrykey-client --example amplification -- {{args}}
 
-# Stage 2: criterion benchmark of the retry executor's cost per attempt (under a minute once built).
+# Stage 3: criterion benchmark of the retry executor's cost per attempt (under a minute once built).
 bench-client *args:
     cargo bench -p retrykey-benches --bench executor -- {{args}}
 
-# --- Stage 3: HTTP ---
+# --- Stage 4: HTTP ---
 
-# Stage 3: five clients retry one payment through the Idempotency-Key layer (seconds).
+# Stage 4: five clients retry one payment through the Idempotency-Key layer (seconds).
 five-clients:
     cargo run -q -p retrykey-http --example five-clients
 
-# Stage 3: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`; `--store sqlite:PATH` in Stage 5).
+# Stage 4: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`; `--store sqlite:PATH` in Stage 6).
 payments *args:
     cargo run -q -p retrykey-replicas --bin payments -- {{args}}
 
-# Stage 3: the HTTP check suite against the correct layer (seconds).
+# Stage 4: the HTTP check suite against the correct layer (seconds).
 test-http:
     cargo test -q -p retrykey-http
 
-# Stage 3: loopback load, bare handler vs fresh key / replay / no key (under a minute once built, release).
+# Stage 4: loopback load, bare handler vs fresh key / replay / no key (under a minute once built, release).
 load *args:
     cargo run -q --release -p retrykey-benches --bin load -- {{args}}
 
-# --- Stage 4: durable ---
+# --- Stage 5: durable ---
 
-# `just crash-matrix <variant>` runs a Stage 4 SQLite variant's crash server instead.
-# Stage 4: crash the ledger process at every point, restart, retry with the same key; the table (seconds).
+# `just crash-matrix <variant>` runs a Stage 5 SQLite variant's crash server instead.
+# Stage 5: crash the ledger process at every point, restart, retry with the same key; the table (seconds).
 crash-matrix variant="":
     #!/usr/bin/env bash
     set -euo pipefail
@@ -293,60 +293,60 @@ crash-matrix variant="":
     cargo build -q -p retrykey-durable-checks --bin crash-server
     exec cargo run -q -p retrykey-durable-checks --bin crash-matrix
 
-# Stage 4: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections) (under a minute once built).
+# Stage 5: criterion benchmarks, SQLite (FULL, NORMAL) and PostgreSQL (1, 8 connections) (under a minute once built).
 bench-durable *args:
     cargo bench -p retrykey-benches --bench durable -- {{args}}
 
-# Stage 4: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (a minute or so).
+# Stage 5: PostgreSQL new operations/s against `pgbench -N` at 1 and 8 clients, same run; the ratio (a minute or so).
 pgbench-ratio *args:
     cargo run -q --release -p retrykey-benches --bin pgbench-ratio -- {{args}}
 
-# Stage 5: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (under a minute once built, release).
+# Stage 6: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (under a minute once built, release).
 store-load *args:
     cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 
-# Stage 4: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
+# Stage 5: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
     bash .ci/postgres
 
-# --- Stage 5: replicas ---
+# --- Stage 6: replicas ---
 
-# Stage 5: N payments replicas on free ports over one store (default: a temporary SQLite file; or `postgres`); Ctrl-C stops them.
+# Stage 6: N payments replicas on free ports over one store (default: a temporary SQLite file; or `postgres`); Ctrl-C stops them.
 replicas n="3" store="" *args:
     cargo build -q -p retrykey-replicas --bin payments
     bash .ci/replicas "${CARGO_TARGET_DIR:-target}/debug/payments" {{n}} "{{store}}" {{args}}
 
-# Stage 5: concurrent copies of one payment over replicas (`just spray --replicas URL,URL,URL --copies 9`).
+# Stage 6: concurrent copies of one payment over replicas (`just spray --replicas URL,URL,URL --copies 9`).
 spray *args:
     cargo run -q -p retrykey-replicas --bin spray -- {{args}}
 
-# --- Stage 5: the outbox ---
+# --- Stage 7: the outbox ---
 
-# Stage 5: accept a job into the outbox, or list the events (`just documents --db sqlite:PATH accept --key K --job J --units N`).
+# Stage 7: accept a job into the outbox, or list the events (`just documents --db sqlite:PATH accept --key K --job J --units N`).
 [no-exit-message]
 documents *args:
     @cargo run -q -p retrykey-outbox --bin documents -- {{args}}
 
-# Stage 5: the dispatcher, delivering the outbox's events at least once until Ctrl-C (`--db`, `--consumer URL`; `--help` lists the rest).
+# Stage 7: the dispatcher, delivering the outbox's events at least once until Ctrl-C (`--db`, `--consumer URL`; `--help` lists the rest).
 dispatcher *args:
     cargo run -q -p retrykey-outbox --bin dispatcher -- {{args}}
 
-# Stage 5: the consumer, converting at most once per event id until Ctrl-C (`--db`, `--listen`).
+# Stage 7: the consumer, converting at most once per event id until Ctrl-C (`--db`, `--listen`).
 converter *args:
     cargo run -q -p retrykey-converter --bin converter -- {{args}}
 
-# Stage 5: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
+# Stage 7: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
 [no-exit-message]
 reconcile *args:
     @cargo run -q -p retrykey-outbox --bin reconcile -- {{args}}
 
-# Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL under a minute).
+# Stage 7: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL under a minute).
 [no-exit-message]
 outbox-faults backend="all":
     @cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     @cargo run -q -p retrykey-outbox-checks --bin outbox-faults -- --backend {{backend}}
 
-# Stage 5: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (a minute or so, release).
+# Stage 7: jobs accepted, events dispatched and accepted-to-converted latency, against pgbench -N in the same run (a minute or so, release).
 outbox-load *args:
     cargo run -q --release -p retrykey-benches --bin outbox-load -- {{args}}
 
