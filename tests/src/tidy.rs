@@ -620,7 +620,7 @@ fn stage_table(text: &str) -> Vec<StageRow> {
 }
 
 /// What makes a stages table untrue: a stage numbered otherwise than its chapter, a chapter in
-/// two rows, a row with no stage crate that gives no reason, or one that is neither.
+/// two rows, a stage that names no crate, or a row without a stage that gives no reason.
 fn stage_table_rules(table: &[StageRow]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
@@ -696,7 +696,7 @@ fn chapters(summary: &str) -> Vec<(String, String)> {
 }
 
 /// The stages table reads the same in `ARCHITECTURE.md`, README.md and the book's
-/// introduction and keeps [its rules](stage_table_rules): one row per chapter of
+/// introduction and keeps its rules (`stage_table_rules`): one row per chapter of
 /// `docs/src/SUMMARY.md`, numbered in its order, each stage numbered by its chapter; and its
 /// crates per stage are those of the layer map.
 pub fn stage_table_mismatches() -> Result<Vec<String>, Error> {
