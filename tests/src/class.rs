@@ -178,8 +178,8 @@ impl Class {
     }
 }
 
-/// The chapter a variant belongs to: the page that asks for it, or else the first chapter of its
-/// stage, as the stages table of `ARCHITECTURE.md` (held equal to the book's) gives it.
+/// The chapter a variant belongs to: the page that asks for it, or else its stage's chapter (of
+/// the same number), as the stages table of `ARCHITECTURE.md` (held equal to the book's) gives it.
 pub fn chapter_of_variant(root: &Path, class: Option<&Class>, variant: &str) -> Option<u32> {
     if let Some(chapter) = class.and_then(|class| class.chapter_of_exercise(variant)) {
         return Some(chapter);

@@ -415,7 +415,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    // no-fingerprint belongs to chapter 4 (its stage's first chapter): its exercise leaves the
+    // no-fingerprint belongs to chapter 4 (its stage's number): its exercise leaves the
     // simulator's check out, and only it. replay-5xx, asked for in chapter 8, keeps it.
     #[test]
     fn an_earlier_chapters_exercise_leaves_the_simulator_out() {
