@@ -9,6 +9,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+/// The first eight characters of a key: enough to tell a run's keys apart, in the checker's
+/// findings and in the trace alike.
+pub fn short_key(key: &str) -> &str {
+    key.get(..8).unwrap_or(key)
+}
+
 /// One operation: the client that runs it and its number on that client (both from 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpId {

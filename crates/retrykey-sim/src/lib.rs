@@ -41,7 +41,7 @@ mod summary;
 pub mod trace;
 
 pub use check::{Rule, Violation, judge, violations};
-pub use history::{Ended, Entry, Event, HandlerEnd, History, NoReply, OpId, Reply};
+pub use history::{Ended, Entry, Event, HandlerEnd, History, NoReply, OpId, Reply, short_key};
 pub use plan::{Fault, Plan};
 pub use run::{
     CLIENTS, Finding, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, Run, Scenario, TIME_LIMIT,

@@ -3,13 +3,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
+use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply, short_key};
 use crate::run::{Finding, Run};
-
-/// The first eight characters of a key: enough to tell a run's keys apart.
-pub fn short(key: &str) -> &str {
-    key.get(..8).unwrap_or(key)
-}
 
 /// The run's timeline, one line per event: time, host, what happened.
 pub fn timeline(run: &Run) -> String {
@@ -54,7 +49,7 @@ fn describe(event: &Event) -> Option<String> {
         } => format!(
             "-> server  op {} attempt {attempt}: pay {amount}, key {}",
             id.op,
-            short(key)
+            short_key(key)
         ),
         Event::Got { id, attempt, reply } => match reply {
             Reply::Answer {
@@ -84,29 +79,32 @@ fn describe(event: &Event) -> Option<String> {
             }
         ),
         Event::HandlerStarted { key, amount, .. } => {
-            format!("handler runs for key {} (pay {amount})", short(key))
+            format!("handler runs for key {} (pay {amount})", short_key(key))
         }
         Event::HandlerEnded { key, end, .. } => match end {
             HandlerEnd::Answered(status, _) => {
-                format!("handler answered {status} for key {}", short(key))
+                format!("handler answered {status} for key {}", short_key(key))
             }
             HandlerEnd::Failed(status) => {
                 format!(
                     "handler failed {status} before its effect, key {}",
-                    short(key)
+                    short_key(key)
                 )
             }
-            HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short(key)),
+            HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short_key(key)),
         },
         Event::Effect {
             key,
             amount,
             payment,
-        } => format!("EFFECT payment {payment}: {amount} for key {}", short(key)),
+        } => format!(
+            "EFFECT payment {payment}: {amount} for key {}",
+            short_key(key)
+        ),
         Event::ReplyCut { to, key, status } => {
             format!(
                 "answer {status} to {to} for key {} cut off: reply lost",
-                short(key)
+                short_key(key)
             )
         }
         Event::Fault(what) => what.clone(),
@@ -196,7 +194,7 @@ pub fn diagram(run: &Run) -> String {
             } => format!(
                 "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
                 id.op,
-                short(key)
+                short_key(key)
             ),
             Event::Got { id, attempt, reply } => match reply {
                 Reply::Answer {
@@ -227,18 +225,21 @@ pub fn diagram(run: &Run) -> String {
                 payment,
             } => format!(
                 "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
-                short(key)
+                short_key(key)
             ),
             Event::ReplyCut { to, key, status } => format!(
                 "lost server {} \"{at} ms {status} for key {}, cut\"",
                 lane(to),
-                short(key)
+                short_key(key)
             ),
             Event::HandlerEnded {
                 key,
                 end: HandlerEnd::Abandoned,
                 ..
-            } => format!("act server \"{at} ms handler dropped, key {}\"", short(key)),
+            } => format!(
+                "act server \"{at} ms handler dropped, key {}\"",
+                short_key(key)
+            ),
             Event::Crashed { .. } => format!("act server \"{at} ms crashed\""),
             Event::Restarted { .. } => format!("act server \"{at} ms restarted\""),
             _ => continue,

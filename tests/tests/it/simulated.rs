@@ -91,7 +91,7 @@ fn every_trace_draws_as_a_sequence_diagram() {
                         violation
                             .keys
                             .iter()
-                            .any(|key| line.contains(retrykey_sim::trace::short(key))),
+                            .any(|key| line.contains(retrykey_sim::short_key(key))),
                         "seed {}: {line}",
                         run.seed
                     );
