@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply, short_key};
+use crate::history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
 
 // ANCHOR: rules
 /// A rule every run must keep, in the order the checker tries them.
@@ -122,7 +122,7 @@ impl Facts {
         let mut facts = Facts::default();
         for entry in entries {
             match &entry.event {
-                Event::Effect {
+                HistoryEvent::Effect {
                     key,
                     amount,
                     payment,
@@ -131,7 +131,7 @@ impl Facts {
                     amount: *amount,
                     payment: *payment,
                 }),
-                Event::HandlerEnded { key, life, end } => match end {
+                HistoryEvent::HandlerEnded { key, life, end } => match end {
                     HandlerEnd::Answered(status, body) if (200..300).contains(status) => {
                         facts
                             .answers
@@ -144,7 +144,7 @@ impl Facts {
                     }
                     _ => {}
                 },
-                Event::Sent {
+                HistoryEvent::Sent {
                     id,
                     attempt,
                     key,
@@ -152,15 +152,15 @@ impl Facts {
                 } => {
                     facts.sent.insert((*id, *attempt), (key.clone(), *amount));
                 }
-                Event::Got { id, attempt, reply } => {
+                HistoryEvent::Got { id, attempt, reply } => {
                     facts
                         .got
                         .insert((*id, *attempt), (entry.at_ms, reply.clone()));
                 }
-                Event::Ended { id, how, .. } => {
+                HistoryEvent::Ended { id, how, .. } => {
                     facts.ended.insert(*id, (entry.at_ms, how.clone()));
                 }
-                Event::Crashed { life } => {
+                HistoryEvent::Crashed { life } => {
                     facts.crashed.insert(*life);
                 }
                 _ => {}

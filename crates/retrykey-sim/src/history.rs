@@ -86,7 +86,7 @@ pub enum HandlerEnd {
 
 /// One thing that happened, at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum HistoryEvent {
     /// A client sent an attempt of an operation.
     Sent {
         /// The operation.
@@ -174,7 +174,7 @@ pub struct Entry {
     /// `client-<n>`, `server`, `bank` or `network`.
     pub host: String,
     /// What happened.
-    pub event: Event,
+    pub event: HistoryEvent,
 }
 
 /// The shared, append-only record of one run.
@@ -186,7 +186,7 @@ pub struct History {
 
 impl History {
     /// Records `event` by `host`, at the current simulated time.
-    pub fn record(&self, host: &str, event: Event) {
+    pub fn record(&self, host: &str, event: HistoryEvent) {
         let at_ms = self.now_ms.load(Ordering::Relaxed);
         self.entries
             .lock()

@@ -3,11 +3,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply, short_key};
-use crate::run::{Finding, Run};
+use crate::history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
+use crate::run::{Finding, FinishedRun};
 
 /// The run's timeline, one line per event: time, host, what happened.
-pub fn timeline(run: &Run) -> String {
+pub fn timeline(run: &FinishedRun) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -39,9 +39,9 @@ pub fn timeline(run: &Run) -> String {
     out
 }
 
-fn describe(event: &Event) -> Option<String> {
+fn describe(event: &HistoryEvent) -> Option<String> {
     Some(match event {
-        Event::Sent {
+        HistoryEvent::Sent {
             id,
             attempt,
             key,
@@ -51,7 +51,7 @@ fn describe(event: &Event) -> Option<String> {
             id.op,
             short_key(key)
         ),
-        Event::Got { id, attempt, reply } => match reply {
+        HistoryEvent::Got { id, attempt, reply } => match reply {
             Reply::Answer {
                 status,
                 body,
@@ -68,7 +68,7 @@ fn describe(event: &Event) -> Option<String> {
                 no_reply(*why)
             ),
         },
-        Event::Ended { id, attempts, how } => format!(
+        HistoryEvent::Ended { id, attempts, how } => format!(
             "   op {} ended {} after {attempts} attempt(s)",
             id.op,
             match how {
@@ -78,10 +78,10 @@ fn describe(event: &Event) -> Option<String> {
                 Ended::Unknown => "UNKNOWN".to_owned(),
             }
         ),
-        Event::HandlerStarted { key, amount, .. } => {
+        HistoryEvent::HandlerStarted { key, amount, .. } => {
             format!("handler runs for key {} (pay {amount})", short_key(key))
         }
-        Event::HandlerEnded { key, end, .. } => match end {
+        HistoryEvent::HandlerEnded { key, end, .. } => match end {
             HandlerEnd::Answered(status, _) => {
                 format!("handler answered {status} for key {}", short_key(key))
             }
@@ -93,7 +93,7 @@ fn describe(event: &Event) -> Option<String> {
             }
             HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short_key(key)),
         },
-        Event::Effect {
+        HistoryEvent::Effect {
             key,
             amount,
             payment,
@@ -101,15 +101,15 @@ fn describe(event: &Event) -> Option<String> {
             "EFFECT payment {payment}: {amount} for key {}",
             short_key(key)
         ),
-        Event::ReplyCut { to, key, status } => {
+        HistoryEvent::ReplyCut { to, key, status } => {
             format!(
                 "answer {status} to {to} for key {} cut off: reply lost",
                 short_key(key)
             )
         }
-        Event::Fault(what) => what.clone(),
-        Event::Crashed { life } => format!("CRASHED (life {life} ends, its memory with it)"),
-        Event::Restarted { life } => format!("restarted (life {life})"),
+        HistoryEvent::Fault(what) => what.clone(),
+        HistoryEvent::Crashed { life } => format!("CRASHED (life {life} ends, its memory with it)"),
+        HistoryEvent::Restarted { life } => format!("restarted (life {life})"),
     })
 }
 
@@ -125,7 +125,7 @@ fn no_reply(why: NoReply) -> &'static str {
 /// host, an arrow per message, a crossed arrow per lost answer. A failing run is drawn around
 /// the keys its broken rule names (their operations, effects and lost answers, and the
 /// server's crashes), so the picture shows the failure rather than the whole run.
-pub fn diagram(run: &Run) -> String {
+pub fn diagram(run: &FinishedRun) -> String {
     let focus: Option<&[String]> = match &run.finding {
         Some(Finding::Broke(violation)) if !violation.keys.is_empty() => Some(&violation.keys),
         _ => None,
@@ -134,19 +134,21 @@ pub fn diagram(run: &Run) -> String {
         .entries
         .iter()
         .filter_map(|entry| match &entry.event {
-            Event::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => Some(*id),
+            HistoryEvent::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => {
+                Some(*id)
+            }
             _ => None,
         })
         .collect();
-    let shown = |event: &Event| match event {
-        Event::Sent { id, .. } | Event::Got { id, .. } | Event::Ended { id, .. } => {
-            ops.contains(id)
-        }
-        Event::Effect { key, .. }
-        | Event::ReplyCut { key, .. }
-        | Event::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
-        Event::Crashed { .. } | Event::Restarted { .. } => true,
-        Event::HandlerStarted { .. } | Event::Fault(_) => false,
+    let shown = |event: &HistoryEvent| match event {
+        HistoryEvent::Sent { id, .. }
+        | HistoryEvent::Got { id, .. }
+        | HistoryEvent::Ended { id, .. } => ops.contains(id),
+        HistoryEvent::Effect { key, .. }
+        | HistoryEvent::ReplyCut { key, .. }
+        | HistoryEvent::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
+        HistoryEvent::Crashed { .. } | HistoryEvent::Restarted { .. } => true,
+        HistoryEvent::HandlerStarted { .. } | HistoryEvent::Fault(_) => false,
     };
     let entries: Vec<&Entry> = run.entries.iter().filter(|e| shown(&e.event)).collect();
 
@@ -186,7 +188,7 @@ pub fn diagram(run: &Run) -> String {
         let at = entry.at_ms;
         let client = lane(&entry.host);
         let line = match &entry.event {
-            Event::Sent {
+            HistoryEvent::Sent {
                 id,
                 attempt,
                 key,
@@ -196,7 +198,7 @@ pub fn diagram(run: &Run) -> String {
                 id.op,
                 short_key(key)
             ),
-            Event::Got { id, attempt, reply } => match reply {
+            HistoryEvent::Got { id, attempt, reply } => match reply {
                 Reply::Answer {
                     status, replayed, ..
                 } => format!(
@@ -210,7 +212,7 @@ pub fn diagram(run: &Run) -> String {
                     no_reply(*why)
                 ),
             },
-            Event::Ended { id, how, .. } => format!(
+            HistoryEvent::Ended { id, how, .. } => format!(
                 "act {client} \"op {} {}\"",
                 id.op,
                 match how {
@@ -219,7 +221,7 @@ pub fn diagram(run: &Run) -> String {
                     Ended::Unknown => "outcome unknown".to_owned(),
                 }
             ),
-            Event::Effect {
+            HistoryEvent::Effect {
                 key,
                 amount,
                 payment,
@@ -227,12 +229,12 @@ pub fn diagram(run: &Run) -> String {
                 "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
                 short_key(key)
             ),
-            Event::ReplyCut { to, key, status } => format!(
+            HistoryEvent::ReplyCut { to, key, status } => format!(
                 "lost server {} \"{at} ms {status} for key {}, cut\"",
                 lane(to),
                 short_key(key)
             ),
-            Event::HandlerEnded {
+            HistoryEvent::HandlerEnded {
                 key,
                 end: HandlerEnd::Abandoned,
                 ..
@@ -240,8 +242,8 @@ pub fn diagram(run: &Run) -> String {
                 "act server \"{at} ms handler dropped, key {}\"",
                 short_key(key)
             ),
-            Event::Crashed { .. } => format!("act server \"{at} ms crashed\""),
-            Event::Restarted { .. } => format!("act server \"{at} ms restarted\""),
+            HistoryEvent::Crashed { .. } => format!("act server \"{at} ms crashed\""),
+            HistoryEvent::Restarted { .. } => format!("act server \"{at} ms restarted\""),
             _ => continue,
         };
         let _ = writeln!(out, "{line}");

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request, Store};
 
 /// One call the client makes: a key and a request.
-pub struct Attempt {
+pub struct Call {
     pub key: Key,
     pub request: Request,
 }
@@ -18,7 +18,7 @@ struct Tally {
 }
 
 impl Tally {
-    fn apply(&mut self, store: &Store, attempt: &Attempt) -> Result<Receipt, Error> {
+    fn apply(&mut self, store: &Store, attempt: &Call) -> Result<Receipt, Error> {
         let reply = store.apply(&attempt.key, &attempt.request);
         if let Ok(receipt) = &reply
             && !receipt.replayed
@@ -32,15 +32,10 @@ impl Tally {
 
 /// Tells the story: first attempt (reply lost), the store's side, the retry, a second operation,
 /// and a replay of the first, then checks the client's view against the store.
-pub fn tell(
-    first: &Attempt,
-    retry: &Attempt,
-    limits: Limits,
-    out: &mut impl Write,
-) -> io::Result<()> {
+pub fn tell(first: &Call, retry: &Call, limits: Limits, out: &mut impl Write) -> io::Result<()> {
     let store = Store::with_limits(limits);
     let mut tally = Tally::default();
-    let second = Attempt {
+    let second = Call {
         key: Key::new("op-2").expect("a valid literal key"),
         request: first.request.clone(),
     };
@@ -102,7 +97,7 @@ pub fn tell(
     )
 }
 
-fn describe(attempt: &Attempt) -> String {
+fn describe(attempt: &Call) -> String {
     format!(
         "{} ({}, {} units)",
         attempt.key,
@@ -122,7 +117,7 @@ fn reply(reply: &Result<Receipt, Error>) -> String {
     }
 }
 
-fn explain_retry(first: &Attempt, retry: &Attempt, reply: &Result<Receipt, Error>) -> &'static str {
+fn explain_retry(first: &Call, retry: &Call, reply: &Result<Receipt, Error>) -> &'static str {
     match reply {
         Ok(receipt) if receipt.replayed => {
             "Same key, same request: the store found the record and sent the original receipt."

@@ -1,5 +1,5 @@
 //! A crate's modules as files, and what each file imports: its `use` declarations and the paths
-//! in its code (`crate::a::f()`, `super::b::C`, `trace::short(..)`), resolved to the module
+//! in its code (`crate::a::f()`, `super::b::C`, `trace::timeline(..)`), resolved to the module
 //! files they reach, or to the other crate they name.
 //!
 //! The tree is read from the `mod` declarations, from each root (`src/lib.rs`, `src/main.rs`,
