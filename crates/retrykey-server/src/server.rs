@@ -52,7 +52,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
-use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
+use crate::{PROBLEM_JSON, TYPE_BASE};
 
 use crate::BoxError;
 use crate::timeouts::{ConnectionClock, Deadline, Timed, Timeouts, Watched};
