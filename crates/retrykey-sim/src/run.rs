@@ -126,15 +126,7 @@ pub struct FinishedRun {
 pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: SimScenario, seed: u64) -> FinishedRun {
     let plan = Plan::draw(seed, CLIENTS, scenario.restarts());
     let history = History::default();
-    let mut builder = turmoil::Builder::new();
-    builder
-        .simulation_duration(TIME_LIMIT)
-        .min_message_latency(plan.latency.0)
-        .max_message_latency(plan.latency.1)
-        .tick_duration(Duration::from_millis(5))
-        .fail_rate(0.0)
-        .rng_seed(seed);
-    let mut sim = builder.build();
+    let mut sim = simulation(&plan, seed);
 
     let surviving: Option<Arc<dyn Entries>> =
         (scenario == SimScenario::RestartSurviving).then(|| (stack.store)(StoreLimits::default()));
@@ -166,20 +158,7 @@ pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: SimScenario, seed: u64) ->
         });
     }
 
-    let mut pending = schedule(&plan);
-    let outcome = loop {
-        let now = sim.elapsed();
-        history.set_now(now.as_millis() as u64);
-        while pending.first().is_some_and(|(at, _)| *at <= now) {
-            let (_, action) = pending.remove(0);
-            apply(&mut sim, &history, &lives, &crashed, action);
-        }
-        match sim.step() {
-            Ok(true) => break Ok(()),
-            Ok(false) => {}
-            Err(error) => break Err(error.to_string()),
-        }
-    };
+    let outcome = drive(&mut sim, &plan, &history, &lives, &crashed);
     let took = sim.elapsed();
     // Taken before the simulation is dropped: dropping it drops every task still running.
     let entries = history.entries();
@@ -194,6 +173,45 @@ pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: SimScenario, seed: u64) ->
         entries,
         finding,
         took,
+    }
+}
+
+/// The simulated network of one run: its latency drawn from the plan, its randomness from the
+/// seed, and no random message loss (the plan's faults are the only ones).
+fn simulation<'a>(plan: &Plan, seed: u64) -> turmoil::Sim<'a> {
+    let mut builder = turmoil::Builder::new();
+    builder
+        .simulation_duration(TIME_LIMIT)
+        .min_message_latency(plan.latency.0)
+        .max_message_latency(plan.latency.1)
+        .tick_duration(Duration::from_millis(5))
+        .fail_rate(0.0)
+        .rng_seed(seed);
+    builder.build()
+}
+
+/// Steps the simulation to its end, applying the plan's faults when their time comes: `Ok`
+/// when every client finished, the simulator's reason when it stopped first.
+fn drive(
+    sim: &mut turmoil::Sim<'_>,
+    plan: &Plan,
+    history: &History,
+    lives: &AtomicU64,
+    crashed: &AtomicU32,
+) -> Result<(), String> {
+    let mut pending = schedule(plan);
+    loop {
+        let now = sim.elapsed();
+        history.set_now(now.as_millis() as u64);
+        while pending.first().is_some_and(|(at, _)| *at <= now) {
+            let (_, action) = pending.remove(0);
+            apply(sim, history, lives, crashed, action);
+        }
+        match sim.step() {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(error) => return Err(error.to_string()),
+        }
     }
 }
 

@@ -51,23 +51,7 @@ fn describe(event: &HistoryEvent) -> Option<String> {
             id.op,
             short_key(key)
         ),
-        HistoryEvent::Got { id, attempt, reply } => match reply {
-            Reply::Answer {
-                status,
-                body,
-                replayed,
-            } => format!(
-                "<- server  op {} attempt {attempt}: {status}{} {}",
-                id.op,
-                if *replayed { " replayed" } else { "" },
-                body.trim()
-            ),
-            Reply::None(why) => format!(
-                "   op {} attempt {attempt}: no answer ({})",
-                id.op,
-                no_reply(*why)
-            ),
-        },
+        HistoryEvent::Got { id, attempt, reply } => describe_reply(id.op, *attempt, reply),
         HistoryEvent::Ended { id, attempts, how } => format!(
             "   op {} ended {} after {attempts} attempt(s)",
             id.op,
@@ -81,18 +65,7 @@ fn describe(event: &HistoryEvent) -> Option<String> {
         HistoryEvent::HandlerStarted { key, amount, .. } => {
             format!("handler runs for key {} (pay {amount})", short_key(key))
         }
-        HistoryEvent::HandlerEnded { key, end, .. } => match end {
-            HandlerEnd::Answered(status, _) => {
-                format!("handler answered {status} for key {}", short_key(key))
-            }
-            HandlerEnd::Failed(status) => {
-                format!(
-                    "handler failed {status} before its effect, key {}",
-                    short_key(key)
-                )
-            }
-            HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short_key(key)),
-        },
+        HistoryEvent::HandlerEnded { key, end, .. } => describe_handler_end(key, end),
         HistoryEvent::Effect {
             key,
             amount,
@@ -113,6 +86,41 @@ fn describe(event: &HistoryEvent) -> Option<String> {
     })
 }
 
+/// What a client got for one attempt: an answer, or why there was none.
+fn describe_reply(op: u32, attempt: u32, reply: &Reply) -> String {
+    match reply {
+        Reply::Answer {
+            status,
+            body,
+            replayed,
+        } => format!(
+            "<- server  op {op} attempt {attempt}: {status}{} {}",
+            if *replayed { " replayed" } else { "" },
+            body.trim()
+        ),
+        Reply::None(why) => format!(
+            "   op {op} attempt {attempt}: no answer ({})",
+            no_reply(*why)
+        ),
+    }
+}
+
+/// How a handler run for `key` ended.
+fn describe_handler_end(key: &str, end: &HandlerEnd) -> String {
+    match end {
+        HandlerEnd::Answered(status, _) => {
+            format!("handler answered {status} for key {}", short_key(key))
+        }
+        HandlerEnd::Failed(status) => {
+            format!(
+                "handler failed {status} before its effect, key {}",
+                short_key(key)
+            )
+        }
+        HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short_key(key)),
+    }
+}
+
 fn no_reply(why: NoReply) -> &'static str {
     match why {
         NoReply::Refused => "connection refused",
@@ -130,28 +138,7 @@ pub fn diagram(run: &FinishedRun) -> String {
         Some(Finding::Broke(violation)) if !violation.keys.is_empty() => Some(&violation.keys),
         _ => None,
     };
-    let ops: BTreeSet<OpId> = run
-        .entries
-        .iter()
-        .filter_map(|entry| match &entry.event {
-            HistoryEvent::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => {
-                Some(*id)
-            }
-            _ => None,
-        })
-        .collect();
-    let shown = |event: &HistoryEvent| match event {
-        HistoryEvent::Sent { id, .. }
-        | HistoryEvent::Got { id, .. }
-        | HistoryEvent::Ended { id, .. } => ops.contains(id),
-        HistoryEvent::Effect { key, .. }
-        | HistoryEvent::ReplyCut { key, .. }
-        | HistoryEvent::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
-        HistoryEvent::Crashed { .. } | HistoryEvent::Restarted { .. } => true,
-        HistoryEvent::HandlerStarted { .. } | HistoryEvent::Fault(_) => false,
-    };
-    let entries: Vec<&Entry> = run.entries.iter().filter(|e| shown(&e.event)).collect();
-
+    let entries = drawn_entries(run, focus);
     let mut out = String::new();
     let _ = writeln!(out, "kind sequence");
     let _ = writeln!(
@@ -184,71 +171,104 @@ pub fn diagram(run: &FinishedRun) -> String {
     for host in &hosts {
         let _ = writeln!(out, "lane {} \"{host}\"", lane(host));
     }
-    for entry in entries {
-        let at = entry.at_ms;
-        let client = lane(&entry.host);
-        let line = match &entry.event {
-            HistoryEvent::Sent {
-                id,
-                attempt,
-                key,
-                amount,
-            } => format!(
-                "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
-                id.op,
-                short_key(key)
-            ),
-            HistoryEvent::Got { id, attempt, reply } => match reply {
-                Reply::Answer {
-                    status, replayed, ..
-                } => format!(
-                    "msg server {client} \"{at} ms op {} #{attempt}: {status}{}\"",
-                    id.op,
-                    if *replayed { " replayed" } else { "" }
-                ),
-                Reply::None(why) => format!(
-                    "act {client} \"{at} ms op {} #{attempt}: {}\"",
-                    id.op,
-                    no_reply(*why)
-                ),
-            },
-            HistoryEvent::Ended { id, how, .. } => format!(
-                "act {client} \"op {} {}\"",
-                id.op,
-                match how {
-                    Ended::Succeeded { .. } => "succeeded".to_owned(),
-                    Ended::Rejected(status) => format!("rejected {status}"),
-                    Ended::Unknown => "outcome unknown".to_owned(),
-                }
-            ),
-            HistoryEvent::Effect {
-                key,
-                amount,
-                payment,
-            } => format!(
-                "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
-                short_key(key)
-            ),
-            HistoryEvent::ReplyCut { to, key, status } => format!(
-                "lost server {} \"{at} ms {status} for key {}, cut\"",
-                lane(to),
-                short_key(key)
-            ),
-            HistoryEvent::HandlerEnded {
-                key,
-                end: HandlerEnd::Abandoned,
-                ..
-            } => format!(
-                "act server \"{at} ms handler dropped, key {}\"",
-                short_key(key)
-            ),
-            HistoryEvent::Crashed { .. } => format!("act server \"{at} ms crashed\""),
-            HistoryEvent::Restarted { .. } => format!("act server \"{at} ms restarted\""),
-            _ => continue,
-        };
+    for line in entries.into_iter().filter_map(diagram_line) {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// The entries a diagram draws: with a `focus`, only the operations, effects and lost answers
+/// of those keys; always the server's crashes and restarts; never the handler's start or a
+/// network fault.
+fn drawn_entries<'a>(run: &'a FinishedRun, focus: Option<&[String]>) -> Vec<&'a Entry> {
+    let ops: BTreeSet<OpId> = run
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.event {
+            HistoryEvent::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => {
+                Some(*id)
+            }
+            _ => None,
+        })
+        .collect();
+    let shown = |event: &HistoryEvent| match event {
+        HistoryEvent::Sent { id, .. }
+        | HistoryEvent::Got { id, .. }
+        | HistoryEvent::Ended { id, .. } => ops.contains(id),
+        HistoryEvent::Effect { key, .. }
+        | HistoryEvent::ReplyCut { key, .. }
+        | HistoryEvent::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
+        HistoryEvent::Crashed { .. } | HistoryEvent::Restarted { .. } => true,
+        HistoryEvent::HandlerStarted { .. } | HistoryEvent::Fault(_) => false,
+    };
+    run.entries.iter().filter(|e| shown(&e.event)).collect()
+}
+
+/// One entry as a line of the diagram: a message, an action or a note on its host's lane;
+/// `None` for what a diagram does not draw.
+fn diagram_line(entry: &Entry) -> Option<String> {
+    let at = entry.at_ms;
+    let client = lane(&entry.host);
+    Some(match &entry.event {
+        HistoryEvent::Sent {
+            id,
+            attempt,
+            key,
+            amount,
+        } => format!(
+            "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
+            id.op,
+            short_key(key)
+        ),
+        HistoryEvent::Got { id, attempt, reply } => {
+            let what = format!("{at} ms op {} #{attempt}", id.op);
+            match reply {
+                Reply::Answer {
+                    status, replayed, ..
+                } => format!(
+                    "msg server {client} \"{what}: {status}{}\"",
+                    if *replayed { " replayed" } else { "" }
+                ),
+                Reply::None(why) => format!("act {client} \"{what}: {}\"", no_reply(*why)),
+            }
+        }
+        HistoryEvent::Ended { id, how, .. } => {
+            format!("act {client} \"op {} {}\"", id.op, diagram_ending(how))
+        }
+        HistoryEvent::Effect {
+            key,
+            amount,
+            payment,
+        } => format!(
+            "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
+            short_key(key)
+        ),
+        HistoryEvent::ReplyCut { to, key, status } => format!(
+            "lost server {} \"{at} ms {status} for key {}, cut\"",
+            lane(to),
+            short_key(key)
+        ),
+        HistoryEvent::HandlerEnded {
+            key,
+            end: HandlerEnd::Abandoned,
+            ..
+        } => format!(
+            "act server \"{at} ms handler dropped, key {}\"",
+            short_key(key)
+        ),
+        HistoryEvent::Crashed { .. } => format!("act server \"{at} ms crashed\""),
+        HistoryEvent::Restarted { .. } => format!("act server \"{at} ms restarted\""),
+        _ => return None,
+    })
+}
+
+/// How an operation ended, as the diagram's note says it.
+fn diagram_ending(how: &Ended) -> String {
+    match how {
+        Ended::Succeeded { .. } => "succeeded".to_owned(),
+        Ended::Rejected(status) => format!("rejected {status}"),
+        Ended::Unknown => "outcome unknown".to_owned(),
+    }
 }
 
 fn lane(host: &str) -> String {
