@@ -18,13 +18,13 @@ struct Tally {
 }
 
 impl Tally {
-    fn apply(&mut self, store: &Store, attempt: &Call) -> Result<Receipt, Error> {
-        let reply = store.apply(&attempt.key, &attempt.request);
+    fn apply(&mut self, store: &Store, call: &Call) -> Result<Receipt, Error> {
+        let reply = store.apply(&call.key, &call.request);
         if let Ok(receipt) = &reply
             && !receipt.replayed
         {
             self.applied += 1;
-            self.applied_units += attempt.request.units();
+            self.applied_units += call.request.units();
         }
         reply
     }
@@ -63,8 +63,34 @@ pub fn tell(first: &Call, retry: &Call, limits: Limits, out: &mut impl Write) ->
     writeln!(out, "   Reply: {}", reply(&tally.apply(&store, &second)))?;
 
     writeln!(out)?;
+    replay_first(&store, &mut tally, first, out)?;
+
+    writeln!(out)?;
+    let total = store.total().expect("the in-memory store always reads");
+    let records = store.records().expect("the in-memory store always reads");
+    let consistent = tally.applied == records && tally.applied_units == total;
+    writeln!(
+        out,
+        "check: effects applied {}, records held {records}, total {total}: {}",
+        tally.applied,
+        if consistent {
+            "every effect has its receipt"
+        } else {
+            "MISMATCH between effects and receipts"
+        }
+    )
+}
+
+/// Step 5: the first operation once more, whose receipt still holds the total of its own
+/// moment.
+fn replay_first(
+    store: &Store,
+    tally: &mut Tally,
+    first: &Call,
+    out: &mut impl Write,
+) -> io::Result<()> {
     writeln!(out, "5. The client replays {} once more.", describe(first))?;
-    let replayed = tally.apply(&store, first);
+    let replayed = tally.apply(store, first);
     writeln!(out, "   Reply: {}", reply(&replayed))?;
     let total = store.total().expect("the in-memory store always reads");
     if let Ok(receipt) = replayed
@@ -81,28 +107,15 @@ pub fn tell(first: &Call, retry: &Call, limits: Limits, out: &mut impl Write) ->
         )?;
         writeln!(out, "   It is history, not a live reading of the store.")?;
     }
-
-    writeln!(out)?;
-    let records = store.records().expect("the in-memory store always reads");
-    let consistent = tally.applied == records && tally.applied_units == total;
-    writeln!(
-        out,
-        "check: effects applied {}, records held {records}, total {total}: {}",
-        tally.applied,
-        if consistent {
-            "every effect has its receipt"
-        } else {
-            "MISMATCH between effects and receipts"
-        }
-    )
+    Ok(())
 }
 
-fn describe(attempt: &Call) -> String {
+fn describe(call: &Call) -> String {
     format!(
         "{} ({}, {} units)",
-        attempt.key,
-        attempt.request.job(),
-        attempt.request.units()
+        call.key,
+        call.request.job(),
+        call.request.units()
     )
 }
 
