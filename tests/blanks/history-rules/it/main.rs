@@ -6,7 +6,7 @@
 
 mod rules {
     use history_rules::{Rule, judge, violations};
-    use retrykey_sim::{Ended, Entry, HistoryEvent, HandlerEnd, NoReply, OpId, Reply};
+    use retrykey_sim::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply};
 
     const OP: OpId = OpId { client: 1, op: 1 };
     const OTHER: OpId = OpId { client: 2, op: 1 };
