@@ -83,41 +83,14 @@ impl Tree {
             } else if token.punct('}') {
                 depth = depth.saturating_sub(1);
             }
-            if depth == 0 && token.is("mod") && !preceded_by_path(tokens, at) {
-                if let Some(name) = tokens.get(at + 1).and_then(Token::word) {
-                    let name = name.to_string();
-                    let dir = children_dir.join(&name);
-                    match tokens.get(at + 2) {
-                        Some(t) if t.punct('{') => {
-                            let end = closing(tokens, at + 2);
-                            let child =
-                                self.add(file, &tokens[at + 3..end], Some(index), &dir, read);
-                            self.modules[index].children.insert(name, child);
-                            at = end + 1;
-                            continue;
-                        }
-                        Some(t) if t.punct(';') => {
-                            let flat = children_dir.join(format!("{name}.rs"));
-                            let nested = dir.join("mod.rs");
-                            let found = [flat, nested]
-                                .into_iter()
-                                .find_map(|path| read(&path).map(|source| (path, source)));
-                            if let Some((path, source)) = found {
-                                let child = self.add(
-                                    &path,
-                                    &super::tokens::tokens(&source),
-                                    Some(index),
-                                    &dir,
-                                    read,
-                                );
-                                self.modules[index].children.insert(name, child);
-                            }
-                            at += 3;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                }
+            if depth == 0
+                && token.is("mod")
+                && !preceded_by_path(tokens, at)
+                && let Some(name) = tokens.get(at + 1).and_then(Token::word)
+                && let Some(next) = self.child(index, file, tokens, at, name, children_dir, read)
+            {
+                at = next;
+                continue;
             }
             if token.is("use") && !preceded_by_path(tokens, at) {
                 let public = at > 0 && is_visibility_end(tokens, at);
@@ -145,6 +118,50 @@ impl Tree {
             at += 1;
         }
         index
+    }
+
+    /// Reads the module `name` declared at `at` in module `index` (inline, or in its own file
+    /// under `children_dir`), and returns the index of the token after its declaration; `None`
+    /// for a `mod` that declares no module (`mod` in a macro's text).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one reader's state, passed down the tree"
+    )]
+    fn child(
+        &mut self,
+        index: usize,
+        file: &Path,
+        tokens: &[Token],
+        at: usize,
+        name: &str,
+        children_dir: &Path,
+        read: &dyn Fn(&Path) -> Option<String>,
+    ) -> Option<usize> {
+        let dir = children_dir.join(name);
+        let (child, next) = match tokens.get(at + 2) {
+            Some(t) if t.punct('{') => {
+                let end = closing(tokens, at + 2);
+                let child = self.add(file, &tokens[at + 3..end], Some(index), &dir, read);
+                (Some(child), end + 1)
+            }
+            Some(t) if t.punct(';') => {
+                let flat = children_dir.join(format!("{name}.rs"));
+                let nested = dir.join("mod.rs");
+                let found = [flat, nested]
+                    .into_iter()
+                    .find_map(|path| read(&path).map(|source| (path, source)));
+                let child = found.map(|(path, source)| {
+                    let tokens = super::tokens::tokens(&source);
+                    self.add(&path, &tokens, Some(index), &dir, read)
+                });
+                (child, at + 3)
+            }
+            _ => return None,
+        };
+        if let Some(child) = child {
+            self.modules[index].children.insert(name.to_string(), child);
+        }
+        Some(next)
     }
 
     /// Where `path`, named in module `from`, leads: the module it reaches by module names
