@@ -247,11 +247,11 @@ pub fn import_cycles() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// The file of `ARCHITECTURE.md`'s table of names defined more than once on purpose, read
-/// from its header `| name | defined in | why |`.
+/// The header of the table in `ARCHITECTURE.md` that lists the names defined more than once on
+/// purpose, each with why.
 pub const NAMES_HEADER: [&str; 3] = ["name", "defined in", "why"];
 
-/// The names the table of sanctioned repeats lists, from the first cell of each row.
+/// The names that table lists, from the first cell of each row.
 pub fn listed_repeats(text: &str) -> Vec<String> {
     text.lines()
         .skip_while(|line| map::cells(line).is_none_or(|cells| cells != NAMES_HEADER))

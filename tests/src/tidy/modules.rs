@@ -166,8 +166,8 @@ impl Tree {
 
     /// Where `path`, named in module `from`, leads: the module it reaches by module names
     /// (after the names `from` itself imports), another crate, or nothing (a local item, a
-    /// name from the prelude). With `through`, a name that a module on the way imports is
-    /// followed too, so a re-export leads to where it comes from.
+    /// name from the prelude). With `through`, a name that a module on the way re-exports
+    /// (`pub use`) is followed too, so a re-export leads to where it comes from.
     pub fn resolve(&self, from: usize, path: &[String], through: bool) -> Option<Target> {
         self.resolve_within(from, path, through, 0)
     }
@@ -217,7 +217,7 @@ impl Tree {
                 here = child;
                 rest = &rest[1..];
             } else if let Some((source, _)) =
-                self.modules[here].imports.get(next).filter(|_| through)
+                (self.modules[here].imports.get(next)).filter(|(_, public)| through && *public)
             {
                 if source.as_slice() == [next.clone()] {
                     return Some(Target::Crate(next.clone(), rest[1..].to_vec()));
@@ -234,11 +234,6 @@ impl Tree {
         Some(Target::Module(here))
     }
 
-    /// The module holding `file`'s top (the first module read from it).
-    pub fn module_of(&self, file: &Path) -> Option<usize> {
-        self.modules.iter().position(|m| m.file == file)
-    }
-
     /// Whether `ancestor` holds `module`, at any depth (or is it).
     pub fn holds(&self, ancestor: usize, module: usize) -> bool {
         let mut at = Some(module);
@@ -252,8 +247,9 @@ impl Tree {
     }
 }
 
-/// Whether a first path segment names another crate rather than a local item: `std`-like
-/// lower-case words that are not keywords. The caller keeps only the crates it knows.
+/// Whether a first path segment may name another crate rather than a local item: a lower-case
+/// word (`std`, `retrykey_server`, also a local function's name); the caller keeps only the
+/// crates it knows.
 fn is_crate_name(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
 }
