@@ -89,7 +89,7 @@ impl Declared {
         if let Some(simulated) = &self.simulate {
             if simulated
                 .scenario
-                .parse::<retrykey_sim::Scenario>()
+                .parse::<retrykey_sim::SimScenario>()
                 .is_err()
             {
                 problems.push(format!(

@@ -1,7 +1,7 @@
 //! The stacks the simulator runs: the correct one, and each variant whose bug a network can
 //! show. A variant is here exactly when its Cargo.toml declares `simulate` (a test holds both).
 
-use retrykey_sim::{Finding, Run, Scenario, Stack};
+use retrykey_sim::{Finding, FinishedRun, SimScenario, Stack};
 
 use crate::declared::Simulated;
 use std::ops::Range;
@@ -35,7 +35,11 @@ pub fn known(variant: Option<&str>) -> Result<(), UnknownVariant> {
 }
 
 /// Runs `seed` of `scenario` on the correct stack (`None`) or on `variant`.
-pub fn run(variant: Option<&str>, scenario: Scenario, seed: u64) -> Result<Run, UnknownVariant> {
+pub fn run(
+    variant: Option<&str>,
+    scenario: SimScenario,
+    seed: u64,
+) -> Result<FinishedRun, UnknownVariant> {
     let correct = Stack::correct();
     Ok(match variant {
         None => retrykey_sim::run(&correct, scenario, seed),
@@ -69,9 +73,9 @@ pub fn run(variant: Option<&str>, scenario: Scenario, seed: u64) -> Result<Run, 
 /// The first seed of `seeds` that fails, with its run.
 pub fn first_failure(
     variant: Option<&str>,
-    scenario: Scenario,
+    scenario: SimScenario,
     seeds: Range<u64>,
-) -> Result<Option<Run>, UnknownVariant> {
+) -> Result<Option<FinishedRun>, UnknownVariant> {
     for seed in seeds {
         let run = run(variant, scenario, seed)?;
         if run.finding.is_some() {
@@ -84,8 +88,8 @@ pub fn first_failure(
 /// The check a variant's `simulate` declares: the first failing seed among `0..within` of its
 /// scenario, broken by the declared rule, and the same history when that seed runs again.
 /// Returns that run; `Err` says what is wrong, in one line.
-pub fn caught_as_declared(name: &str, declared: &Simulated) -> Result<Run, String> {
-    let scenario: Scenario = declared.scenario.parse().map_err(|e| format!("{e}"))?;
+pub fn caught_as_declared(name: &str, declared: &Simulated) -> Result<FinishedRun, String> {
+    let scenario: SimScenario = declared.scenario.parse().map_err(|e| format!("{e}"))?;
     let first = first_failure(Some(name), scenario, 0..declared.within)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| {

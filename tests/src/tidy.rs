@@ -7,17 +7,21 @@
 //! The layer rules are not written here: [`map`] reads them from the table in `ARCHITECTURE.md`,
 //! so the page and the test cannot disagree.
 
+pub mod items;
 pub mod located;
 pub mod manifests;
 pub mod map;
+pub mod modules;
 pub mod sources;
+pub mod tokens;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::{Error, read, workspace_root};
 use manifests::{Kind, Package, packages};
-use map::{Allowance, Layer, Row};
+use map::{Layer, Row};
+use modules::{Target, Tree};
 
 /// What the core crate may depend on: it must build without tokio or a database.
 pub const CORE_DEPENDENCIES: [&str; 4] = ["anyhow", "clap", "thiserror", "loom"];
@@ -162,55 +166,283 @@ pub fn test_code_in_products() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
-/// A crate allowed `only in` some files (the outbox's read of the consumer's database) is used
-/// in no other file of the importing crate's `src/`.
-pub fn sanctioned_edges() -> Result<Vec<String>, Error> {
-    let root = workspace_root();
-    let (rows, packages) = (map_rows()?, packages(&root)?);
-    let mut problems = Vec::new();
-    for row in &rows {
-        let Some(package) = packages.iter().find(|p| p.name == row.name) else {
-            continue;
-        };
-        for allowance in &row.may_import {
-            let Allowance::Crate { name, only_in } = allowance else {
-                continue;
-            };
-            if only_in.is_empty() {
-                continue;
-            }
-            let ident = name.replace('-', "_");
-            for file in sources::rust_files(&root.join(&package.dir).join("src"))? {
-                let relative = file.strip_prefix(root.join(&package.dir)).unwrap_or(&file);
-                if only_in.iter().any(|allowed| Path::new(allowed) == relative) {
-                    continue;
+/// The module trees of a package's `src/`: the library and each program, one tree each.
+fn source_trees(dir: &Path) -> Vec<Tree> {
+    let src = dir.join("src");
+    let mut roots = vec![src.join("lib.rs"), src.join("main.rs")];
+    if let Ok(entries) = std::fs::read_dir(src.join("bin")) {
+        let mut programs: Vec<PathBuf> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .map(|path| {
+                if path.is_dir() {
+                    path.join("main.rs")
+                } else {
+                    path
                 }
-                for (at, line) in read(&file)?.lines().enumerate() {
-                    if !line.trim_start().starts_with("//") && mentions(line, &ident) {
-                        problems.push(format!(
-                            "{}:{}: uses {ident}, which {} allows {} only in {}",
-                            shown(&root, &file),
-                            at + 1,
-                            map::MAP_FILE,
-                            row.name,
-                            only_in.join(", ")
-                        ));
+            })
+            .collect();
+        programs.sort();
+        roots.extend(programs);
+    }
+    let read = |path: &Path| std::fs::read_to_string(path).ok();
+    roots
+        .iter()
+        .filter(|root| root.is_file())
+        .map(|root| Tree::read(root, &read))
+        .collect()
+}
+
+/// The module import circles of one crate's trees: each as the files that reach each other and
+/// one circle among them, in the order they import each other, the first repeated at the end.
+/// A path into a module that holds the importer (`crate::Error`, `super::Row`) is no edge: a
+/// parent is the front of its children, and its re-exports belong to the modules they name.
+pub fn import_cycles_of(trees: &[Tree]) -> Vec<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+    for tree in trees {
+        for (index, module) in tree.modules.iter().enumerate() {
+            for (path, _) in &module.paths {
+                if let Some(Target::Module(to)) = tree.resolve(index, path, false) {
+                    if tree.holds(to, index) {
+                        continue;
+                    }
+                    let to = &tree.modules[to].file;
+                    if *to != module.file {
+                        edges
+                            .entry(module.file.clone())
+                            .or_default()
+                            .insert(to.clone());
                     }
                 }
+            }
+        }
+    }
+    modules::cycles(&edges)
+}
+
+/// No crate under `crates/` has a circle of module imports: resolving each file's `use`
+/// declarations and paths (`crate::..`, `super::..`, `self::..`, a child module's name) to the
+/// module files they reach, no file reaches itself again.
+pub fn import_cycles() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for package in packages(&root)?
+        .iter()
+        .filter(|p| p.dir.starts_with("crates"))
+    {
+        let dir = root.join(&package.dir);
+        for (group, circle) in import_cycles_of(&source_trees(&dir)) {
+            let names = |files: &[PathBuf]| {
+                let shown: Vec<String> = files.iter().map(|file| shown(&root, file)).collect();
+                shown
+            };
+            problems.push(format!(
+                "{}: {} import each other in a circle: {}",
+                package.name,
+                names(&group).join(", "),
+                names(&circle).join(" -> ")
+            ));
+        }
+    }
+    Ok(problems)
+}
+
+/// The header of the table in `ARCHITECTURE.md` that lists the names defined more than once on
+/// purpose, each with why.
+pub const NAMES_HEADER: [&str; 3] = ["name", "defined in", "why"];
+
+/// The names that table lists, from the first cell of each row.
+pub fn listed_repeats(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|line| map::cells(line).is_none_or(|cells| cells != NAMES_HEADER))
+        .skip(2)
+        .map_while(map::cells)
+        .filter_map(|cells| map::backticked(&cells[0]).into_iter().next())
+        .collect()
+}
+
+/// The problems with the type names defined in `definitions` (`(name, crate, place)`): a
+/// name defined more than once that `listed` does not name (a crate's own `Error` aside, once
+/// per crate), and a listed name defined once or not at all.
+pub fn repeated_names(definitions: &[(String, String, String)], listed: &[String]) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for (name, krate, place) in definitions {
+        by_name
+            .entry(name.as_str())
+            .or_default()
+            .push((krate.as_str(), place.as_str()));
+    }
+    let mut problems = Vec::new();
+    for (name, places) in &by_name {
+        let crates: BTreeSet<&str> = places.iter().map(|(krate, _)| *krate).collect();
+        let once_per_crate = crates.len() == places.len();
+        let fine = (*name == "Error" && once_per_crate) || listed.iter().any(|l| l == name);
+        if places.len() > 1 && !fine {
+            let shown: Vec<&str> = places.iter().map(|(_, place)| *place).collect();
+            problems.push(format!(
+                "`{name}` is defined {} times ({}): give each a name for what it is, or list it \
+                 with why in the table of {}",
+                places.len(),
+                shown.join(", "),
+                map::MAP_FILE
+            ));
+        }
+    }
+    for name in listed {
+        if by_name
+            .get(name.as_str())
+            .is_none_or(|places| places.len() < 2)
+        {
+            problems.push(format!(
+                "{}: `{name}` is listed as a name defined more than once, but it is not: \
+                 remove its row",
+                map::MAP_FILE
+            ));
+        }
+    }
+    problems
+}
+
+/// One meaning per name: no pub or pub(crate) struct, enum, trait or type alias name is
+/// defined twice across `crates/*/src`, except each crate's own `Error` and the names listed,
+/// with why, in the table of `ARCHITECTURE.md`; and every listed name is still repeated.
+pub fn repeated_type_names() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut definitions = Vec::new();
+    for package in packages(&root)?
+        .iter()
+        .filter(|p| p.dir.starts_with("crates"))
+    {
+        for file in sources::rust_files(&root.join(&package.dir).join("src"))? {
+            for (name, line) in items::shared_type_names(&tokens::tokens(&read(&file)?)) {
+                let place = format!("{}:{line}", shown(&root, &file));
+                definitions.push((name, package.name.clone(), place));
+            }
+        }
+    }
+    let listed = listed_repeats(&read(root.join(map::MAP_FILE))?);
+    Ok(repeated_names(&definitions, &listed))
+}
+
+/// No product function (in `crates/*/src`, checks crates and programs included) is longer than
+/// [`items::LONGEST_FUNCTION`] lines, from its `fn` line to its closing brace.
+pub fn long_functions() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for package in packages(&root)?
+        .iter()
+        .filter(|p| p.dir.starts_with("crates"))
+    {
+        for file in sources::rust_files(&root.join(&package.dir).join("src"))? {
+            let tokens = tokens::tokens(&read(&file)?);
+            for (line, name, lines) in items::long_functions(&tokens, items::LONGEST_FUNCTION) {
+                problems.push(format!(
+                    "{}:{line}: `{name}` is {lines} lines long (at most {}): split it where a \
+                     reader would want a name",
+                    shown(&root, &file),
+                    items::LONGEST_FUNCTION
+                ));
             }
         }
     }
     Ok(problems)
 }
 
-/// Whether `line` names `ident` as a whole word.
-fn mentions(line: &str, ident: &str) -> bool {
-    line.match_indices(ident).any(|(at, _)| {
-        let before = line[..at].chars().next_back();
-        let after = line[at + ident.len()..].chars().next();
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-        !word(before) && !word(after)
-    })
+/// The workspace crates that `trees` (one package's `src/`) reach, as `(crate, how, line,
+/// file)`: by a path that names a crate (`idents` maps the names code uses to packages), and
+/// through what that crate re-exports from another (`libraries` holds each package's library).
+pub fn crates_reached(
+    trees: &[Tree],
+    idents: &BTreeMap<String, String>,
+    libraries: &BTreeMap<String, Tree>,
+) -> Vec<(String, String, usize, PathBuf)> {
+    let mut found = Vec::new();
+    for tree in trees {
+        for (index, module) in tree.modules.iter().enumerate() {
+            for (path, line) in &module.paths {
+                let Some(Target::Crate(ident, rest)) = tree.resolve(index, path, true) else {
+                    continue;
+                };
+                let Some(package) = idents.get(&ident) else {
+                    continue;
+                };
+                found.push((package.clone(), ident.clone(), *line, module.file.clone()));
+                let mut seen = BTreeSet::from([package.clone()]);
+                let (mut package, mut rest, mut how) = (package.clone(), rest, ident.clone());
+                while let Some(library) = libraries.get(&package) {
+                    let Some(Target::Crate(next, tail)) = library.resolve(0, &rest, true) else {
+                        break;
+                    };
+                    let Some(next_package) = idents.get(&next) else {
+                        break;
+                    };
+                    if !seen.insert(next_package.clone()) {
+                        break;
+                    }
+                    how = format!("{how}::{} (re-exported from {next})", rest[0]);
+                    found.push((
+                        next_package.clone(),
+                        how.clone(),
+                        *line,
+                        module.file.clone(),
+                    ));
+                    (package, rest) = (next_package.clone(), tail);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What a crate's code imports from the workspace is what its map row allows, resolved, not
+/// matched as words: every workspace crate its `src/` names, directly or through what another
+/// crate re-exports (`pub use other_crate as x`), is allowed by its row in the map, and is a
+/// normal dependency of its manifest unless reached only through a re-export.
+pub fn crate_imports() -> Result<Vec<String>, Error> {
+    let root = workspace_root();
+    let (rows, packages) = (map_rows()?, packages(&root)?);
+    let idents: BTreeMap<String, String> = packages
+        .iter()
+        .map(|p| (p.name.replace('-', "_"), p.name.clone()))
+        .collect();
+    let read_file = |path: &Path| std::fs::read_to_string(path).ok();
+    let libraries: BTreeMap<String, Tree> = packages
+        .iter()
+        .map(|p| {
+            let lib = root.join(&p.dir).join("src/lib.rs");
+            (p.name.clone(), Tree::read(&lib, &read_file))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for package in &packages {
+        let Some(row) = row_of(&rows, package) else {
+            continue;
+        };
+        let trees = source_trees(&root.join(&package.dir));
+        let mut reported = BTreeSet::new();
+        for (target, how, line, file) in crates_reached(&trees, &idents, &libraries) {
+            if target == package.name {
+                continue;
+            }
+            let Some(target_row) = target_row(&rows, &packages, &target) else {
+                continue;
+            };
+            let allowed =
+                target_row.layer == Layer::Build || row.allowance_for(target_row).is_some();
+            if !allowed && reported.insert((target.clone(), file.clone())) {
+                problems.push(format!(
+                    "{}:{line}: {} ({}) uses {target} ({}) by `{how}`, which its row in {} \
+                     does not allow",
+                    shown(&root, &file),
+                    package.name,
+                    describe(row.layer),
+                    describe(target_row.layer),
+                    map::MAP_FILE
+                ));
+            }
+        }
+    }
+    Ok(problems)
 }
 
 fn shown(root: &Path, path: &Path) -> String {
@@ -877,13 +1109,104 @@ mod tests {
         );
     }
 
-    // A word is a whole word: `retrykey_converter` is not in `retrykey_converters`.
+    fn in_memory(files: &[(&str, &str)]) -> impl Fn(&Path) -> Option<String> {
+        let files: BTreeMap<PathBuf, String> = files
+            .iter()
+            .map(|(path, text)| (PathBuf::from(path), text.to_string()))
+            .collect();
+        move |path: &Path| files.get(path).cloned()
+    }
+
+    // Three modules that import each other by `use`, a path in code and `super::` are one
+    // circle, named by their files; a child reading its parent is none.
     #[test]
-    fn mentions_whole_words_only() {
-        assert!(mentions("use retrykey_converter::X;", "retrykey_converter"));
-        assert!(!mentions(
-            "use retrykey_converters::X;",
-            "retrykey_converter"
-        ));
+    fn an_import_circle_is_refused_with_its_files() {
+        let read = in_memory(&[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\nmod c;\nmod d;\npub use a::Y;\n",
+            ),
+            ("src/a.rs", "use crate::b::X;\npub struct Y;\n"),
+            ("src/b.rs", "pub struct X;\npub fn f() { crate::c::g() }\n"),
+            (
+                "src/c.rs",
+                "// use crate::d::Z;\npub fn g() { let _ = super::a::Y; }\n",
+            ),
+            ("src/d.rs", "mod e;\npub struct Z;\n"),
+            ("src/d/e.rs", "use super::Z;\nuse crate::Y;\n"),
+        ]);
+        let tree = Tree::read(Path::new("src/lib.rs"), &read);
+        let files = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            import_cycles_of(&[tree]),
+            vec![(
+                files(&["src/a.rs", "src/b.rs", "src/c.rs"]),
+                files(&["src/a.rs", "src/b.rs", "src/c.rs", "src/a.rs"])
+            )]
+        );
+    }
+
+    // A name defined twice is refused unless it is a crate's own `Error` or listed; a listed
+    // name that is defined once is refused too.
+    #[test]
+    fn a_repeated_name_is_refused_unless_listed() {
+        let defined = |name: &str, krate: &str| {
+            (
+                name.to_string(),
+                krate.to_string(),
+                format!("{krate}/src/lib.rs:1"),
+            )
+        };
+        let definitions = [
+            defined("Error", "a"),
+            defined("Error", "b"),
+            defined("Fault", "a"),
+            defined("Fault", "b"),
+            defined("Check", "a"),
+            defined("Check", "b"),
+            defined("Hooks", "a"),
+        ];
+        let listed = ["Check".to_string(), "Hooks".to_string()];
+        let problems = repeated_names(&definitions, &listed);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].starts_with("`Fault` is defined 2 times (a/src/lib.rs:1, b/src/lib.rs:1)")
+        );
+        assert!(problems[1].contains("`Hooks` is listed"));
+        let table = "| name | defined in | why |\n|---|---|---|\n| `Check` | every checks crate | one shape |\n";
+        assert_eq!(listed_repeats(table), vec!["Check"]);
+    }
+
+    // A crate re-exported under another name (`pub use other as x`) is still reached by whoever
+    // names it through the re-export.
+    #[test]
+    fn a_re_export_does_not_hide_the_crate_it_exports() {
+        let read = in_memory(&[
+            (
+                "x/src/lib.rs",
+                "use b::conv::Thing;\nfn f() { let _ = std::mem::size_of::<u8>(); }\n",
+            ),
+            ("b/src/lib.rs", "pub use c as conv;\n"),
+        ]);
+        let tree = Tree::read(Path::new("x/src/lib.rs"), &read);
+        let idents = BTreeMap::from([
+            ("b".to_string(), "b".to_string()),
+            ("c".to_string(), "c".to_string()),
+        ]);
+        let libraries = BTreeMap::from([(
+            "b".to_string(),
+            Tree::read(Path::new("b/src/lib.rs"), &read),
+        )]);
+        let reached: Vec<(String, String)> = crates_reached(&[tree], &idents, &libraries)
+            .into_iter()
+            .map(|(krate, how, _, _)| (krate, how))
+            .collect();
+        assert_eq!(
+            reached,
+            vec![
+                ("b".to_string(), "b".to_string()),
+                ("c".to_string(), "b::conv (re-exported from c)".to_string())
+            ]
+        );
     }
 }

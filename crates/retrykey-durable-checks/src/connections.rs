@@ -15,7 +15,7 @@ use retrykey::{Error, Key, Ledger, Receipt, Request};
 
 use retrykey_durable::Options;
 use retrykey_testkit::FreshSchema;
-use retrykey_testkit::proxy::{Fault, FaultProxy};
+use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
 use crate::admin::Admin;
 use crate::crash::{Hooks, Point};
@@ -219,7 +219,7 @@ fn terminate(url: &str, schema: &str, name: &str) {
     }
 }
 
-fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
+fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: CommitCut) {
     let place = FreshSchema::new(url);
     let schema = place.name();
     let proxy = FaultProxy::in_front_of(url).expect("proxy");
@@ -231,7 +231,7 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
         matches!(reply, Err(Error::Storage(_))),
         "outcome unknown, got {reply:?}"
     );
-    let committed = fault == Fault::AfterCommit;
+    let committed = fault == CommitCut::AfterCommit;
     let expected = if committed {
         (UNITS, 1, Some(fresh_receipt()))
     } else {
@@ -259,11 +259,11 @@ fn lost_around_commit<L: Ledger>(url: &str, open: &Open<L>, fault: Fault) {
 /// The connection is lost before COMMIT reaches the server: storage error, nothing committed,
 /// the retry applies once.
 pub fn connection_lost_before_commit<L: Ledger>(url: &str, open: &Open<L>) {
-    lost_around_commit(url, open, Fault::BeforeCommit);
+    lost_around_commit(url, open, CommitCut::BeforeCommit);
 }
 
 /// The server commits but the connection is lost before its reply arrives: storage error,
 /// everything committed, the retry replays the receipt.
 pub fn reply_lost_after_commit<L: Ledger>(url: &str, open: &Open<L>) {
-    lost_around_commit(url, open, Fault::AfterCommit);
+    lost_around_commit(url, open, CommitCut::AfterCommit);
 }

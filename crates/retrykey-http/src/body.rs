@@ -9,8 +9,7 @@ use http_body::{Body as _, Frame};
 use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
 
-/// Any error a body can produce, boxed so bodies of different origins share one type.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use retrykey_server::BoxError;
 
 /// A type-erased HTTP body: what the inner service receives and what the layer answers with.
 ///

@@ -16,7 +16,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 
 use crate::body::{Body, full};
 
-pub use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
+pub use retrykey_server::{PROBLEM_JSON, TYPE_BASE};
 
 // ANCHOR: problems
 /// Every answer the layer gives on its own, without (or instead of) the inner service.

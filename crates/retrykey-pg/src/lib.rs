@@ -9,7 +9,7 @@
 //!
 //! 1. [`Pool::run`]: a free slot, its connection (opened or reopened), the work, and what a
 //!    failure does to both; [`Settings`] says which of those choices a caller may make.
-//! 2. [`MAX_ATTEMPTS`] and [`Failure`]: which failures are tried again, and how the pool finds
+//! 2. [`MAX_ATTEMPTS`] and [`WorkFailure`]: which failures are tried again, and how the pool finds
 //!    the database error inside a caller's own error type.
 //! 3. [`Connection`]: the client and the statements prepared on it.
 //! 4. [`config`], [`check_identifier`] and [`Error`]: the settings of every connection, and
@@ -42,5 +42,5 @@ mod pool;
 pub use connection::Connection;
 pub use error::Error;
 pub use pool::{
-    CONNECT_TIMEOUT, Failure, MAX_ATTEMPTS, Pool, Settings, Work, check_identifier, config,
+    CONNECT_TIMEOUT, MAX_ATTEMPTS, Pool, Settings, Work, WorkFailure, check_identifier, config,
 };

@@ -30,13 +30,13 @@ pub type Work<'c, T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'c>
 
 /// The database error inside a work's failure, if there is one: what the pool reads to decide
 /// whether to try again and whether the connection is still usable.
-pub trait Failure {
+pub trait WorkFailure {
     /// The `tokio-postgres` error behind this failure; `None` for a failure of the caller's own
     /// (a refused request), which says nothing about the connection.
     fn postgres(&self) -> Option<&tokio_postgres::Error>;
 }
 
-impl Failure for tokio_postgres::Error {
+impl WorkFailure for tokio_postgres::Error {
     fn postgres(&self) -> Option<&tokio_postgres::Error> {
         Some(self)
     }
@@ -148,7 +148,7 @@ impl Pool {
     /// inner one is the work's own.
     pub async fn run<T, E, F>(&self, mut work: F) -> Result<Result<T, E>, Error>
     where
-        E: Failure,
+        E: WorkFailure,
         F: for<'c> FnMut(&'c mut Connection) -> Work<'c, T, E>,
     {
         let mut lease = self.lease().await;
@@ -168,7 +168,7 @@ impl Pool {
         mut work: impl AsyncFnMut(&mut Connection) -> Result<T, E>,
     ) -> Result<Result<T, E>, Error>
     where
-        E: Failure,
+        E: WorkFailure,
     {
         let mut lease = self.lease().await;
         loop {
@@ -262,7 +262,7 @@ impl Lease<'_> {
 
     /// What one attempt's outcome does to the connection, and whether to try again (`None`)
     /// or return it. The one retry policy of the workspace.
-    fn settle<T, E: Failure>(
+    fn settle<T, E: WorkFailure>(
         &mut self,
         outcome: Result<Result<T, E>, Error>,
     ) -> Option<Result<Result<T, E>, Error>> {

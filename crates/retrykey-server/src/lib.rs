@@ -57,10 +57,12 @@
 
 #[cfg(feature = "loopback")]
 pub mod loopback;
+mod problem;
 mod running;
 mod server;
 pub mod timeouts;
 
+pub use problem::{PROBLEM_JSON, TYPE_BASE};
 pub use running::{Running, Tracked};
 pub use server::{RequestBody, ServerLimits, Stopped, serve, signalled};
 pub use timeouts::{BodyTimedOut, Timeouts};

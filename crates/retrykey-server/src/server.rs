@@ -38,7 +38,8 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -52,7 +53,7 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tower_service::Service;
 
-use retrykey_wire::{PROBLEM_JSON, TYPE_BASE};
+use crate::{PROBLEM_JSON, TYPE_BASE};
 
 use crate::BoxError;
 use crate::timeouts::{ConnectionClock, Deadline, Timed, Timeouts, Watched};
@@ -133,21 +134,9 @@ where
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _peer)) => stream,
-                    // That one client gave up before it was accepted: take the next.
-                    Err(error) if matches!(
-                        error.kind(),
-                        ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
-                    ) => continue,
-                    // Out of file descriptors, most likely: wait a moment rather than spin.
-                    Err(error) => {
-                        tracing::warn!(%error, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    }
+                let Some(stream) = opened(accepted).await else {
+                    continue;
                 };
-                let _ = stream.set_nodelay(true);
                 if let Ok(permit) = Arc::clone(&serving).try_acquire_owned() {
                     let (service, stopping) = (service.clone(), stopping.clone());
                     connections.spawn(async move {
@@ -168,7 +157,36 @@ where
     drop(listener);
     refusals.shutdown().await;
     let _ = stop.send(true);
-    let deadline = Instant::now() + limits.shutdown_deadline;
+    finish(connections, Instant::now() + limits.shutdown_deadline).await
+}
+
+/// The stream of an accepted connection, ready to serve; `None` when there is none to serve:
+/// the client gave up before it was accepted, or accepting failed (out of file descriptors,
+/// most likely), in which case it waits a moment rather than spin.
+async fn opened(accepted: io::Result<(TcpStream, SocketAddr)>) -> Option<TcpStream> {
+    match accepted {
+        Ok((stream, _peer)) => {
+            let _ = stream.set_nodelay(true);
+            Some(stream)
+        }
+        Err(error)
+            if matches!(
+                error.kind(),
+                ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+            ) =>
+        {
+            None
+        }
+        Err(error) => {
+            tracing::warn!(%error, "accept failed");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            None
+        }
+    }
+}
+
+/// Lets the connections in hand finish until `deadline`, then cuts off the rest and counts them.
+async fn finish(mut connections: JoinSet<()>, deadline: Instant) -> Stopped {
     loop {
         tokio::select! {
             next = connections.join_next() => match next {

@@ -7,8 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
-use crate::trace::short;
+use crate::history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
 
 // ANCHOR: rules
 /// A rule every run must keep, in the order the checker tries them.
@@ -123,7 +122,7 @@ impl Facts {
         let mut facts = Facts::default();
         for entry in entries {
             match &entry.event {
-                Event::Effect {
+                HistoryEvent::Effect {
                     key,
                     amount,
                     payment,
@@ -132,7 +131,7 @@ impl Facts {
                     amount: *amount,
                     payment: *payment,
                 }),
-                Event::HandlerEnded { key, life, end } => match end {
+                HistoryEvent::HandlerEnded { key, life, end } => match end {
                     HandlerEnd::Answered(status, body) if (200..300).contains(status) => {
                         facts
                             .answers
@@ -145,7 +144,7 @@ impl Facts {
                     }
                     _ => {}
                 },
-                Event::Sent {
+                HistoryEvent::Sent {
                     id,
                     attempt,
                     key,
@@ -153,15 +152,15 @@ impl Facts {
                 } => {
                     facts.sent.insert((*id, *attempt), (key.clone(), *amount));
                 }
-                Event::Got { id, attempt, reply } => {
+                HistoryEvent::Got { id, attempt, reply } => {
                     facts
                         .got
                         .insert((*id, *attempt), (entry.at_ms, reply.clone()));
                 }
-                Event::Ended { id, how, .. } => {
+                HistoryEvent::Ended { id, how, .. } => {
                     facts.ended.insert(*id, (entry.at_ms, how.clone()));
                 }
-                Event::Crashed { life } => {
+                HistoryEvent::Crashed { life } => {
                     facts.crashed.insert(*life);
                 }
                 _ => {}
@@ -194,7 +193,7 @@ impl Facts {
                     .collect();
                 let detail = format!(
                     "key {} made {} effects: {}",
-                    short(key),
+                    short_key(key),
                     effects.len(),
                     payments.join(", ")
                 );
@@ -221,7 +220,7 @@ impl Facts {
                     .map(|key| self.effects.get(*key).map_or(0, Vec::len))
                     .sum();
                 (count != 1).then(|| {
-                    let shown: Vec<&str> = keys.iter().map(|key| short(key)).collect();
+                    let shown: Vec<&str> = keys.iter().map(|key| short_key(key)).collect();
                     let detail = format!(
                         "{id} succeeded at {at_ms} ms with {count} effects under {} key(s): {}",
                         shown.len(),
@@ -272,7 +271,7 @@ impl Facts {
                         format!(
                             "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
                              {status} {}, the first answer was {}",
-                            short(key),
+                            short_key(key),
                             body.trim(),
                             first.trim()
                         ),
@@ -283,7 +282,7 @@ impl Facts {
                         format!(
                             "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
                              {status} {}, but no handler run answered that key with a success",
-                            short(key),
+                            short_key(key),
                             body.trim()
                         ),
                     )),
@@ -306,7 +305,7 @@ impl Facts {
                         format!(
                             "key {} was used for amount {bound}, then a request for {} made \
                              payment {} at {} ms",
-                            short(key),
+                            short_key(key),
                             effect.amount,
                             effect.payment,
                             effect.at_ms
@@ -332,7 +331,7 @@ impl Facts {
                     format!(
                         "{id} attempt {attempt} at {at_ms} ms asked for {amount} under key {}, \
                          used for {bound}, and got {status}: another request's answer",
-                        short(key)
+                        short_key(key)
                     ),
                 ));
             }
@@ -391,7 +390,7 @@ impl Facts {
                 let detail = format!(
                     "the handler run for key {} was dropped at {at_ms} ms while the server \
                      (life {life}) was up: a client that left cancelled it",
-                    short(key)
+                    short_key(key)
                 );
                 (detail, vec![key.clone()])
             })

@@ -9,6 +9,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+/// The first eight characters of a key: enough to tell a run's keys apart, in the checker's
+/// findings and in the trace alike.
+pub fn short_key(key: &str) -> &str {
+    key.get(..8).unwrap_or(key)
+}
+
 /// One operation: the client that runs it and its number on that client (both from 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OpId {
@@ -80,7 +86,7 @@ pub enum HandlerEnd {
 
 /// One thing that happened, at one moment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum HistoryEvent {
     /// A client sent an attempt of an operation.
     Sent {
         /// The operation.
@@ -168,7 +174,7 @@ pub struct Entry {
     /// `client-<n>`, `server`, `bank` or `network`.
     pub host: String,
     /// What happened.
-    pub event: Event,
+    pub event: HistoryEvent,
 }
 
 /// The shared, append-only record of one run.
@@ -180,7 +186,7 @@ pub struct History {
 
 impl History {
     /// Records `event` by `host`, at the current simulated time.
-    pub fn record(&self, host: &str, event: Event) {
+    pub fn record(&self, host: &str, event: HistoryEvent) {
         let at_ms = self.now_ms.load(Ordering::Relaxed);
         self.entries
             .lock()

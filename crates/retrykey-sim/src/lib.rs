@@ -21,12 +21,12 @@
 //! # Example
 //!
 //! ```
-//! use retrykey_sim::{Scenario, Stack, run};
+//! use retrykey_sim::{SimScenario, Stack, run};
 //!
-//! let first = run(&Stack::correct(), Scenario::LostReply, 7);
+//! let first = run(&Stack::correct(), SimScenario::LostReply, 7);
 //! assert!(first.finding.is_none(), "{:?}", first.finding);
 //! // The same seed gives the same history.
-//! let again = run(&Stack::correct(), Scenario::LostReply, 7);
+//! let again = run(&Stack::correct(), SimScenario::LostReply, 7);
 //! assert_eq!(first.entries, again.entries);
 //! ```
 
@@ -41,10 +41,12 @@ mod summary;
 pub mod trace;
 
 pub use check::{Rule, Violation, judge, violations};
-pub use history::{Ended, Entry, Event, HandlerEnd, History, NoReply, OpId, Reply};
-pub use plan::{Fault, Plan};
+pub use history::{
+    Ended, Entry, HandlerEnd, History, HistoryEvent, NoReply, OpId, Reply, short_key,
+};
+pub use plan::{Plan, PlannedFault};
 pub use run::{
-    CLIENTS, Finding, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, Run, Scenario, TIME_LIMIT,
+    CLIENTS, Finding, FinishedRun, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, SimScenario, TIME_LIMIT,
     UnknownScenario, run,
 };
 pub use stack::{MakeStore, Stack, WithEngine};
@@ -72,7 +74,7 @@ macro_rules! sim_suite {
             fn lost_reply_seeds_keep_every_rule() {
                 $crate::check_seeds(
                     &$stack,
-                    $crate::Scenario::LostReply,
+                    $crate::SimScenario::LostReply,
                     $crate::SUITE_SEEDS,
                     &::std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
                         .join(concat!("simulated-", env!("CARGO_PKG_NAME"))),
@@ -87,7 +89,7 @@ macro_rules! sim_suite {
 #[doc(hidden)]
 pub fn check_seeds<P: retrykey_client::RetrySteps>(
     stack: &Stack<P>,
-    scenario: Scenario,
+    scenario: SimScenario,
     seeds: u64,
     folder: &std::path::Path,
 ) {

@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use retrykey_client::adapters::{HttpResponse, KEY_HEADER, KeyHeader, REPLAYED_HEADER};
 use retrykey_client::{Attempt, Failure, Success, retry_after};
 
-use crate::history::{Event, History, NoReply, OpId, Reply};
+use crate::history::{History, HistoryEvent, NoReply, OpId, Reply};
 use crate::server::PORT;
 
 /// Posts one attempt of operation `id` to the server, waiting at most `patience` for the answer;
@@ -28,7 +28,7 @@ pub(crate) async fn post(
     let host = format!("client-{}", id.client);
     history.record(
         &host,
-        Event::Sent {
+        HistoryEvent::Sent {
             id,
             attempt: attempt.number,
             key: attempt.key.as_str().to_owned(),
@@ -52,7 +52,7 @@ pub(crate) async fn post(
     };
     history.record(
         &host,
-        Event::Got {
+        HistoryEvent::Got {
             id,
             attempt: attempt.number,
             reply,

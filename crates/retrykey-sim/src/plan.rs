@@ -19,7 +19,7 @@ pub fn rng(seed: u64, stream: u64) -> SimRng {
 
 /// A fault the driver applies between a client and the server, or to the server host.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub enum PlannedFault {
     /// Messages both ways are dropped for `lasting`.
     Partition {
         /// The client host's number.
@@ -55,7 +55,7 @@ pub struct Plan {
     /// How long each client waits for one answer before it gives up and disconnects.
     pub patience: Vec<Duration>,
     /// Faults, each with the moment it strikes.
-    pub faults: Vec<(Duration, Fault)>,
+    pub faults: Vec<(Duration, PlannedFault)>,
 }
 
 impl Plan {
@@ -77,16 +77,16 @@ impl Plan {
             let client = rng.random_range(1..=clients);
             let lasting = ms(&mut rng, 50, 1_200);
             let fault = if rng.random_bool(0.5) {
-                Fault::Partition { client, lasting }
+                PlannedFault::Partition { client, lasting }
             } else {
-                Fault::Hold { client, lasting }
+                PlannedFault::Hold { client, lasting }
             };
             faults.push((at, fault));
         }
         if restart {
             let at = ms(&mut rng, 20, 1_200);
             let down_for = ms(&mut rng, 20, 400);
-            faults.push((at, Fault::Restart { down_for }));
+            faults.push((at, PlannedFault::Restart { down_for }));
         }
         faults.sort_by_key(|(at, _)| *at);
         Plan {

@@ -12,9 +12,9 @@ use retrykey_client::{Client, Outcome, Policy, RetrySteps};
 use retrykey_http::{Entries, StoreLimits};
 
 use crate::check::{Violation, judge};
-use crate::history::{Ended, Entry, Event, History, OpId};
+use crate::history::{Ended, Entry, History, HistoryEvent, OpId};
 use crate::net;
-use crate::plan::{Fault, Plan, rng};
+use crate::plan::{Plan, PlannedFault, rng};
 use crate::server::{Persisting, Sockets, bank, serve};
 use crate::stack::Stack;
 
@@ -25,14 +25,14 @@ pub const OPS_PER_CLIENT: u32 = 5;
 /// The longest simulated time a run may take; a run still going then has stalled.
 pub const TIME_LIMIT: Duration = Duration::from_secs(300);
 
-/// Seeds within which [`Scenario::Restart`] finds, on the correct stack, the double charge of
+/// Seeds within which [`SimScenario::Restart`] finds, on the correct stack, the double charge of
 /// a record kept in the restarted server's memory (the crate's tests hold it; the first is
 /// seed 0).
 pub const RESTART_FINDS_WITHIN: u64 = 20;
 
 /// What a run puts the stack through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scenario {
+pub enum SimScenario {
     /// Lost and cut replies, latency, partitions and holds, clients that give up, a handler
     /// that fails before its effect; the charges in the server's memory.
     LostReply,
@@ -43,44 +43,44 @@ pub enum Scenario {
     RestartSurviving,
 }
 
-impl Scenario {
+impl SimScenario {
     /// Every scenario, in the order the simulator lists them.
-    pub const ALL: [Scenario; 3] = [
-        Scenario::LostReply,
-        Scenario::Restart,
-        Scenario::RestartSurviving,
+    pub const ALL: [SimScenario; 3] = [
+        SimScenario::LostReply,
+        SimScenario::Restart,
+        SimScenario::RestartSurviving,
     ];
 
     /// The scenario's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
-            Scenario::LostReply => "lost-reply",
-            Scenario::Restart => "restart",
-            Scenario::RestartSurviving => "restart-surviving",
+            SimScenario::LostReply => "lost-reply",
+            SimScenario::Restart => "restart",
+            SimScenario::RestartSurviving => "restart-surviving",
         }
     }
 
     fn restarts(self) -> bool {
-        self != Scenario::LostReply
+        self != SimScenario::LostReply
     }
 }
 
-impl fmt::Display for Scenario {
+impl fmt::Display for SimScenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-/// A scenario name that is not one of [`Scenario::ALL`].
+/// A scenario name that is not one of [`SimScenario::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("no scenario named {0:?} (lost-reply, restart, restart-surviving)")]
 pub struct UnknownScenario(pub String);
 
-impl FromStr for Scenario {
+impl FromStr for SimScenario {
     type Err = UnknownScenario;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Scenario::ALL
+        SimScenario::ALL
             .into_iter()
             .find(|scenario| scenario.name() == name)
             .ok_or_else(|| UnknownScenario(name.to_owned()))
@@ -107,11 +107,11 @@ impl fmt::Display for Finding {
 
 /// One finished run.
 #[derive(Clone, Debug)]
-pub struct Run {
+pub struct FinishedRun {
     /// Its seed.
     pub seed: u64,
     /// Its scenario.
-    pub scenario: Scenario,
+    pub scenario: SimScenario,
     /// The hardship drawn from the seed.
     pub plan: Plan,
     /// Everything recorded, in order.
@@ -123,21 +123,13 @@ pub struct Run {
 }
 
 /// Runs `scenario` on `stack` under the hardship drawn from `seed`, and judges its history.
-pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: Scenario, seed: u64) -> Run {
+pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: SimScenario, seed: u64) -> FinishedRun {
     let plan = Plan::draw(seed, CLIENTS, scenario.restarts());
     let history = History::default();
-    let mut builder = turmoil::Builder::new();
-    builder
-        .simulation_duration(TIME_LIMIT)
-        .min_message_latency(plan.latency.0)
-        .max_message_latency(plan.latency.1)
-        .tick_duration(Duration::from_millis(5))
-        .fail_rate(0.0)
-        .rng_seed(seed);
-    let mut sim = builder.build();
+    let mut sim = simulation(&plan, seed);
 
     let surviving: Option<Arc<dyn Entries>> =
-        (scenario == Scenario::RestartSurviving).then(|| (stack.store)(StoreLimits::default()));
+        (scenario == SimScenario::RestartSurviving).then(|| (stack.store)(StoreLimits::default()));
     let keep = Persisting {
         history: history.clone(),
         plan: Arc::new(plan.clone()),
@@ -166,20 +158,7 @@ pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: Scenario, seed: u64) -> Ru
         });
     }
 
-    let mut pending = schedule(&plan);
-    let outcome = loop {
-        let now = sim.elapsed();
-        history.set_now(now.as_millis() as u64);
-        while pending.first().is_some_and(|(at, _)| *at <= now) {
-            let (_, action) = pending.remove(0);
-            apply(&mut sim, &history, &lives, &crashed, action);
-        }
-        match sim.step() {
-            Ok(true) => break Ok(()),
-            Ok(false) => {}
-            Err(error) => break Err(error.to_string()),
-        }
-    };
+    let outcome = drive(&mut sim, &plan, &history, &lives, &crashed);
     let took = sim.elapsed();
     // Taken before the simulation is dropped: dropping it drops every task still running.
     let entries = history.entries();
@@ -187,13 +166,52 @@ pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: Scenario, seed: u64) -> Ru
         Err(why) => Some(Finding::Stalled(why)),
         Ok(()) => judge(&entries).err().map(Finding::Broke),
     };
-    Run {
+    FinishedRun {
         seed,
         scenario,
         plan,
         entries,
         finding,
         took,
+    }
+}
+
+/// The simulated network of one run: its latency drawn from the plan, its randomness from the
+/// seed, and no random message loss (the plan's faults are the only ones).
+fn simulation<'a>(plan: &Plan, seed: u64) -> turmoil::Sim<'a> {
+    let mut builder = turmoil::Builder::new();
+    builder
+        .simulation_duration(TIME_LIMIT)
+        .min_message_latency(plan.latency.0)
+        .max_message_latency(plan.latency.1)
+        .tick_duration(Duration::from_millis(5))
+        .fail_rate(0.0)
+        .rng_seed(seed);
+    builder.build()
+}
+
+/// Steps the simulation to its end, applying the plan's faults when their time comes: `Ok`
+/// when every client finished, the simulator's reason when it stopped first.
+fn drive(
+    sim: &mut turmoil::Sim<'_>,
+    plan: &Plan,
+    history: &History,
+    lives: &AtomicU64,
+    crashed: &AtomicU32,
+) -> Result<(), String> {
+    let mut pending = schedule(plan);
+    loop {
+        let now = sim.elapsed();
+        history.set_now(now.as_millis() as u64);
+        while pending.first().is_some_and(|(at, _)| *at <= now) {
+            let (_, action) = pending.remove(0);
+            apply(sim, history, lives, crashed, action);
+        }
+        match sim.step() {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(error) => return Err(error.to_string()),
+        }
     }
 }
 
@@ -240,12 +258,12 @@ async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, wai
             Outcome::Rejected { failure, attempts } => (attempts, Ended::Rejected(failure.status)),
             Outcome::Unknown { attempts, .. } => (attempts, Ended::Unknown),
         };
-        history.record(&host, Event::Ended { id, attempts, how });
+        history.record(&host, HistoryEvent::Ended { id, attempts, how });
     }
 }
 
 enum Action {
-    Fault(Fault),
+    Fault(PlannedFault),
     Repair(u32),
     Release(u32),
     Bounce,
@@ -255,9 +273,11 @@ fn schedule(plan: &Plan) -> Vec<(Duration, Action)> {
     let mut actions = Vec::new();
     for (at, fault) in &plan.faults {
         let end = match fault {
-            Fault::Partition { client, lasting } => (*at + *lasting, Action::Repair(*client)),
-            Fault::Hold { client, lasting } => (*at + *lasting, Action::Release(*client)),
-            Fault::Restart { down_for } => (*at + *down_for, Action::Bounce),
+            PlannedFault::Partition { client, lasting } => {
+                (*at + *lasting, Action::Repair(*client))
+            }
+            PlannedFault::Hold { client, lasting } => (*at + *lasting, Action::Release(*client)),
+            PlannedFault::Restart { down_for } => (*at + *down_for, Action::Bounce),
         };
         actions.push((*at, Action::Fault(fault.clone())));
         actions.push(end);
@@ -274,16 +294,16 @@ fn apply(
     crashed: &AtomicU32,
     action: Action,
 ) {
-    let network = |what: String| history.record("network", Event::Fault(what));
+    let network = |what: String| history.record("network", HistoryEvent::Fault(what));
     match action {
-        Action::Fault(Fault::Partition { client, lasting }) => {
+        Action::Fault(PlannedFault::Partition { client, lasting }) => {
             network(format!(
                 "partition client-{client} | server for {} ms",
                 lasting.as_millis()
             ));
             sim.partition(format!("client-{client}"), "server");
         }
-        Action::Fault(Fault::Hold { client, lasting }) => {
+        Action::Fault(PlannedFault::Hold { client, lasting }) => {
             network(format!(
                 "hold client-{client} | server for {} ms",
                 lasting.as_millis()
@@ -298,10 +318,10 @@ fn apply(
             network(format!("release client-{client} | server"));
             sim.release(format!("client-{client}"), "server");
         }
-        Action::Fault(Fault::Restart { .. }) => {
+        Action::Fault(PlannedFault::Restart { .. }) => {
             let life = lives.load(Ordering::SeqCst) as u32;
             crashed.store(life, Ordering::SeqCst);
-            history.record("server", Event::Crashed { life });
+            history.record("server", HistoryEvent::Crashed { life });
             sim.crash("server");
         }
         Action::Bounce => sim.bounce("server"),

@@ -27,7 +27,7 @@ use retrykey_http::{
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tower::{Layer, Service, ServiceExt};
 
-use crate::history::{Event, HandlerEnd, History};
+use crate::history::{HandlerEnd, History, HistoryEvent};
 use crate::plan::{Plan, SimRng, rng};
 use crate::stack::{MakeStore, WithEngine};
 
@@ -66,7 +66,8 @@ pub(crate) async fn serve(keep: Persisting) -> Result<(), Box<dyn std::error::Er
     let life = keep.lives.fetch_add(1, Ordering::SeqCst) as u32 + 1;
     keep.sockets.close_all();
     if life > 1 {
-        keep.history.record("server", Event::Restarted { life });
+        keep.history
+            .record("server", HistoryEvent::Restarted { life });
     }
     let ledger: Arc<dyn PaymentLedger> = if keep.bank {
         Arc::new(BankLedger {
@@ -142,7 +143,7 @@ where
             self.cut.store(true, Ordering::SeqCst);
             self.history.record(
                 "server",
-                Event::ReplyCut {
+                HistoryEvent::ReplyCut {
                     to: self.peer,
                     key,
                     status: response.status().as_u16(),
@@ -249,13 +250,13 @@ impl Recorder {
         let amount = amount_of(&bytes);
         self.history.record(
             "server",
-            Event::HandlerStarted {
+            HistoryEvent::HandlerStarted {
                 key: key.clone(),
                 amount,
                 life: self.life,
             },
         );
-        let mut run = Run {
+        let mut run = FinishedRun {
             history: self.history.clone(),
             key: key.clone(),
             life: self.life,
@@ -286,7 +287,7 @@ impl Recorder {
 }
 
 /// One handler run's record: its end, or `Abandoned` when its future is dropped first.
-struct Run {
+struct FinishedRun {
     history: History,
     key: String,
     life: u32,
@@ -294,12 +295,12 @@ struct Run {
     ended: bool,
 }
 
-impl Run {
+impl FinishedRun {
     fn end(&mut self, end: HandlerEnd) {
         self.ended = true;
         self.history.record(
             "server",
-            Event::HandlerEnded {
+            HistoryEvent::HandlerEnded {
                 key: self.key.clone(),
                 life: self.life,
                 end,
@@ -308,7 +309,7 @@ impl Run {
     }
 }
 
-impl Drop for Run {
+impl Drop for FinishedRun {
     fn drop(&mut self) {
         // A run its host's crash stopped is the crash's doing, recorded once as `Crashed`
         // (and its tasks drop in no fixed order, which would make the history vary).
@@ -376,7 +377,7 @@ impl PaymentLedger for CountingLedger {
         let payment = self.made.fetch_add(1, Ordering::SeqCst) + 1;
         self.history.record(
             "server",
-            Event::Effect {
+            HistoryEvent::Effect {
                 key: current_key(),
                 amount,
                 payment,
@@ -468,7 +469,7 @@ pub(crate) async fn bank(history: History) -> Result<(), Box<dyn std::error::Err
                 let payment = made.fetch_add(1, Ordering::SeqCst) + 1;
                 history.record(
                     "bank",
-                    Event::Effect {
+                    HistoryEvent::Effect {
                         key,
                         amount,
                         payment,

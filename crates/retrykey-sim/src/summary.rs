@@ -5,8 +5,8 @@ use std::ops::Range;
 
 use retrykey_client::RetrySteps;
 
-use crate::history::{Ended, Event, Reply};
-use crate::run::{Run, Scenario, run};
+use crate::history::{Ended, HistoryEvent, Reply};
+use crate::run::{FinishedRun, SimScenario, run};
 use crate::stack::Stack;
 
 /// Counts over the runs added so far.
@@ -34,14 +34,14 @@ pub struct Summary {
 
 impl Summary {
     /// Adds one run's figures.
-    pub fn add(&mut self, run: &Run) {
+    pub fn add(&mut self, run: &FinishedRun) {
         self.runs += 1;
         if run.finding.is_some() {
             self.failed.push(run.seed);
         }
         for entry in &run.entries {
             match &entry.event {
-                Event::Ended { attempts, how, .. } => {
+                HistoryEvent::Ended { attempts, how, .. } => {
                     *self.retries.entry(attempts.saturating_sub(1)).or_default() += 1;
                     match how {
                         Ended::Succeeded { .. } => self.succeeded += 1,
@@ -49,12 +49,12 @@ impl Summary {
                         Ended::Unknown => self.unknown += 1,
                     }
                 }
-                Event::Got {
+                HistoryEvent::Got {
                     reply: Reply::Answer { replayed: true, .. },
                     ..
                 } => self.replays += 1,
-                Event::ReplyCut { .. } => self.cut += 1,
-                Event::Effect { .. } => self.effects += 1,
+                HistoryEvent::ReplyCut { .. } => self.cut += 1,
+                HistoryEvent::Effect { .. } => self.effects += 1,
                 _ => {}
             }
         }
@@ -69,9 +69,9 @@ impl Summary {
 /// The first seed of `seeds` whose run of `scenario` on `stack` fails, with its run.
 pub fn first_failure<P: RetrySteps>(
     stack: &Stack<P>,
-    scenario: Scenario,
+    scenario: SimScenario,
     seeds: Range<u64>,
-) -> Option<Run> {
+) -> Option<FinishedRun> {
     seeds
         .map(|seed| run(stack, scenario, seed))
         .find(|run| run.finding.is_some())

@@ -3,16 +3,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::history::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
-use crate::run::{Finding, Run};
-
-/// The first eight characters of a key: enough to tell a run's keys apart.
-pub fn short(key: &str) -> &str {
-    key.get(..8).unwrap_or(key)
-}
+use crate::history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
+use crate::run::{Finding, FinishedRun};
 
 /// The run's timeline, one line per event: time, host, what happened.
-pub fn timeline(run: &Run) -> String {
+pub fn timeline(run: &FinishedRun) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -44,9 +39,9 @@ pub fn timeline(run: &Run) -> String {
     out
 }
 
-fn describe(event: &Event) -> Option<String> {
+fn describe(event: &HistoryEvent) -> Option<String> {
     Some(match event {
-        Event::Sent {
+        HistoryEvent::Sent {
             id,
             attempt,
             key,
@@ -54,26 +49,10 @@ fn describe(event: &Event) -> Option<String> {
         } => format!(
             "-> server  op {} attempt {attempt}: pay {amount}, key {}",
             id.op,
-            short(key)
+            short_key(key)
         ),
-        Event::Got { id, attempt, reply } => match reply {
-            Reply::Answer {
-                status,
-                body,
-                replayed,
-            } => format!(
-                "<- server  op {} attempt {attempt}: {status}{} {}",
-                id.op,
-                if *replayed { " replayed" } else { "" },
-                body.trim()
-            ),
-            Reply::None(why) => format!(
-                "   op {} attempt {attempt}: no answer ({})",
-                id.op,
-                no_reply(*why)
-            ),
-        },
-        Event::Ended { id, attempts, how } => format!(
+        HistoryEvent::Got { id, attempt, reply } => describe_reply(id.op, *attempt, reply),
+        HistoryEvent::Ended { id, attempts, how } => format!(
             "   op {} ended {} after {attempts} attempt(s)",
             id.op,
             match how {
@@ -83,36 +62,63 @@ fn describe(event: &Event) -> Option<String> {
                 Ended::Unknown => "UNKNOWN".to_owned(),
             }
         ),
-        Event::HandlerStarted { key, amount, .. } => {
-            format!("handler runs for key {} (pay {amount})", short(key))
+        HistoryEvent::HandlerStarted { key, amount, .. } => {
+            format!("handler runs for key {} (pay {amount})", short_key(key))
         }
-        Event::HandlerEnded { key, end, .. } => match end {
-            HandlerEnd::Answered(status, _) => {
-                format!("handler answered {status} for key {}", short(key))
-            }
-            HandlerEnd::Failed(status) => {
-                format!(
-                    "handler failed {status} before its effect, key {}",
-                    short(key)
-                )
-            }
-            HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short(key)),
-        },
-        Event::Effect {
+        HistoryEvent::HandlerEnded { key, end, .. } => describe_handler_end(key, end),
+        HistoryEvent::Effect {
             key,
             amount,
             payment,
-        } => format!("EFFECT payment {payment}: {amount} for key {}", short(key)),
-        Event::ReplyCut { to, key, status } => {
+        } => format!(
+            "EFFECT payment {payment}: {amount} for key {}",
+            short_key(key)
+        ),
+        HistoryEvent::ReplyCut { to, key, status } => {
             format!(
                 "answer {status} to {to} for key {} cut off: reply lost",
-                short(key)
+                short_key(key)
             )
         }
-        Event::Fault(what) => what.clone(),
-        Event::Crashed { life } => format!("CRASHED (life {life} ends, its memory with it)"),
-        Event::Restarted { life } => format!("restarted (life {life})"),
+        HistoryEvent::Fault(what) => what.clone(),
+        HistoryEvent::Crashed { life } => format!("CRASHED (life {life} ends, its memory with it)"),
+        HistoryEvent::Restarted { life } => format!("restarted (life {life})"),
     })
+}
+
+/// What a client got for one attempt: an answer, or why there was none.
+fn describe_reply(op: u32, attempt: u32, reply: &Reply) -> String {
+    match reply {
+        Reply::Answer {
+            status,
+            body,
+            replayed,
+        } => format!(
+            "<- server  op {op} attempt {attempt}: {status}{} {}",
+            if *replayed { " replayed" } else { "" },
+            body.trim()
+        ),
+        Reply::None(why) => format!(
+            "   op {op} attempt {attempt}: no answer ({})",
+            no_reply(*why)
+        ),
+    }
+}
+
+/// How a handler run for `key` ended.
+fn describe_handler_end(key: &str, end: &HandlerEnd) -> String {
+    match end {
+        HandlerEnd::Answered(status, _) => {
+            format!("handler answered {status} for key {}", short_key(key))
+        }
+        HandlerEnd::Failed(status) => {
+            format!(
+                "handler failed {status} before its effect, key {}",
+                short_key(key)
+            )
+        }
+        HandlerEnd::Abandoned => format!("handler run DROPPED, key {}", short_key(key)),
+    }
 }
 
 fn no_reply(why: NoReply) -> &'static str {
@@ -127,31 +133,12 @@ fn no_reply(why: NoReply) -> &'static str {
 /// host, an arrow per message, a crossed arrow per lost answer. A failing run is drawn around
 /// the keys its broken rule names (their operations, effects and lost answers, and the
 /// server's crashes), so the picture shows the failure rather than the whole run.
-pub fn diagram(run: &Run) -> String {
+pub fn diagram(run: &FinishedRun) -> String {
     let focus: Option<&[String]> = match &run.finding {
         Some(Finding::Broke(violation)) if !violation.keys.is_empty() => Some(&violation.keys),
         _ => None,
     };
-    let ops: BTreeSet<OpId> = run
-        .entries
-        .iter()
-        .filter_map(|entry| match &entry.event {
-            Event::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => Some(*id),
-            _ => None,
-        })
-        .collect();
-    let shown = |event: &Event| match event {
-        Event::Sent { id, .. } | Event::Got { id, .. } | Event::Ended { id, .. } => {
-            ops.contains(id)
-        }
-        Event::Effect { key, .. }
-        | Event::ReplyCut { key, .. }
-        | Event::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
-        Event::Crashed { .. } | Event::Restarted { .. } => true,
-        Event::HandlerStarted { .. } | Event::Fault(_) => false,
-    };
-    let entries: Vec<&Entry> = run.entries.iter().filter(|e| shown(&e.event)).collect();
-
+    let entries = drawn_entries(run, focus);
     let mut out = String::new();
     let _ = writeln!(out, "kind sequence");
     let _ = writeln!(
@@ -184,68 +171,104 @@ pub fn diagram(run: &Run) -> String {
     for host in &hosts {
         let _ = writeln!(out, "lane {} \"{host}\"", lane(host));
     }
-    for entry in entries {
-        let at = entry.at_ms;
-        let client = lane(&entry.host);
-        let line = match &entry.event {
-            Event::Sent {
-                id,
-                attempt,
-                key,
-                amount,
-            } => format!(
-                "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
-                id.op,
-                short(key)
-            ),
-            Event::Got { id, attempt, reply } => match reply {
-                Reply::Answer {
-                    status, replayed, ..
-                } => format!(
-                    "msg server {client} \"{at} ms op {} #{attempt}: {status}{}\"",
-                    id.op,
-                    if *replayed { " replayed" } else { "" }
-                ),
-                Reply::None(why) => format!(
-                    "act {client} \"{at} ms op {} #{attempt}: {}\"",
-                    id.op,
-                    no_reply(*why)
-                ),
-            },
-            Event::Ended { id, how, .. } => format!(
-                "act {client} \"op {} {}\"",
-                id.op,
-                match how {
-                    Ended::Succeeded { .. } => "succeeded".to_owned(),
-                    Ended::Rejected(status) => format!("rejected {status}"),
-                    Ended::Unknown => "outcome unknown".to_owned(),
-                }
-            ),
-            Event::Effect {
-                key,
-                amount,
-                payment,
-            } => format!(
-                "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
-                short(key)
-            ),
-            Event::ReplyCut { to, key, status } => format!(
-                "lost server {} \"{at} ms {status} for key {}, cut\"",
-                lane(to),
-                short(key)
-            ),
-            Event::HandlerEnded {
-                key,
-                end: HandlerEnd::Abandoned,
-                ..
-            } => format!("act server \"{at} ms handler dropped, key {}\"", short(key)),
-            Event::Crashed { .. } => format!("act server \"{at} ms crashed\""),
-            Event::Restarted { .. } => format!("act server \"{at} ms restarted\""),
-            _ => continue,
-        };
+    for line in entries.into_iter().filter_map(diagram_line) {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// The entries a diagram draws: with a `focus`, only the operations, effects and lost answers
+/// of those keys; always the server's crashes and restarts; never the handler's start or a
+/// network fault.
+fn drawn_entries<'a>(run: &'a FinishedRun, focus: Option<&[String]>) -> Vec<&'a Entry> {
+    let ops: BTreeSet<OpId> = run
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.event {
+            HistoryEvent::Sent { id, key, .. } if focus.is_none_or(|keys| keys.contains(key)) => {
+                Some(*id)
+            }
+            _ => None,
+        })
+        .collect();
+    let shown = |event: &HistoryEvent| match event {
+        HistoryEvent::Sent { id, .. }
+        | HistoryEvent::Got { id, .. }
+        | HistoryEvent::Ended { id, .. } => ops.contains(id),
+        HistoryEvent::Effect { key, .. }
+        | HistoryEvent::ReplyCut { key, .. }
+        | HistoryEvent::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
+        HistoryEvent::Crashed { .. } | HistoryEvent::Restarted { .. } => true,
+        HistoryEvent::HandlerStarted { .. } | HistoryEvent::Fault(_) => false,
+    };
+    run.entries.iter().filter(|e| shown(&e.event)).collect()
+}
+
+/// One entry as a line of the diagram: a message, an action or a note on its host's lane;
+/// `None` for what a diagram does not draw.
+fn diagram_line(entry: &Entry) -> Option<String> {
+    let at = entry.at_ms;
+    let client = lane(&entry.host);
+    Some(match &entry.event {
+        HistoryEvent::Sent {
+            id,
+            attempt,
+            key,
+            amount,
+        } => format!(
+            "msg {client} server \"{at} ms op {} #{attempt}: pay {amount}, key {}\"",
+            id.op,
+            short_key(key)
+        ),
+        HistoryEvent::Got { id, attempt, reply } => {
+            let what = format!("{at} ms op {} #{attempt}", id.op);
+            match reply {
+                Reply::Answer {
+                    status, replayed, ..
+                } => format!(
+                    "msg server {client} \"{what}: {status}{}\"",
+                    if *replayed { " replayed" } else { "" }
+                ),
+                Reply::None(why) => format!("act {client} \"{what}: {}\"", no_reply(*why)),
+            }
+        }
+        HistoryEvent::Ended { id, how, .. } => {
+            format!("act {client} \"op {} {}\"", id.op, diagram_ending(how))
+        }
+        HistoryEvent::Effect {
+            key,
+            amount,
+            payment,
+        } => format!(
+            "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
+            short_key(key)
+        ),
+        HistoryEvent::ReplyCut { to, key, status } => format!(
+            "lost server {} \"{at} ms {status} for key {}, cut\"",
+            lane(to),
+            short_key(key)
+        ),
+        HistoryEvent::HandlerEnded {
+            key,
+            end: HandlerEnd::Abandoned,
+            ..
+        } => format!(
+            "act server \"{at} ms handler dropped, key {}\"",
+            short_key(key)
+        ),
+        HistoryEvent::Crashed { .. } => format!("act server \"{at} ms crashed\""),
+        HistoryEvent::Restarted { .. } => format!("act server \"{at} ms restarted\""),
+        _ => return None,
+    })
+}
+
+/// How an operation ended, as the diagram's note says it.
+fn diagram_ending(how: &Ended) -> String {
+    match how {
+        Ended::Succeeded { .. } => "succeeded".to_owned(),
+        Ended::Rejected(status) => format!("rejected {status}"),
+        Ended::Unknown => "outcome unknown".to_owned(),
+    }
 }
 
 fn lane(host: &str) -> String {

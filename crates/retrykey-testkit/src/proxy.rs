@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// Which cut the next COMMIT gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub enum CommitCut {
     /// Close the connection instead of forwarding COMMIT to the server.
     BeforeCommit,
     /// Forward COMMIT, wait for the server to report it done, then close the connection
@@ -32,7 +32,7 @@ pub enum Fault {
 #[derive(Debug, Clone)]
 pub struct FaultProxy {
     addr: SocketAddr,
-    armed: Arc<Mutex<Option<Fault>>>,
+    armed: Arc<Mutex<Option<CommitCut>>>,
     down: Arc<AtomicBool>,
 }
 
@@ -100,7 +100,7 @@ impl FaultProxy {
     }
 
     /// The next COMMIT on any connection through the proxy gets `fault` (once).
-    pub fn arm(&self, fault: Fault) {
+    pub fn arm(&self, fault: CommitCut) {
         *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault);
     }
 
@@ -119,7 +119,7 @@ enum Verdict {
 fn relay(
     client: TcpStream,
     server: TcpStream,
-    armed: &Mutex<Option<Fault>>,
+    armed: &Mutex<Option<CommitCut>>,
     down: &AtomicBool,
 ) -> io::Result<()> {
     let cut_after_commit = Arc::new(AtomicBool::new(false));
@@ -152,8 +152,8 @@ fn relay(
             }
             match armed.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 None => Verdict::Forward,
-                Some(Fault::BeforeCommit) => Verdict::Cut,
-                Some(Fault::AfterCommit) => {
+                Some(CommitCut::BeforeCommit) => Verdict::Cut,
+                Some(CommitCut::AfterCommit) => {
                     cut_after_commit.store(true, Ordering::SeqCst);
                     Verdict::Forward
                 }

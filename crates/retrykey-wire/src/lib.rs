@@ -1,8 +1,7 @@
 //! What crosses the wire between the outbox's dispatcher (`retrykey-outbox`) and its consumer
 //! (`retrykey-converter`): the paths, the delivery and the answer, as types both sides import,
 //! so that the producer and the consumer cannot drift apart and neither has to build the
-//! other. Also the names every problem answer shares ([`PROBLEM_JSON`], [`TYPE_BASE`]), so
-//! that the server's refusals and the middleware's problems are spelled once.
+//! other.
 //!
 //! A delivery carries the outbox event's id twice, as its `Idempotency-Key` and as the body's
 //! `event`: the consumer deduplicates by it, so a redelivery gets the first delivery's
@@ -12,7 +11,6 @@
 //!
 //! 1. `wire.rs`: the two paths, [`ConversionRequest`] and its [`check`](ConversionRequest::check),
 //!    and [`Conversion`], with the statuses each side expects.
-//! 2. `problem.rs`: the media type and the `type` base of every problem answer.
 //!
 //! # Example
 //!
@@ -33,10 +31,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-mod problem;
 mod wire;
-
-pub use problem::{PROBLEM_JSON, TYPE_BASE};
 
 pub use wire::{
     CONVERSIONS_COUNT_PATH, CONVERSIONS_PATH, Conversion, ConversionRequest, MAX_UNITS,

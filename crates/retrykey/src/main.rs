@@ -53,11 +53,11 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let first = story::Attempt {
+    let first = story::Call {
         key: Key::new(&*args.key).context("--key")?,
         request: Request::parse(&*args.job, &args.units).context("--job/--units")?,
     };
-    let retry = story::Attempt {
+    let retry = story::Call {
         key: Key::new(args.retry_key.unwrap_or(args.key)).context("--retry-key")?,
         request: Request::parse(
             args.retry_job.unwrap_or(args.job),

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request, Store};
 
 /// One call the client makes: a key and a request.
-pub struct Attempt {
+pub struct Call {
     pub key: Key,
     pub request: Request,
 }
@@ -18,13 +18,13 @@ struct Tally {
 }
 
 impl Tally {
-    fn apply(&mut self, store: &Store, attempt: &Attempt) -> Result<Receipt, Error> {
-        let reply = store.apply(&attempt.key, &attempt.request);
+    fn apply(&mut self, store: &Store, call: &Call) -> Result<Receipt, Error> {
+        let reply = store.apply(&call.key, &call.request);
         if let Ok(receipt) = &reply
             && !receipt.replayed
         {
             self.applied += 1;
-            self.applied_units += attempt.request.units();
+            self.applied_units += call.request.units();
         }
         reply
     }
@@ -32,15 +32,10 @@ impl Tally {
 
 /// Tells the story: first attempt (reply lost), the store's side, the retry, a second operation,
 /// and a replay of the first, then checks the client's view against the store.
-pub fn tell(
-    first: &Attempt,
-    retry: &Attempt,
-    limits: Limits,
-    out: &mut impl Write,
-) -> io::Result<()> {
+pub fn tell(first: &Call, retry: &Call, limits: Limits, out: &mut impl Write) -> io::Result<()> {
     let store = Store::with_limits(limits);
     let mut tally = Tally::default();
-    let second = Attempt {
+    let second = Call {
         key: Key::new("op-2").expect("a valid literal key"),
         request: first.request.clone(),
     };
@@ -68,8 +63,34 @@ pub fn tell(
     writeln!(out, "   Reply: {}", reply(&tally.apply(&store, &second)))?;
 
     writeln!(out)?;
+    replay_first(&store, &mut tally, first, out)?;
+
+    writeln!(out)?;
+    let total = store.total().expect("the in-memory store always reads");
+    let records = store.records().expect("the in-memory store always reads");
+    let consistent = tally.applied == records && tally.applied_units == total;
+    writeln!(
+        out,
+        "check: effects applied {}, records held {records}, total {total}: {}",
+        tally.applied,
+        if consistent {
+            "every effect has its receipt"
+        } else {
+            "MISMATCH between effects and receipts"
+        }
+    )
+}
+
+/// Step 5: the first operation once more, whose receipt still holds the total of its own
+/// moment.
+fn replay_first(
+    store: &Store,
+    tally: &mut Tally,
+    first: &Call,
+    out: &mut impl Write,
+) -> io::Result<()> {
     writeln!(out, "5. The client replays {} once more.", describe(first))?;
-    let replayed = tally.apply(&store, first);
+    let replayed = tally.apply(store, first);
     writeln!(out, "   Reply: {}", reply(&replayed))?;
     let total = store.total().expect("the in-memory store always reads");
     if let Ok(receipt) = replayed
@@ -86,28 +107,15 @@ pub fn tell(
         )?;
         writeln!(out, "   It is history, not a live reading of the store.")?;
     }
-
-    writeln!(out)?;
-    let records = store.records().expect("the in-memory store always reads");
-    let consistent = tally.applied == records && tally.applied_units == total;
-    writeln!(
-        out,
-        "check: effects applied {}, records held {records}, total {total}: {}",
-        tally.applied,
-        if consistent {
-            "every effect has its receipt"
-        } else {
-            "MISMATCH between effects and receipts"
-        }
-    )
+    Ok(())
 }
 
-fn describe(attempt: &Attempt) -> String {
+fn describe(call: &Call) -> String {
     format!(
         "{} ({}, {} units)",
-        attempt.key,
-        attempt.request.job(),
-        attempt.request.units()
+        call.key,
+        call.request.job(),
+        call.request.units()
     )
 }
 
@@ -122,7 +130,7 @@ fn reply(reply: &Result<Receipt, Error>) -> String {
     }
 }
 
-fn explain_retry(first: &Attempt, retry: &Attempt, reply: &Result<Receipt, Error>) -> &'static str {
+fn explain_retry(first: &Call, retry: &Call, reply: &Result<Receipt, Error>) -> &'static str {
     match reply {
         Ok(receipt) if receipt.replayed => {
             "Same key, same request: the store found the record and sent the original receipt."

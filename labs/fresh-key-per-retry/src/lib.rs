@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use retrykey::Key;
 use retrykey_client::{
-    Attempt, Budget, Client, Failure, Outcome, RetrySteps, StatusFailure, Stop, Success, Verdict,
+    Attempt, Budget, Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop, Success,
+    Verdict,
 };
 
 /// Runs attempts until one succeeds, the service answers definitively, or the policy, the
@@ -41,11 +42,7 @@ where
     // NEGATIVE: no identity is fixed here, before the first attempt (see the loop).
     let mut tally = Tally::default();
     loop {
-        // Each attempt gets what is left of the budget, and at most the attempt timeout.
-        let remaining = budget.remaining();
-        let allowed = policy
-            .attempt_timeout()
-            .map_or(remaining, |t| t.min(remaining));
+        let allowed = time_for_attempt(&policy, &budget);
         if allowed.is_zero() {
             return tally.unknown(Failure::TimedOut, Stop::BudgetExhausted);
         }
@@ -84,6 +81,14 @@ where
             Err(stop) => return tally.unknown(failure, stop),
         }
     }
+}
+
+/// The time one attempt gets: what is left of the budget, and at most the attempt timeout.
+fn time_for_attempt(policy: &Policy, budget: &Budget) -> Duration {
+    let remaining = budget.remaining();
+    policy
+        .attempt_timeout()
+        .map_or(remaining, |t| t.min(remaining))
 }
 
 /// What the loop has learnt of the operation so far, and the outcomes it ends with.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use retrykey_sim::{Run, Scenario, Summary, trace};
+use retrykey_sim::{FinishedRun, SimScenario, Summary, trace};
 use retrykey_tests::{diagrams, simulated};
 
 const HELP: &str = "\
@@ -41,7 +41,7 @@ struct Options {
     seeds: u64,
     from: u64,
     seed: Option<u64>,
-    scenario: Scenario,
+    scenario: SimScenario,
     variant: Option<String>,
     jobs: usize,
     trace: bool,
@@ -55,7 +55,7 @@ fn options() -> Result<Option<Options>> {
         seeds: 1000,
         from: 0,
         seed: None,
-        scenario: Scenario::LostReply,
+        scenario: SimScenario::LostReply,
         variant: None,
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         trace: false,
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Ok(None) => {
-            let names: Vec<String> = Scenario::ALL.iter().map(ToString::to_string).collect();
+            let names: Vec<String> = SimScenario::ALL.iter().map(ToString::to_string).collect();
             print!("{}", HELP.replace("SCENARIOS", &names.join(", ")));
             ExitCode::SUCCESS
         }
@@ -164,7 +164,7 @@ fn run(options: &Options) -> Result<bool> {
     let started = Instant::now();
     let next = AtomicU64::new(seeds.start);
     let done = AtomicU64::new(0);
-    let failures: Mutex<Vec<Run>> = Mutex::new(Vec::new());
+    let failures: Mutex<Vec<FinishedRun>> = Mutex::new(Vec::new());
     let summary = Mutex::new(Summary::default());
     let progress = std::io::stderr().is_terminal();
     std::thread::scope(|scope| {

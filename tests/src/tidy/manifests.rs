@@ -21,6 +21,8 @@ pub enum Kind {
 /// One dependency declaration.
 #[derive(Clone, Debug)]
 pub struct Dependency {
+    /// The name the code uses for it: its key in the manifest, `-` read as `_`.
+    pub name: String,
     /// The package it names (the `package` key, its own or the workspace's, else the key).
     pub package: String,
     /// Where it is declared.
@@ -158,6 +160,7 @@ fn dependency(key: &str, entry: &Value, kind: Kind, shared: &Table) -> Dependenc
         .flat_map(|e| e.get("features").map(strings).unwrap_or_default())
         .collect();
     Dependency {
+        name: key.replace('-', "_"),
         package,
         kind,
         features,

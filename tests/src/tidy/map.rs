@@ -94,13 +94,8 @@ pub enum Allowance {
     EarlierChecks,
     /// Every crate of a lower layer.
     EverythingBelow,
-    /// One crate; when `only_in` is not empty, only from those files (under the crate's folder).
-    Crate {
-        /// The crate's package name.
-        name: String,
-        /// The files that may use it; empty for anywhere.
-        only_in: Vec<String>,
-    },
+    /// One crate, by its package name.
+    Crate(String),
 }
 
 /// One row of the map.
@@ -135,7 +130,7 @@ impl Row {
                     && mine.zip(theirs).is_some_and(|(m, t)| t < m)
             }
             Allowance::EverythingBelow => target.layer.rank() < self.layer.rank(),
-            Allowance::Crate { name, .. } => *name == target.name,
+            Allowance::Crate(name) => *name == target.name,
         })
     }
 }
@@ -194,10 +189,11 @@ fn allowances(cell: &str) -> Result<Vec<Allowance>, String> {
     if cell == "nothing" {
         return Ok(Vec::new());
     }
-    split_outside_parentheses(cell)
-        .into_iter()
+    cell.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
         .map(|item| {
-            Ok(match item.as_str() {
+            Ok(match item {
                 "core" => Allowance::Layer(Layer::Core),
                 "plumbing" => Allowance::Layer(Layer::Plumbing),
                 "test support" => Allowance::Layer(Layer::TestSupport),
@@ -205,41 +201,13 @@ fn allowances(cell: &str) -> Result<Vec<Allowance>, String> {
                 "its stage" => Allowance::ItsStage,
                 "earlier checks" => Allowance::EarlierChecks,
                 "everything below" => Allowance::EverythingBelow,
-                _ => {
-                    let mut quoted = backticked(&item).into_iter();
-                    let name = quoted
-                        .next()
-                        .filter(|_| item.starts_with('`'))
-                        .ok_or_else(|| format!("`{item}` is not something a crate may import"))?;
-                    Allowance::Crate {
-                        name,
-                        only_in: quoted.collect(),
-                    }
-                }
+                _ => match item.strip_prefix('`').and_then(|i| i.strip_suffix('`')) {
+                    Some(name) if !name.contains('`') => Allowance::Crate(name.to_string()),
+                    _ => return Err(format!("`{item}` is not something a crate may import")),
+                },
             })
         })
         .collect()
-}
-
-/// The items of a comma-separated cell; commas inside parentheses do not separate.
-fn split_outside_parentheses(cell: &str) -> Vec<String> {
-    let (mut items, mut current, mut depth) = (Vec::new(), String::new(), 0usize);
-    for c in cell.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                items.push(current.trim().to_string());
-                current.clear();
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    items.push(current.trim().to_string());
-    items.retain(|item| !item.is_empty());
-    items
 }
 
 /// The texts between pairs of backticks, in order.
@@ -263,7 +231,7 @@ Some prose.
 | `core-crate` | core | nothing |
 | `pipes` | plumbing (to come) | core |
 | `early` | stage 2 | core, plumbing |
-| `late` | stage 3 | core, earlier stages, `side` (only in `src/a.rs`, `src/b.rs`) |
+| `late` | stage 3 | core, earlier stages, `side` |
 | `side` | stage 3 | core |
 | `late-checks` | checks 3 | core, its stage, earlier checks |
 | `labs/*` | lab | everything below |
@@ -284,10 +252,7 @@ After the table.
         assert_eq!(row(&rows, "core-crate").may_import, vec![]);
         assert_eq!(
             row(&rows, "late").may_import[2],
-            Allowance::Crate {
-                name: "side".to_string(),
-                only_in: vec!["src/a.rs".to_string(), "src/b.rs".to_string()],
-            }
+            Allowance::Crate("side".to_string())
         );
     }
 
@@ -308,13 +273,22 @@ After the table.
         assert!(early.allowance_for(checks).is_none());
     }
 
-    // A word the grammar does not know is refused, naming its line.
+    // A word the grammar does not know is refused, naming its line; so is a crate allowed
+    // only in some files, which the map no longer has.
     #[test]
     fn an_unknown_allowance_is_refused() {
         let map = "| crate | layer | may import |\n|---|---|---|\n| `a` | core | anything |\n";
         assert_eq!(
             parse(map),
             Err("line 3: `anything` is not something a crate may import".to_string())
+        );
+        let map = "| crate | layer | may import |\n|---|---|---|\n| `a` | core | `b` (only in `src/c.rs`) |\n";
+        assert_eq!(
+            parse(map),
+            Err(
+                "line 3: ``b` (only in `src/c.rs`)` is not something a crate may import"
+                    .to_string()
+            )
         );
     }
 }

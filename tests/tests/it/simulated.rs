@@ -1,7 +1,7 @@
 //! The simulator's variants: the ones it runs are exactly the ones that declare `simulate`, and
 //! each is caught as declared (`just test-negatives` runs the same check with the rest).
 
-use retrykey_sim::{Finding, Scenario};
+use retrykey_sim::{Finding, SimScenario};
 use retrykey_tests::{simulated, variants};
 
 #[test]
@@ -14,7 +14,7 @@ fn the_simulator_runs_exactly_the_variants_that_declare_it() {
         .collect();
     declaring.sort();
     assert_eq!(declaring, simulated::VARIANTS);
-    let error = simulated::run(Some("no-jitter"), Scenario::LostReply, 0).unwrap_err();
+    let error = simulated::run(Some("no-jitter"), SimScenario::LostReply, 0).unwrap_err();
     assert!(
         error
             .to_string()
@@ -46,7 +46,7 @@ const BOOK_SEED: u64 = 3;
 
 #[test]
 fn the_books_restart_picture_is_the_simulators_own() {
-    let run = simulated::run(None, Scenario::Restart, BOOK_SEED).unwrap();
+    let run = simulated::run(None, SimScenario::Restart, BOOK_SEED).unwrap();
     let path = retrykey_tests::workspace_root().join("docs/src/diagrams/ch08-restart.diag");
     let committed = std::fs::read_to_string(&path).expect("the chapter's diagram source reads");
     assert_eq!(
@@ -60,13 +60,13 @@ fn the_books_restart_picture_is_the_simulators_own() {
 
 #[test]
 fn every_trace_draws_as_a_sequence_diagram() {
-    let mut runs: Vec<_> = Scenario::ALL
+    let mut runs: Vec<_> = SimScenario::ALL
         .into_iter()
         .flat_map(|scenario| (0..4).map(move |seed| simulated::run(None, scenario, seed)))
         .collect::<Result<_, _>>()
         .unwrap();
     for variant in simulated::VARIANTS {
-        let failing = simulated::first_failure(Some(variant), Scenario::LostReply, 0..60)
+        let failing = simulated::first_failure(Some(variant), SimScenario::LostReply, 0..60)
             .unwrap()
             .expect("each variant fails within 60 seeds");
         runs.push(failing);
@@ -91,7 +91,7 @@ fn every_trace_draws_as_a_sequence_diagram() {
                         violation
                             .keys
                             .iter()
-                            .any(|key| line.contains(retrykey_sim::trace::short(key))),
+                            .any(|key| line.contains(retrykey_sim::short_key(key))),
                         "seed {}: {line}",
                         run.seed
                     );

@@ -32,10 +32,28 @@ fn no_product_crate_depends_on_test_code() {
     holds("no test code in products", tidy::test_code_in_products);
 }
 
-// The outbox reads the consumer's crate only from the files the map names.
+// What a crate's code names from the workspace, resolved through re-exports, its row allows.
 #[test]
-fn the_sanctioned_edge_is_used_only_where_the_map_says() {
-    holds("the sanctioned edge", tidy::sanctioned_edges);
+fn code_imports_only_what_the_map_allows() {
+    holds("resolved imports", tidy::crate_imports);
+}
+
+// No crate's modules import each other in a circle.
+#[test]
+fn no_module_import_circle_inside_a_crate() {
+    holds("no import circle", tidy::import_cycles);
+}
+
+// A type name means one thing: defined once, an `Error` per crate and the listed names aside.
+#[test]
+fn every_type_name_has_one_meaning() {
+    holds("one meaning per name", tidy::repeated_type_names);
+}
+
+// No product function runs over 60 lines.
+#[test]
+fn no_product_function_is_over_60_lines() {
+    holds("short functions", tidy::long_functions);
 }
 
 // A member that builds tokio or a database client asks for the one shared feature set; a

@@ -33,7 +33,7 @@ impl std::fmt::Debug for Pool {
 #[derive(Debug)]
 pub struct Failed(pub Error);
 
-impl retrykey_pg::Failure for Failed {
+impl retrykey_pg::WorkFailure for Failed {
     fn postgres(&self) -> Option<&tokio_postgres::Error> {
         match &self.0 {
             Error::Storage(cause) => cause.downcast_ref(),

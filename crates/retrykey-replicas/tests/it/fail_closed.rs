@@ -9,7 +9,7 @@ use retrykey_http::payments::{PaymentLedger, Payments};
 use retrykey_http::{Entries, IdempotencyLayer, PROBLEM_JSON};
 use retrykey_replicas::{Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
-use retrykey_testkit::proxy::{Fault, FaultProxy};
+use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 use tower_layer::Layer;
 
 const PAY: &str = r#"{"amount":5}"#;
@@ -90,7 +90,7 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
 
-    proxy.arm(Fault::BeforeCommit);
+    proxy.arm(CommitCut::BeforeCommit);
     let reply = pay(&client, "k-1").await;
     assert_store_unavailable(&reply);
     assert_eq!(payments.attempts(), 0, "the handler ran without a store");

@@ -2,13 +2,13 @@
 //! rule, with the first rule in order reported when several break.
 
 use retrykey_sim::{
-    Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply, Rule, judge, violations,
+    Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, Rule, judge, violations,
 };
 
 const OP: OpId = OpId { client: 1, op: 1 };
 const OTHER: OpId = OpId { client: 2, op: 1 };
 
-fn at(at_ms: u64, host: &str, event: Event) -> Entry {
+fn at(at_ms: u64, host: &str, event: HistoryEvent) -> Entry {
     Entry {
         at_ms,
         host: host.to_owned(),
@@ -21,7 +21,7 @@ fn sent(id: OpId, attempt: u32, key: &str, amount: u64) -> Entry {
     at(
         attempt as u64 * 10,
         &host,
-        Event::Sent {
+        HistoryEvent::Sent {
             id,
             attempt,
             key: key.into(),
@@ -35,7 +35,7 @@ fn got(id: OpId, attempt: u32, reply: Reply) -> Entry {
     at(
         attempt as u64 * 10 + 5,
         &host,
-        Event::Got { id, attempt, reply },
+        HistoryEvent::Got { id, attempt, reply },
     )
 }
 
@@ -49,14 +49,14 @@ fn answer(status: u16, body: &str, replayed: bool) -> Reply {
 
 fn ended(id: OpId, attempts: u32, how: Ended) -> Entry {
     let host = format!("client-{}", id.client);
-    at(100, &host, Event::Ended { id, attempts, how })
+    at(100, &host, HistoryEvent::Ended { id, attempts, how })
 }
 
 fn effect(key: &str, amount: u64, payment: u64) -> Entry {
     at(
         payment * 10 + 2,
         "server",
-        Event::Effect {
+        HistoryEvent::Effect {
             key: key.into(),
             amount,
             payment,
@@ -69,7 +69,7 @@ fn handler(key: &str, end: HandlerEnd) -> Vec<Entry> {
         at(
             1,
             "server",
-            Event::HandlerStarted {
+            HistoryEvent::HandlerStarted {
                 key: key.into(),
                 amount: 7,
                 life: 1,
@@ -78,7 +78,7 @@ fn handler(key: &str, end: HandlerEnd) -> Vec<Entry> {
         at(
             3,
             "server",
-            Event::HandlerEnded {
+            HistoryEvent::HandlerEnded {
                 key: key.into(),
                 life: 1,
                 end,
@@ -264,6 +264,6 @@ fn a_handler_run_dropped_while_its_server_is_up_is_named() {
     assert_eq!(violation.rule, Rule::HandlerRunsToTheEnd);
 
     // Dropped because its host crashed: that is the crash, not a cancelled handler.
-    history.insert(2, at(2, "server", Event::Crashed { life: 1 }));
+    history.insert(2, at(2, "server", HistoryEvent::Crashed { life: 1 }));
     assert_eq!(judge(&history), Ok(()));
 }

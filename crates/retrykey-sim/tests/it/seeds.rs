@@ -1,14 +1,15 @@
 //! Whole runs of the real stack.
 
 use retrykey_sim::{
-    Event, Finding, RESTART_FINDS_WITHIN, Rule, Scenario, Stack, Summary, first_failure, run, trace,
+    Finding, HistoryEvent, RESTART_FINDS_WITHIN, Rule, SimScenario, Stack, Summary, first_failure,
+    run, trace,
 };
 
 /// Seeds per scenario in `cargo test` (a debug build runs about ten a second); CI runs
 /// thousands through `just simulate`.
 const SEEDS: u64 = 24;
 
-fn keeps_every_rule(scenario: Scenario) -> Summary {
+fn keeps_every_rule(scenario: SimScenario) -> Summary {
     let mut summary = Summary::default();
     for seed in 0..SEEDS {
         let run = run(&Stack::correct(), scenario, seed);
@@ -20,7 +21,7 @@ fn keeps_every_rule(scenario: Scenario) -> Summary {
 
 #[test]
 fn the_correct_stack_keeps_every_rule_through_lost_replies() {
-    let summary = keeps_every_rule(Scenario::LostReply);
+    let summary = keeps_every_rule(SimScenario::LostReply);
     // The hardship happened: answers were cut, retries found the records, some ended unknown.
     assert!(summary.cut > 0 && summary.replays > 0, "{summary:?}");
     assert!(
@@ -37,7 +38,7 @@ fn the_correct_stack_keeps_every_rule_through_lost_replies() {
 
 #[test]
 fn a_store_that_survives_the_restart_keeps_every_rule() {
-    let summary = keeps_every_rule(Scenario::RestartSurviving);
+    let summary = keeps_every_rule(SimScenario::RestartSurviving);
     assert!(summary.unknown + summary.replays > 0, "{summary:?}");
 }
 
@@ -45,7 +46,7 @@ fn a_store_that_survives_the_restart_keeps_every_rule() {
 fn records_lost_with_the_restart_charge_twice_and_the_simulator_says_so() {
     let run = first_failure(
         &Stack::correct(),
-        Scenario::Restart,
+        SimScenario::Restart,
         0..RESTART_FINDS_WITHIN,
     )
     .expect("the restart scenario finds the double charge within its declared seeds");
@@ -54,14 +55,14 @@ fn records_lost_with_the_restart_charge_twice_and_the_simulator_says_so() {
     };
     assert_eq!(violation.rule, Rule::OneEffectPerKey, "{violation}");
     // The bank made both charges, and the server crashed between them.
-    let at = |wanted: &dyn Fn(&Event) -> bool| {
+    let at = |wanted: &dyn Fn(&HistoryEvent) -> bool| {
         run.entries
             .iter()
             .filter(|entry| wanted(&entry.event))
             .map(|entry| entry.at_ms)
             .collect::<Vec<_>>()
     };
-    let crashed = at(&|event| matches!(event, Event::Crashed { .. }));
+    let crashed = at(&|event| matches!(event, HistoryEvent::Crashed { .. }));
     assert_eq!(crashed.len(), 1);
     let key = violation
         .detail
@@ -74,7 +75,7 @@ fn records_lost_with_the_restart_charge_twice_and_the_simulator_says_so() {
         .iter()
         .filter(|entry| {
             entry.host == "bank"
-                && matches!(&entry.event, Event::Effect { key: k, .. } if k.starts_with(&key))
+                && matches!(&entry.event, HistoryEvent::Effect { key: k, .. } if k.starts_with(&key))
         })
         .map(|entry| entry.at_ms)
         .collect::<Vec<_>>();
@@ -89,21 +90,21 @@ fn records_lost_with_the_restart_charge_twice_and_the_simulator_says_so() {
 fn one_seed_replays_byte_for_byte() {
     let failing = first_failure(
         &Stack::correct(),
-        Scenario::Restart,
+        SimScenario::Restart,
         0..RESTART_FINDS_WITHIN,
     )
     .expect("a failing seed")
     .seed;
-    let mut cases: Vec<(Scenario, u64)> = Scenario::ALL
+    let mut cases: Vec<(SimScenario, u64)> = SimScenario::ALL
         .into_iter()
         .flat_map(|scenario| (0..8).map(move |seed| (scenario, seed)))
         .collect();
-    cases.push((Scenario::Restart, failing));
+    cases.push((SimScenario::Restart, failing));
     for (scenario, seed) in cases {
         let first = run(&Stack::correct(), scenario, seed);
         // Another run in between: nothing one run leaves behind (task ids, generators seeded
         // per thread) may change the next.
-        run(&Stack::correct(), Scenario::LostReply, seed + 100);
+        run(&Stack::correct(), SimScenario::LostReply, seed + 100);
         let again = run(&Stack::correct(), scenario, seed);
         assert_eq!(first.entries, again.entries, "seed {seed} of {scenario}");
         assert_eq!(trace::timeline(&first), trace::timeline(&again));
@@ -111,10 +112,10 @@ fn one_seed_replays_byte_for_byte() {
         assert_eq!(first.finding, again.finding);
     }
     // And another seed is another run.
-    let other = run(&Stack::correct(), Scenario::LostReply, 4);
+    let other = run(&Stack::correct(), SimScenario::LostReply, 4);
     assert_ne!(
         trace::timeline(&other),
-        trace::timeline(&run(&Stack::correct(), Scenario::LostReply, 3))
+        trace::timeline(&run(&Stack::correct(), SimScenario::LostReply, 3))
     );
 }
 
@@ -123,21 +124,21 @@ fn seeds_draw_every_kind_of_hardship() {
     let plans: Vec<_> = (0..SEEDS)
         .map(|seed| retrykey_sim::Plan::draw(seed, 3, true))
         .collect();
-    use retrykey_sim::Fault;
+    use retrykey_sim::PlannedFault;
     assert!(plans.iter().any(|p| {
         p.faults
             .iter()
-            .any(|(_, f)| matches!(f, Fault::Partition { .. }))
+            .any(|(_, f)| matches!(f, PlannedFault::Partition { .. }))
     }));
     assert!(plans.iter().any(|p| {
         p.faults
             .iter()
-            .any(|(_, f)| matches!(f, Fault::Hold { .. }))
+            .any(|(_, f)| matches!(f, PlannedFault::Hold { .. }))
     }));
     assert!(plans.iter().all(|p| {
         p.faults
             .iter()
-            .any(|(_, f)| matches!(f, Fault::Restart { .. }))
+            .any(|(_, f)| matches!(f, PlannedFault::Restart { .. }))
     }));
     assert!(
         plans

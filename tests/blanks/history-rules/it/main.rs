@@ -6,12 +6,12 @@
 
 mod rules {
     use history_rules::{Rule, judge, violations};
-    use retrykey_sim::{Ended, Entry, Event, HandlerEnd, NoReply, OpId, Reply};
+    use retrykey_sim::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply};
 
     const OP: OpId = OpId { client: 1, op: 1 };
     const OTHER: OpId = OpId { client: 2, op: 1 };
 
-    fn at(at_ms: u64, host: &str, event: Event) -> Entry {
+    fn at(at_ms: u64, host: &str, event: HistoryEvent) -> Entry {
         Entry {
             at_ms,
             host: host.to_owned(),
@@ -21,7 +21,7 @@ mod rules {
 
     fn sent(id: OpId, attempt: u32, key: &str, amount: u64) -> Entry {
         let host = format!("client-{}", id.client);
-        let event = Event::Sent {
+        let event = HistoryEvent::Sent {
             id,
             attempt,
             key: key.into(),
@@ -35,7 +35,7 @@ mod rules {
         at(
             attempt as u64 * 10 + 5,
             &host,
-            Event::Got { id, attempt, reply },
+            HistoryEvent::Got { id, attempt, reply },
         )
     }
 
@@ -53,12 +53,12 @@ mod rules {
             body: body.into(),
             replayed,
         };
-        at(100, &host, Event::Ended { id, attempts, how })
+        at(100, &host, HistoryEvent::Ended { id, attempts, how })
     }
 
     /// A payment under `key` at `at_ms`.
     fn effect(at_ms: u64, key: &str, amount: u64, payment: u64) -> Entry {
-        let event = Event::Effect {
+        let event = HistoryEvent::Effect {
             key: key.into(),
             amount,
             payment,
@@ -68,7 +68,7 @@ mod rules {
 
     fn handler_answered(key: &str, body: &str) -> Entry {
         let end = HandlerEnd::Answered(201, body.into());
-        let event = Event::HandlerEnded {
+        let event = HistoryEvent::HandlerEnded {
             key: key.into(),
             life: 1,
             end,
@@ -189,7 +189,7 @@ mod rules {
             at(
                 100,
                 "client-2",
-                Event::Ended {
+                HistoryEvent::Ended {
                     id: OTHER,
                     attempts: 1,
                     how: Ended::Rejected(422),
@@ -201,7 +201,7 @@ mod rules {
 }
 
 mod seeds {
-    use retrykey_sim::{Scenario, Stack, run};
+    use retrykey_sim::{SimScenario, Stack, run};
 
     /// Seeds of each scenario judged by both checkers.
     const SEEDS: u64 = 40;
@@ -209,7 +209,7 @@ mod seeds {
     /// Runs seeds `0..SEEDS` of `scenario` on the correct stack; each history must get the same
     /// verdicts (rule, detail, keys) from the copy's checker as from the simulator's. Returns how
     /// many seeds broke a rule.
-    fn agree(scenario: Scenario) -> usize {
+    fn agree(scenario: SimScenario) -> usize {
         let stack = Stack::correct();
         let mut broken = 0;
         for seed in 0..SEEDS {
@@ -234,7 +234,7 @@ mod seeds {
     #[test]
     fn lost_reply_seeds_are_judged_as_the_simulator_judges_them() {
         assert_eq!(
-            agree(Scenario::LostReply),
+            agree(SimScenario::LostReply),
             0,
             "the correct stack keeps every rule"
         );
@@ -242,7 +242,7 @@ mod seeds {
 
     #[test]
     fn restart_seeds_are_judged_as_the_simulator_judges_them() {
-        let broken = agree(Scenario::Restart);
+        let broken = agree(SimScenario::Restart);
         assert!(
             broken > 0,
             "a restart that forgets the records charges twice"

@@ -1,5 +1,6 @@
 //! The names every `application/problem+json` answer of the lab shares, whichever crate writes
-//! it: the server's own refusals and the middleware's problems read alike to a client.
+//! it: the server's own refusals, the middleware's problems and the consumer's read alike to a
+//! client.
 
 /// The media type of every problem answer (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
