@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::exercise::ExerciseError;
 use crate::exercise::blank::{Piece, pieces};
+use crate::exercise::error::ExerciseError;
 
 /// The class declaration, from the workspace root.
 pub const CLASS_FILE: &str = "docs/src/class.toml";

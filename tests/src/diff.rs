@@ -1,6 +1,5 @@
 //! How a variant differs from the code it mirrors: a line diff, and where its changes lie.
 
-use crate::tidy::located::unlocated;
 use crate::{Declared, Error, read, workspace_root};
 
 /// The comment that marks and explains a variant's one change.
@@ -15,39 +14,6 @@ pub fn sources(name: &str, declared: &Declared) -> Result<(String, String), Erro
     let correct = read(root.join(&declared.mirrors))?;
     let variant = read(root.join("labs").join(name).join("src/lib.rs"))?;
     Ok((correct, variant))
-}
-
-/// What keeps a variant from being a change located in its `// NEGATIVE:` blocks (nothing, for
-/// a well-made one). Each line names the file, the line and what is wrong.
-pub fn change_problems(name: &str, declared: &Declared) -> Result<Vec<String>, Error> {
-    let (correct, variant) = sources(name, declared)?;
-    let copy = format!("labs/{name}/src/lib.rs");
-    let mirrors = declared.mirrors.display();
-    let mut problems = Vec::new();
-    // Whoever edits the correct file must learn, on its first line, which copies to update.
-    let first_line = correct.lines().next().unwrap_or_default();
-    if !(first_line.starts_with(MIRRORED_BY) && first_line.contains(&format!("labs/{name}"))) {
-        problems.push(format!(
-            "{mirrors}:1: the first line does not name labs/{name} \
-             (`{MIRRORED_BY} labs/{name}: ...`)"
-        ));
-    }
-    if variant.lines().next() != Some(first_line) {
-        problems.push(format!("{copy}:1: the first line is not that of {mirrors}"));
-    }
-    if !variant.contains(MARKER) {
-        problems.push(format!("{copy}: no `{MARKER}` block marks the change"));
-    }
-    if changed_code_lines(&diff(&correct, &variant)) == 0 {
-        problems.push(format!("{copy}: changes no code of {mirrors}"));
-    }
-    for change in unlocated(&correct, &variant, &declared.renames) {
-        problems.push(format!(
-            "{copy}:{}: {change}, outside every `{MARKER}` block (a copy of {mirrors})",
-            change.line
-        ));
-    }
-    Ok(problems)
 }
 
 /// One line of a diff.

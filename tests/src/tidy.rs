@@ -220,16 +220,13 @@ pub fn import_cycles_of(trees: &[Tree]) -> Vec<(Vec<PathBuf>, Vec<PathBuf>)> {
     modules::cycles(&edges)
 }
 
-/// No crate under `crates/` has a circle of module imports: resolving each file's `use`
+/// No package of the workspace has a circle of module imports: resolving each file's `use`
 /// declarations and paths (`crate::..`, `super::..`, `self::..`, a child module's name) to the
 /// module files they reach, no file reaches itself again.
 pub fn import_cycles() -> Result<Vec<String>, Error> {
     let root = workspace_root();
     let mut problems = Vec::new();
-    for package in packages(&root)?
-        .iter()
-        .filter(|p| p.dir.starts_with("crates"))
-    {
+    for package in packages(&root)? {
         let dir = root.join(&package.dir);
         for (group, circle) in import_cycles_of(&source_trees(&dir)) {
             let names = |files: &[PathBuf]| {
@@ -683,7 +680,7 @@ pub fn dead_code_allowances() -> Result<Vec<String>, Error> {
 pub fn lab_changes_outside_blocks() -> Result<Vec<String>, Error> {
     let mut problems = Vec::new();
     for (name, declared) in crate::variants()? {
-        problems.extend(crate::diff::change_problems(&name, &declared)?);
+        problems.extend(crate::tidy::located::change_problems(&name, &declared)?);
     }
     Ok(problems)
 }

@@ -24,7 +24,8 @@ use anyhow::{Context, Result, bail};
 use retrykey_tests::cargo_test::{cargo_test, listed, loom_test};
 use retrykey_tests::declared::NEEDS_POSTGRES;
 use retrykey_tests::declared::Simulated;
-use retrykey_tests::diff::{change_problems, diff, render, sources};
+use retrykey_tests::diff::{diff, render, sources};
+use retrykey_tests::tidy::located::change_problems;
 use retrykey_tests::verdict::{judge_loom_run, judge_run, rate_run_problem};
 use retrykey_tests::{
     Declared, mirrored_package, postgres_configured, simulated, skips_are_failures, variants,

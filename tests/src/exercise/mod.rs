@@ -9,6 +9,7 @@
 
 pub mod blank;
 mod check;
+pub(crate) mod error;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -16,70 +17,13 @@ use std::path::{Path, PathBuf};
 use crate::declared::{Declared, parse_manifest};
 
 pub use check::{Report, check};
+pub use error::ExerciseError;
 
 /// The folder, under the workspace root, that holds the students' copies (ignored by git).
 pub const EXERCISES_DIR: &str = "exercises";
 
 pub use crate::diff::MARKER;
 use crate::tidy::located::END_MARKER;
-
-/// Why an exercise could not be created or checked.
-#[derive(Debug, thiserror::Error)]
-pub enum ExerciseError {
-    /// No lab of that name.
-    #[error("no variant named {0} under labs/ (`ls labs` lists them)")]
-    UnknownVariant(String),
-    /// A copy is there already; it may hold a student's work.
-    #[error("{} exists already and may hold your work: nothing changed (pass --force to replace it)", .0.display())]
-    Exists(PathBuf),
-    /// No copy of that name.
-    #[error("no exercise at {}: create it with `just exercise VARIANT`", .0.display())]
-    Missing(PathBuf),
-    /// No write-it-yourself piece of that name.
-    #[error("no piece named {name} in tests/blanks.toml: the pieces are {}", known.join(", "))]
-    UnknownPiece {
-        /// The name asked for.
-        name: String,
-        /// The pieces there are.
-        known: Vec<String>,
-    },
-    /// A piece's declaration does not match its source file.
-    #[error("{}: {reason}", path.display())]
-    Piece {
-        /// The source file.
-        path: PathBuf,
-        /// What does not match.
-        reason: String,
-    },
-    /// A blank copy's test program did not build.
-    #[error("{0}")]
-    Build(#[from] spec::BuildError),
-    /// A copy's name would not make a package name.
-    #[error("`{0}` cannot name an exercise: use lowercase letters, digits and dashes")]
-    BadName(String),
-    /// The lab's `src/lib.rs` has no marked change to hide.
-    #[error("{}: no `{MARKER}` comment to remove", .0.display())]
-    NoMarker(PathBuf),
-    /// A manifest is not what a lab or an exercise looks like.
-    #[error("{}: {reason}", path.display())]
-    Manifest {
-        /// The Cargo.toml.
-        path: PathBuf,
-        /// What is missing or malformed.
-        reason: String,
-    },
-    /// A file or folder could not be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The I/O failure.
-        source: std::io::Error,
-    },
-    /// `cargo test` could not be started.
-    #[error("cannot run cargo test: {0}")]
-    Cargo(std::io::Error),
-}
 
 /// Lowercase letters, digits and dashes: a folder name that makes a package name.
 fn is_name(text: &str) -> bool {

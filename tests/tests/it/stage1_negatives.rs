@@ -104,7 +104,8 @@ fn split_critical_section_fails_its_loom_models() {
 #[test]
 fn every_variant_is_one_small_marked_change() {
     for (name, declared) in retrykey_tests::variants().expect("labs/ is readable") {
-        let problems = retrykey_tests::diff::change_problems(&name, &declared).expect("sources");
+        let problems =
+            retrykey_tests::tidy::located::change_problems(&name, &declared).expect("sources");
         assert!(problems.is_empty(), "{name}: {problems:?}");
     }
 }
