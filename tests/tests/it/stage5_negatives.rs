@@ -6,9 +6,13 @@
 
 use std::collections::BTreeSet;
 
-use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
+use std::sync::Arc;
+
+use retrykey_http::{BoxFuture, EntryId, Error, Fingerprint, Reserve, Token};
+use retrykey_replicas::record::ResponseColumns;
+use retrykey_replicas::{ClaimTerms, FenceSteps, Opened, StoreChoice, StoreOptions};
 use retrykey_replicas_checks::{Subject, failing_checks};
+use rusqlite::Transaction;
 
 fn assert_fails_as_declared(variant: &str, subject: Subject) {
     retrykey_tests::assert_fails_as_declared(
@@ -31,8 +35,8 @@ fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_check
 /// Opens a replica through per-replica-memory's copy of `open.rs` (its own `StoreChoice`).
 fn open_per_replica_memory(
     choice: &StoreChoice,
-    options: Options,
-    steps: FenceSteps,
+    options: StoreOptions,
+    steps: Arc<dyn FenceSteps>,
 ) -> BoxFuture<Result<Opened, Error>> {
     let StoreChoice::Sqlite(path) = choice else {
         panic!("the replica checks open SQLite replicas only, not {choice:?}");
@@ -62,22 +66,58 @@ fn per_replica_memory_fails_as_declared() {
 
 #[test]
 fn lease_without_fence_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
-        holds: lease_without_fence::holds,
-        finish: lease_without_fence::finish,
-        renew: lease_without_fence::renew,
-        ..FenceSteps::standard()
-    });
+    let subject = Subject::correct().with_steps(LeaseWithoutFence);
     assert_fails_as_declared("lease-without-fence", subject);
 }
 
 #[test]
 fn no_lease_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
-        claim: no_lease::claim,
-        ..FenceSteps::standard()
-    });
+    let subject = Subject::correct().with_steps(NoLease);
     assert_fails_as_declared("no-lease", subject);
+}
+
+/// lease-without-fence's fence around the correct claim.
+struct LeaseWithoutFence;
+
+impl FenceSteps for LeaseWithoutFence {
+    fn holds(&self, tx: &Transaction<'_>, id: &EntryId, token: Token) -> rusqlite::Result<bool> {
+        lease_without_fence::holds(tx, id, token)
+    }
+
+    fn finish(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        columns: &ResponseColumns,
+        expires_at: i64,
+    ) -> rusqlite::Result<()> {
+        lease_without_fence::finish(tx, id, columns, expires_at)
+    }
+
+    fn renew(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        token: Token,
+        until: i64,
+    ) -> rusqlite::Result<bool> {
+        lease_without_fence::renew(tx, id, token, until)
+    }
+}
+
+/// no-lease's claim inside the correct fence.
+struct NoLease;
+
+impl FenceSteps for NoLease {
+    fn claim(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        fingerprint: &Fingerprint,
+        terms: &ClaimTerms<'_>,
+    ) -> rusqlite::Result<Reserve> {
+        no_lease::claim(tx, id, fingerprint, terms)
+    }
 }
 
 // The correct outbox, consumer and dispatcher fail no outbox check.

@@ -7,25 +7,16 @@
 //! makes the look at an existing row and the takeover that follows one step that no other
 //! claim, completion or charge of the key can interleave with.
 
-use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
+use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 
 use crate::pg::pool::{Connection, PgResult};
 use crate::pg::usage::{self, Credit};
+use crate::store::ClaimTerms;
 
 /// How many times a claim tries again when the row it conflicted with is gone by the time it
 /// looks (released or swept in between). Each round means another transaction committed on
 /// this key; past this, the claim answers `Taken` and the layer looks again.
 const ROUNDS: usize = 8;
-
-/// What a claim needs besides the row: who claims, for how long, and the bounds.
-pub(crate) struct Claim<'a> {
-    pub(crate) now_ms: i64,
-    pub(crate) lease_ms: i64,
-    pub(crate) owner: &'a str,
-    pub(crate) limits: StoreLimits,
-    /// How many expired records to sweep on the way (0: none).
-    pub(crate) sweep: i64,
-}
 
 enum Outcome {
     /// A new row: it needs room.
@@ -41,7 +32,8 @@ pub(crate) async fn claim(
     conn: &mut Connection,
     id: &EntryId,
     fingerprint: &Fingerprint,
-    claim: &Claim<'_>,
+    claim: &ClaimTerms<'_>,
+    sweep: i64,
 ) -> PgResult<Reserve> {
     let now = claim.now_ms;
     let key = id.as_bytes().as_slice();
@@ -121,8 +113,8 @@ pub(crate) async fn claim(
     }
     // A few expired records go with every claim, so the store keeps up without any request
     // paying for a long backlog. After the key's own row: see the lock order in usage.rs.
-    if claim.sweep > 0 {
-        let swept = usage::sweep(conn, now, claim.sweep).await?;
+    if sweep > 0 {
+        let swept = usage::sweep(conn, now, sweep).await?;
         credit.room += swept.room;
         credit.bytes += swept.bytes;
     }
