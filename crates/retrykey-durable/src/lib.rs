@@ -21,7 +21,8 @@
 //!    first writer; then [`pg`] (its statements), [`pg::transaction`] (`BEGIN` in the same round
 //!    trip) and [`pg::pool`] (the synchronous facade over the workspace's one PostgreSQL pool,
 //!    `retrykey-pg`, which reconnects and retries transient failures).
-//! 5. [`retention`] and the two `schema` modules: how long records live, and old layouts.
+//! 5. [`retention`], `versions.rs` and the two `schema` modules: how long records live, and
+//!    old layouts.
 //!
 //! The checks that crash, race and cut these ledgers live in `retrykey-durable-checks`.
 //!
@@ -55,6 +56,7 @@ pub mod pg;
 pub mod record;
 pub mod retention;
 pub mod sqlite;
+mod versions;
 
 pub use error::Error;
 pub use options::{Durability, Options};
