@@ -52,16 +52,7 @@ impl Subject {
 
 /// Runs one check on its own runtime, bounded so a hang fails instead of blocking forever.
 pub(crate) fn run(check: impl Future<Output = ()>) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check)
-            .await
-            .expect("the check did not finish within 60 s");
-    });
+    retrykey_testkit::run_within(Duration::from_secs(60), check);
 }
 
 /// Awaits `future`, failing the check if it takes more than 20 s (a hang, not a speed limit).

@@ -93,18 +93,9 @@ pub(crate) const PAY: &str = r#"{"amount":5}"#;
 /// instead of blocking forever. The file is deleted afterwards, whether the check passed or not.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce(PathBuf) -> Fut) {
     let file = ScratchFile::new("replicas-check");
-    // Declared after the file, so dropped before it: the replicas close their connections
-    // before the file goes.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check(file.path().to_owned()))
-            .await
-            .expect("the check did not finish within 60 s");
-    });
+    // The runtime, with the replicas on it, ends inside `run_within`: they close their
+    // connections before the file goes.
+    retrykey_testkit::run_within(Duration::from_secs(60), check(file.path().to_owned()));
 }
 
 /// Awaits `future`, failing the check if the step takes longer than [`STEP`].
