@@ -30,11 +30,11 @@
 //!
 //! ```
 //! use retrykey::{Key, Ledger, Request};
-//! use retrykey_durable::{Options, SqliteLedger};
+//! use retrykey_durable::{LedgerOptions, SqliteLedger};
 //! # let scratch = retrykey_testkit::ScratchFile::new("doc-durable");
 //! # let path = scratch.path();
 //!
-//! let ledger = SqliteLedger::open(path, Options::default())?;
+//! let ledger = SqliteLedger::open(path, LedgerOptions::default())?;
 //! let key = Key::new("op-1")?;
 //! let request = Request::new("convert-document", 7)?;
 //!
@@ -57,11 +57,13 @@ pub mod record;
 pub mod retention;
 pub mod sqlite;
 mod versions;
+pub mod with_record;
 
 pub use error::Error;
-pub use options::{Durability, Options};
+pub use options::{Durability, LedgerOptions};
 pub use pg::PgLedger;
 pub use sqlite::SqliteLedger;
+pub use with_record::{LedgerTx, PgTx, SqliteTx, WithRecord};
 
 /// The layout version this build writes into every record and understands when it opens a
 /// database. Version 1 is the previous layout, which [`sqlite::schema`] and [`pg::schema`]

@@ -23,14 +23,14 @@ use crate::shop::{self, Shop};
 /// What the checks run against: the layer's core and its store, either of which a variant
 /// replaces with its one changed file.
 #[derive(Clone, Copy)]
-pub struct Subject {
+pub struct LayerUnderTest {
     /// Puts the engine under test into a layer builder.
     pub engine: fn(Builder) -> Builder,
     /// Builds the store under test with the given bounds.
     pub store: fn(StoreLimits) -> Arc<dyn Entries>,
 }
 
-impl Subject {
+impl LayerUnderTest {
     /// The correct crate: its own engine and a [`MemoryEntries`].
     pub fn correct() -> Self {
         Self {
@@ -206,7 +206,7 @@ pub(crate) struct Rig {
 }
 
 impl Rig {
-    pub(crate) async fn start(subject: &Subject, setup: Setup) -> Rig {
+    pub(crate) async fn start(subject: &LayerUnderTest, setup: Setup) -> Rig {
         let shop = Shop::new();
         let inner: Arc<dyn Entries> = if setup.broken_store {
             Arc::new(BrokenEntries)

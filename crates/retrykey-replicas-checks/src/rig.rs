@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;
 
-use crate::hold::{Probe, Signals, X_HOLD, gated};
+use crate::hold::{CountingStore, Signals, X_HOLD, gated};
 
 /// How a replica opens its store and its payments ledger: `StoreChoice::open_with_steps`.
 pub type OpenReplica =
@@ -31,7 +31,7 @@ pub type OpenReplica =
 /// What the checks run against: how each replica opens its store and ledger, and the SQLite claim
 /// and fence those stores run. A variant replaces one of the two with its one changed file.
 #[derive(Clone)]
-pub struct Subject {
+pub struct ReplicasUnderTest {
     /// Opens one replica's store and ledger on the shared file (the replicas crate's `open.rs`).
     pub open: OpenReplica,
     /// The claim and fence each replica's SQLite store runs (`sqlite/claim.rs`,
@@ -39,7 +39,7 @@ pub struct Subject {
     pub steps: Arc<dyn FenceSteps>,
 }
 
-impl Subject {
+impl ReplicasUnderTest {
     /// The correct crate: its own `open.rs`, claim and fence.
     pub fn correct() -> Self {
         Self {
@@ -125,14 +125,14 @@ fn fingerprint() -> Fingerprint {
 /// The replicas of one check, the shared file they open, and a reader of that file that belongs
 /// to no replica: the checks' view of the truth.
 pub(crate) struct Cluster {
-    subject: Subject,
+    subject: ReplicasUnderTest,
     path: PathBuf,
     observer: SqliteEntries,
     parked: Arc<watch::Sender<usize>>,
 }
 
 impl Cluster {
-    pub(crate) fn new(subject: &Subject, path: PathBuf) -> Self {
+    pub(crate) fn new(subject: &ReplicasUnderTest, path: PathBuf) -> Self {
         let observer = SqliteEntries::open(&path, options("observer", Clock::system()))
             .expect("the shared file opens");
         Self {
@@ -155,7 +155,7 @@ impl Cluster {
         .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
         let signals = Signals::new(&self.parked);
         let payments = Payments::with_ledger(Duration::ZERO, opened.ledger);
-        let store = Probe {
+        let store = CountingStore {
             inner: opened.store,
             signals: Arc::clone(&signals),
         };

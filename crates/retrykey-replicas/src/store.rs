@@ -2,9 +2,9 @@
 //!
 //! What a lookup, a reservation, a completion, a release and a charge do around the database is
 //! the same on SQLite and PostgreSQL: look, claim, keep the lease renewed while the attempt runs,
-//! pass the crash points, remember an answer the charge already stored. A [`Backend`] holds
-//! only what differs: the SQL, how writes are kept apart (one writer per file, or row locks),
-//! and how its errors become the layer's.
+//! pass the crash points, remember an answer the charge already stored. A [`StoreBackend`]
+//! holds only what differs: the SQL, how writes are kept apart (one writer per file, or row
+//! locks), and how its errors become the layer's.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,10 +21,10 @@ use crate::attempts::Attempts;
 use crate::crash::Point;
 use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::wait::{Row, Seen};
+use crate::wait::{EntryRow, Seen};
 
 /// One database's side of a store: each method is one transaction (or one read) in it.
-pub(crate) trait Backend: Send + Sync + 'static {
+pub(crate) trait StoreBackend: Send + Sync + 'static {
     /// The name of its store, for `Debug`.
     const STORE: &'static str;
 
@@ -41,7 +41,7 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn row(
         self: &Arc<Self>,
         id: EntryId,
-    ) -> impl Future<Output = Result<Option<Row>, Error>> + Send;
+    ) -> impl Future<Output = Result<Option<EntryRow>, Error>> + Send;
 
     /// Claims `id` for a first attempt (sweeping some expired records on the way).
     fn claim(
@@ -129,7 +129,7 @@ impl Answer {
 }
 
 /// What is known about `id` now: its row, read by `backend`, as of now.
-async fn seen<B: Backend>(backend: &Arc<B>, id: EntryId) -> Result<Seen, Error> {
+async fn seen<B: StoreBackend>(backend: &Arc<B>, id: EntryId) -> Result<Seen, Error> {
     let now = backend.options().clock.now_ms();
     Seen::from_row(backend.row(id).await?, now)
 }
@@ -163,7 +163,7 @@ impl<B> Clone for DbEntries<B> {
     }
 }
 
-impl<B: Backend> std::fmt::Debug for DbEntries<B> {
+impl<B: StoreBackend> std::fmt::Debug for DbEntries<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct(B::STORE)
             .field("at", self.inner.place())
@@ -176,7 +176,7 @@ impl<B: Backend> std::fmt::Debug for DbEntries<B> {
     private_bounds,
     reason = "a backend is the crate's own, its stores are public"
 )]
-impl<B: Backend> DbEntries<B> {
+impl<B: StoreBackend> DbEntries<B> {
     /// The options it was opened with.
     pub fn options(&self) -> &StoreOptions {
         self.inner.options()
@@ -196,7 +196,7 @@ impl<B: Backend> DbEntries<B> {
     }
 }
 
-impl<B: Backend> Entries for DbEntries<B> {
+impl<B: StoreBackend> Entries for DbEntries<B> {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         EntriesFuture::new(async move {
             let now = seen(&self.inner, *id).await?;
@@ -267,7 +267,7 @@ impl<B> Clone for DbPayments<B> {
     }
 }
 
-impl<B: Backend> std::fmt::Debug for DbPayments<B> {
+impl<B: StoreBackend> std::fmt::Debug for DbPayments<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbPayments")
             .field("store", &self.store)
@@ -284,7 +284,7 @@ impl<B> DbPayments<B> {
     }
 }
 
-impl<B: Backend> PaymentLedger for DbPayments<B> {
+impl<B: StoreBackend> PaymentLedger for DbPayments<B> {
     fn charge<'a>(
         &'a self,
         amount: u64,

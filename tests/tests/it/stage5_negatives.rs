@@ -11,10 +11,10 @@ use std::sync::Arc;
 use retrykey_http::{BoxFuture, EntryId, Error, Fingerprint, Reserve, Token};
 use retrykey_replicas::record::ResponseColumns;
 use retrykey_replicas::{ClaimTerms, FenceSteps, Opened, StoreChoice, StoreOptions};
-use retrykey_replicas_checks::{Subject, failing_checks};
+use retrykey_replicas_checks::{ReplicasUnderTest, failing_checks};
 use rusqlite::Transaction;
 
-fn assert_fails_as_declared(variant: &str, subject: Subject) {
+fn assert_fails_as_declared(variant: &str, subject: ReplicasUnderTest) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         5,
@@ -54,25 +54,28 @@ fn open_per_replica_memory(
 // The correct replicas fail no check: the baseline every variant is compared with.
 #[test]
 fn correct_replicas_fail_nothing() {
-    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
+    assert_eq!(
+        failing_checks(&ReplicasUnderTest::correct()),
+        BTreeSet::new()
+    );
 }
 
 // Each variant fails exactly the checks it declares.
 #[test]
 fn per_replica_memory_fails_as_declared() {
-    let subject = Subject::correct().with_open(open_per_replica_memory);
+    let subject = ReplicasUnderTest::correct().with_open(open_per_replica_memory);
     assert_fails_as_declared("per-replica-memory", subject);
 }
 
 #[test]
 fn lease_without_fence_fails_as_declared() {
-    let subject = Subject::correct().with_steps(LeaseWithoutFence);
+    let subject = ReplicasUnderTest::correct().with_steps(LeaseWithoutFence);
     assert_fails_as_declared("lease-without-fence", subject);
 }
 
 #[test]
 fn no_lease_fails_as_declared() {
-    let subject = Subject::correct().with_steps(NoLease);
+    let subject = ReplicasUnderTest::correct().with_steps(NoLease);
     assert_fails_as_declared("no-lease", subject);
 }
 

@@ -9,7 +9,7 @@
 use retrykey::{Key, Request};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
-use super::Pool;
+use super::BlockingPool;
 use crate::versions::{LAYOUT_V1, Opening, read_v1_receipt, v1_records, version_table};
 use crate::{Error, SCHEMA_VERSION};
 
@@ -115,7 +115,7 @@ async fn migrate_v1(
 /// migrated ledger replays old receipts.
 #[doc(hidden)]
 pub fn write_v1(url: &str, schema: &str, operations: &[(Key, Request)]) -> Result<(), Error> {
-    let pool = Pool::connect(url, schema, 1, "retrykey-v1")?;
+    let pool = BlockingPool::connect(url, schema, 1, "retrykey-v1")?;
     pool.run(async |client| Ok(write_v1_rows(client, operations).await))
         .map_err(|error| Error::Config(error.to_string()))?
 }

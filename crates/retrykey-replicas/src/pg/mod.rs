@@ -39,8 +39,8 @@ use retrykey_http::{EntryId, Error, Fingerprint, Reservation, Reserve, Token};
 use crate::StoreOptions;
 use crate::attempts::Attempts;
 use crate::record::ResponseColumns;
-use crate::store::{Answer, Backend, ClaimTerms, DbEntries, DbPayments};
-use crate::wait::Row;
+use crate::store::{Answer, ClaimTerms, DbEntries, DbPayments, StoreBackend};
+use crate::wait::EntryRow;
 
 use pool::{Connection, FailClosedPool, PgResult};
 use usage::SWEEP_BATCH;
@@ -196,7 +196,7 @@ impl Drop for PgBackend {
     }
 }
 
-impl Backend for PgBackend {
+impl StoreBackend for PgBackend {
     const STORE: &'static str = "PgEntries";
 
     fn options(&self) -> &StoreOptions {
@@ -211,7 +211,7 @@ impl Backend for PgBackend {
         &self.schema
     }
 
-    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<Row>, Error> {
+    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<EntryRow>, Error> {
         self.pool
             .run(move |conn| Box::pin(async move { read_row(conn, &id).await }))
             .await
@@ -337,7 +337,7 @@ fn sweep_batch(claims: &AtomicU64) -> i64 {
 }
 
 /// `id`'s row: fingerprint, lease end, retention end, and the answer once finished.
-async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<Row>> {
+async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<EntryRow>> {
     let row = conn
         .opt(
             "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size

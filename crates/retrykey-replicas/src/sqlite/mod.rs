@@ -19,8 +19,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use crate::attempts::Attempts;
 use crate::record::ResponseColumns;
-use crate::store::{Answer, Backend, ClaimTerms, DbEntries, DbPayments};
-use crate::wait::Row;
+use crate::store::{Answer, ClaimTerms, DbEntries, DbPayments, StoreBackend};
+use crate::wait::EntryRow;
 use crate::{FenceSteps, StandardFence, StoreOptions};
 
 pub use usage::Usage;
@@ -259,7 +259,7 @@ impl SqliteBackend {
     }
 }
 
-impl Backend for SqliteBackend {
+impl StoreBackend for SqliteBackend {
     const STORE: &'static str = "SqliteEntries";
 
     fn options(&self) -> &StoreOptions {
@@ -274,7 +274,7 @@ impl Backend for SqliteBackend {
         &self.path
     }
 
-    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<Row>, Error> {
+    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<EntryRow>, Error> {
         self.read(move |conn| {
             conn.prepare_cached(
                 "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size

@@ -9,7 +9,7 @@ use tokio::runtime::Handle;
 
 retrykey_http_checks::http_suite!(
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-    retrykey_http_checks::Subject::correct().with_store(|limits| {
+    retrykey_http_checks::LayerUnderTest::correct().with_store(|limits| {
         // The subject's constructor is synchronous and runs inside the check's runtime.
         let options = StoreOptions {
             limits,

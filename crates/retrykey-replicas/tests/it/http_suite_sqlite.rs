@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use retrykey_replicas::{SqliteEntries, StoreOptions};
 
-retrykey_http_checks::http_suite!(
-    retrykey_http_checks::Subject::correct().with_store(|limits| {
+retrykey_http_checks::http_suite!(retrykey_http_checks::LayerUnderTest::correct().with_store(
+    |limits| {
         Arc::new(
             SqliteEntries::throwaway(StoreOptions {
                 limits,
@@ -13,5 +13,5 @@ retrykey_http_checks::http_suite!(
             })
             .expect("a SQLite store in the temporary folder"),
         )
-    })
-);
+    }
+));

@@ -25,5 +25,5 @@ impl FenceSteps for NoLease {
 // The Stage 5 replica checks with this variant's claim in every replica's store: the checks
 // declared in Cargo.toml must fail.
 retrykey_replicas_checks::replicas_suite!(
-    retrykey_replicas_checks::Subject::correct().with_steps(super::NoLease)
+    retrykey_replicas_checks::ReplicasUnderTest::correct().with_steps(super::NoLease)
 );

@@ -30,5 +30,5 @@ fn open(
 }
 
 retrykey_replicas_checks::replicas_suite!(
-    retrykey_replicas_checks::Subject::correct().with_open(super::open)
+    retrykey_replicas_checks::ReplicasUnderTest::correct().with_open(super::open)
 );
