@@ -163,27 +163,7 @@ impl PgLedger {
             tx.rollback().await?;
             return stored.replay(request);
         }
-        let written = async {
-            let receipt = match added {
-                Some(receipt) => receipt,
-                None => self.effect_after_refusal(&tx, request).await?,
-            };
-            hooks.at(Point::AfterEffect);
-            // The record, in the same transaction: both commit, or neither does.
-            // Whatever else must commit with the record (Stage 5: the job's outgoing event)
-            // goes in the same round trip: the row lock taken by the effect is held for one
-            // round trip less. If the record yields to a concurrent one, everything rolls back.
-            let created_at = unix_seconds(SystemTime::now());
-            let (inserted, also) = tokio::join!(
-                biased;
-                insert_record(tx.client(), scope, key, request, receipt, created_at),
-                also.write(tx.client(), receipt),
-            );
-            let inserted = inserted?;
-            also?;
-            Ok::<_, Error>(inserted.then_some(receipt))
-        }
-        .await;
+        let written = self.record(&tx, key, request, added, also).await;
         match written {
             Ok(Some(receipt)) => {
                 hooks.at(Point::AfterRecord);
@@ -205,6 +185,38 @@ impl PgLedger {
                 Err(error)
             }
         }
+    }
+
+    /// Completes the effect when the first round trip did not write it (`added` is `None`), then
+    /// writes the record and whatever else commits with it, in `tx`: the receipt, or `None`
+    /// when a concurrent transaction recorded the key first.
+    async fn record(
+        &self,
+        tx: &Transaction<'_>,
+        key: &Key,
+        request: &Request,
+        added: Option<Receipt>,
+        also: &dyn WithRecord<PgTx>,
+    ) -> Result<Option<Receipt>, Error> {
+        let receipt = match added {
+            Some(receipt) => receipt,
+            None => self.effect_after_refusal(tx, request).await?,
+        };
+        self.options.hooks.at(Point::AfterEffect);
+        // The record, in the same transaction: both commit, or neither does.
+        // Whatever else must commit with the record (Stage 5: the job's outgoing event)
+        // goes in the same round trip: the row lock taken by the effect is held for one
+        // round trip less. If the record yields to a concurrent one, everything rolls back.
+        let created_at = unix_seconds(SystemTime::now());
+        let scope = self.options.scope.as_str();
+        let (inserted, also) = tokio::join!(
+            biased;
+            insert_record(tx.client(), scope, key, request, receipt, created_at),
+            also.write(tx.client(), receipt),
+        );
+        let inserted = inserted?;
+        also?;
+        Ok(inserted.then_some(receipt))
     }
 
     /// The effect statement wrote nothing for a key the lookup did not find: a limit refused
