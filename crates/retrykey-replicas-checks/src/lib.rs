@@ -2,9 +2,9 @@
 //! variant under `labs/`.
 //!
 //! Each check starts several replicas in one process. A replica is what a `payments` process
-//! is: its own store opened through the [`ReplicasUnderTest`] on one shared SQLite file, its own payments
-//! handler charging into that file, its own Idempotency-Key layer, its own server on
-//! 127.0.0.1. Replicas share nothing but the file, so whatever one learns from another, it
+//! is: its own store opened through the [`ReplicasUnderTest`] on one shared SQLite file, its
+//! own payments handler charging into that file, its own Idempotency-Key layer, its own server
+//! on 127.0.0.1. Replicas share nothing but the file, so whatever one learns from another, it
 //! learns from the database, as separate processes would. The checks assert on what the file
 //! holds (the charges, and each key's token and owner), not only on status codes.
 //!
@@ -17,7 +17,9 @@
 //!
 //! ```ignore
 //! // tests/it/main.rs of the replicas crate or of a variant: every check as a #[test].
-//! retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::ReplicasUnderTest::correct());
+//! retrykey_replicas_checks::replicas_suite!(
+//!     retrykey_replicas_checks::ReplicasUnderTest::correct()
+//! );
 //! ```
 //!
 //! # Reading order
@@ -25,18 +27,20 @@
 //! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
 //! 2. `rig.rs`: what a check starts (the shared file, replicas opened through the
 //!    [`ReplicasUnderTest`], a replica killed mid-request) and what it reads back from the file.
-//! 3. `hold.rs`: the gate in front of each replica's handler and the store probe that tells a
-//!    check when a duplicate is waiting.
+//! 3. `hold.rs`: the gate in front of each replica's handler and the counting store that tells
+//!    a check when a duplicate is waiting; `variant.rs`: a variant's claim or fence in the seam.
 //! 4. This file: the one list of check names and what it expands to, on the scaffold
 //!    every checks crate shares (`retrykey-checks`).
 
 pub mod checks;
 mod hold;
 mod rig;
+mod variant;
 
 use std::collections::BTreeSet;
 
 pub use rig::{OpenReplica, ReplicasUnderTest};
+pub use variant::{VariantClaim, VariantFence};
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
 pub type Check = fn(&ReplicasUnderTest);

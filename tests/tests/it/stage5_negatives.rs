@@ -8,11 +8,9 @@ use std::collections::BTreeSet;
 
 use std::sync::Arc;
 
-use retrykey_http::{BoxFuture, EntryId, Error, Fingerprint, Reserve, Token};
-use retrykey_replicas::record::ResponseColumns;
-use retrykey_replicas::{ClaimTerms, FenceSteps, Opened, StoreChoice, StoreOptions};
-use retrykey_replicas_checks::{ReplicasUnderTest, failing_checks};
-use rusqlite::Transaction;
+use retrykey_http::{BoxFuture, Error};
+use retrykey_replicas::{FenceSteps, Opened, StoreChoice, StoreOptions};
+use retrykey_replicas_checks::{ReplicasUnderTest, VariantClaim, VariantFence, failing_checks};
 
 fn assert_fails_as_declared(variant: &str, subject: ReplicasUnderTest) {
     retrykey_tests::assert_fails_as_declared(
@@ -69,58 +67,18 @@ fn per_replica_memory_fails_as_declared() {
 
 #[test]
 fn lease_without_fence_fails_as_declared() {
-    let subject = ReplicasUnderTest::correct().with_steps(LeaseWithoutFence);
+    let subject = ReplicasUnderTest::correct().with_steps(VariantFence {
+        holds: lease_without_fence::holds,
+        finish: lease_without_fence::finish,
+        renew: lease_without_fence::renew,
+    });
     assert_fails_as_declared("lease-without-fence", subject);
 }
 
 #[test]
 fn no_lease_fails_as_declared() {
-    let subject = ReplicasUnderTest::correct().with_steps(NoLease);
+    let subject = ReplicasUnderTest::correct().with_steps(VariantClaim(no_lease::claim));
     assert_fails_as_declared("no-lease", subject);
-}
-
-/// lease-without-fence's fence around the correct claim.
-struct LeaseWithoutFence;
-
-impl FenceSteps for LeaseWithoutFence {
-    fn holds(&self, tx: &Transaction<'_>, id: &EntryId, token: Token) -> rusqlite::Result<bool> {
-        lease_without_fence::holds(tx, id, token)
-    }
-
-    fn finish(
-        &self,
-        tx: &Transaction<'_>,
-        id: &EntryId,
-        columns: &ResponseColumns,
-        expires_at: i64,
-    ) -> rusqlite::Result<()> {
-        lease_without_fence::finish(tx, id, columns, expires_at)
-    }
-
-    fn renew(
-        &self,
-        tx: &Transaction<'_>,
-        id: &EntryId,
-        token: Token,
-        until: i64,
-    ) -> rusqlite::Result<bool> {
-        lease_without_fence::renew(tx, id, token, until)
-    }
-}
-
-/// no-lease's claim inside the correct fence.
-struct NoLease;
-
-impl FenceSteps for NoLease {
-    fn claim(
-        &self,
-        tx: &Transaction<'_>,
-        id: &EntryId,
-        fingerprint: &Fingerprint,
-        terms: &ClaimTerms<'_>,
-    ) -> rusqlite::Result<Reserve> {
-        no_lease::claim(tx, id, fingerprint, terms)
-    }
 }
 
 // The correct outbox, consumer and dispatcher fail no outbox check.
