@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use retrykey_crashpoints::at;
 use retrykey_http::payments::PaymentLedger;
@@ -26,33 +27,32 @@ use crate::wait::{EntryRow, Seen};
 /// One database's side of a store: each method is one transaction (or one read) in it.
 pub(crate) trait StoreBackend: Send + Sync + 'static {
     /// The name of its store, for `Debug`.
-    const STORE: &'static str;
+    /// What it holds as every store does.
+    fn common(&self) -> &Common;
 
     /// The options the store was opened with.
-    fn options(&self) -> &StoreOptions;
+    fn options(&self) -> &StoreOptions {
+        &self.common().options
+    }
 
     /// The attempts this process is running on the store.
-    fn attempts(&self) -> &Attempts;
-
-    /// Where the store lives (its schema, or its file), for `Debug`.
-    fn place(&self) -> &dyn std::fmt::Debug;
+    fn attempts(&self) -> &Attempts {
+        &self.common().attempts
+    }
 
     /// `id`'s row, read in one statement.
-    fn row(
-        self: &Arc<Self>,
-        id: EntryId,
-    ) -> impl Future<Output = Result<Option<EntryRow>, Error>> + Send;
+    fn row(&self, id: EntryId) -> impl Future<Output = Result<Option<EntryRow>, Error>> + Send;
 
     /// Claims `id` for a first attempt (sweeping some expired records on the way).
     fn claim(
-        self: &Arc<Self>,
+        &self,
         id: EntryId,
         fingerprint: Fingerprint,
     ) -> impl Future<Output = Result<Reserve, Error>> + Send;
 
     /// Extends the lease of `id` held with `token` to `until`; false once another holds it.
     fn renew(
-        self: &Arc<Self>,
+        &self,
         id: EntryId,
         token: Token,
         until: i64,
@@ -61,31 +61,25 @@ pub(crate) trait StoreBackend: Send + Sync + 'static {
     /// Stores the answer of `id` if `token` still holds it; true also when the charge already
     /// stored that answer under the same token.
     fn finish(
-        self: &Arc<Self>,
+        &self,
         id: EntryId,
         token: Token,
-        columns: ResponseColumns,
-        expires_at: i64,
+        answer: StoredAnswer,
     ) -> impl Future<Output = Result<bool, Error>> + Send;
 
     /// Deletes the in-flight record of `id` held with `token`; false if it was not.
     fn release(
-        self: &Arc<Self>,
+        &self,
         id: EntryId,
         token: Token,
     ) -> impl Future<Output = Result<bool, Error>> + Send;
 
-    /// Charges `amount` and, with a reservation, stores the key's answer in the same
+    /// Makes `charge` and, with a reservation, stores the key's answer in the same
     /// transaction, behind the fence; `None` when the fence refused.
-    fn charge(
-        self: &Arc<Self>,
-        amount: u64,
-        reservation: Option<Reservation>,
-        answer: Answer,
-    ) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
+    fn charge(&self, charge: Charge) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
 
     /// How many charges are stored.
-    fn charges(self: &Arc<Self>) -> impl Future<Output = Result<u64, Error>> + Send;
+    fn charges(&self) -> impl Future<Output = Result<u64, Error>> + Send;
 }
 
 /// What a claim needs besides the row: who claims, for how long, and the bounds.
@@ -112,19 +106,58 @@ impl<'a> ClaimTerms<'a> {
     }
 }
 
-/// How a charge turns its payment number into the key's answer, and until when it is kept.
+/// What every store holds, whatever its database: its options, and this process's attempts
+/// on it.
+#[derive(Debug)]
+pub(crate) struct Common {
+    pub(crate) options: StoreOptions,
+    pub(crate) attempts: Attempts,
+}
+
+impl Common {
+    /// A store's, opened with `options`.
+    pub(crate) fn new(options: StoreOptions) -> Self {
+        Self {
+            options,
+            attempts: Attempts::default(),
+        }
+    }
+}
+
+/// A key's answer as it is stored: its columns, and when it expires.
+pub(crate) struct StoredAnswer {
+    pub(crate) columns: ResponseColumns,
+    pub(crate) expires_at: i64,
+}
+
+impl StoredAnswer {
+    /// `response`, stored now: kept for the store's retention.
+    fn now(response: &StoredResponse, options: &StoreOptions) -> Self {
+        Self {
+            columns: ResponseColumns::of(response),
+            expires_at: options.clock.now_ms() + millis(options.limits.retention),
+        }
+    }
+}
+
+/// One charge: its amount, the reservation it is made under (if any), and how its payment
+/// number becomes the key's answer.
 #[derive(Clone, Copy)]
-pub(crate) struct Answer {
+pub(crate) struct Charge {
+    pub(crate) amount: u64,
+    pub(crate) reservation: Option<Reservation>,
     reply: fn(u64) -> StoredResponse,
-    retention: i64,
+    retention: Duration,
     clock: retrykey_program::Clock,
 }
 
-impl Answer {
-    /// The key's answer to `payment`, and when it expires.
-    pub(crate) fn of(&self, payment: u64) -> (ResponseColumns, i64) {
-        let columns = ResponseColumns::of(&(self.reply)(payment));
-        (columns, self.clock.now_ms() + self.retention)
+impl Charge {
+    /// The key's answer to `payment`, stored now.
+    pub(crate) fn answer(&self, payment: u64) -> StoredAnswer {
+        StoredAnswer {
+            columns: ResponseColumns::of(&(self.reply)(payment)),
+            expires_at: self.clock.now_ms() + millis(self.retention),
+        }
     }
 }
 
@@ -143,11 +176,6 @@ pub(crate) fn throwaway_name() -> String {
     format!("{}_{next}", std::process::id())
 }
 
-/// When an answer stored now expires.
-fn expiry(options: &StoreOptions) -> i64 {
-    options.clock.now_ms() + millis(options.limits.retention)
-}
-
 /// A [`Entries`] in a database: [`crate::PgEntries`] or [`crate::SqliteEntries`].
 ///
 /// Cloning is cheap and shares the connections.
@@ -163,12 +191,9 @@ impl<B> Clone for DbEntries<B> {
     }
 }
 
-impl<B: StoreBackend> std::fmt::Debug for DbEntries<B> {
+impl<B: std::fmt::Debug> std::fmt::Debug for DbEntries<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(B::STORE)
-            .field("at", self.inner.place())
-            .field("options", self.inner.options())
-            .finish_non_exhaustive()
+        self.inner.fmt(f)
     }
 }
 
@@ -234,9 +259,8 @@ impl<B: StoreBackend> Entries for DbEntries<B> {
             if self.inner.attempts().end(token) {
                 return Ok(()); // the book stored this very answer with its charge
             }
-            let columns = ResponseColumns::of(&response);
-            let expires_at = expiry(self.inner.options());
-            let done = self.inner.finish(*id, token, columns, expires_at).await?;
+            let answer = StoredAnswer::now(&response, self.inner.options());
+            let done = self.inner.finish(*id, token, answer).await?;
             if done { Ok(()) } else { Err(Error::NotOwner) }
         })
     }
@@ -267,7 +291,7 @@ impl<B> Clone for DbPayments<B> {
     }
 }
 
-impl<B: StoreBackend> std::fmt::Debug for DbPayments<B> {
+impl<B: std::fmt::Debug> std::fmt::Debug for DbPayments<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbPayments")
             .field("store", &self.store)
@@ -294,14 +318,16 @@ impl<B: StoreBackend> PaymentLedger for DbPayments<B> {
         EntriesFuture::new(async move {
             let inner = &self.store.inner;
             let options = inner.options();
-            let answer = Answer {
+            let charge = Charge {
+                amount,
+                reservation,
                 reply,
-                retention: millis(options.limits.retention),
+                retention: options.limits.retention,
                 clock: options.clock,
             };
             at(Point::Handler);
             // One transaction: the fence, the charge (`Charged`), the key's answer.
-            let charged = inner.charge(amount, reservation, answer).await?;
+            let charged = inner.charge(charge).await?;
             if charged.is_some() {
                 if let Some(Reservation { token, .. }) = reservation {
                     inner.attempts().answered(token);

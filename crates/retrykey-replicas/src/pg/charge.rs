@@ -10,16 +10,12 @@ use retrykey_http::Reservation;
 use crate::crash::Point;
 use crate::pg::fence;
 use crate::pg::pool::{Connection, PgResult};
-use crate::store::Answer;
+use crate::store::Charge;
 
-/// Charges `amount` in one transaction, with the key's answer when there is a reservation;
+/// Makes `charge` in one transaction, with the key's answer when there is a reservation;
 /// `None`, with nothing written, when the fence refuses.
-pub(crate) async fn charge(
-    conn: &mut Connection,
-    amount: u64,
-    reservation: Option<Reservation>,
-    answer: Answer,
-) -> PgResult<Option<u64>> {
+pub(crate) async fn charge(conn: &mut Connection, charge: Charge) -> PgResult<Option<u64>> {
+    let (amount, reservation) = (charge.amount, charge.reservation);
     // The fence first: a paused replica whose key was taken over charges nothing. It also
     // locks the key's row until the commit.
     let held = match reservation {
@@ -49,8 +45,8 @@ pub(crate) async fn charge(
     // The key's answer, in the same transaction as the charge.
     match reservation {
         Some(Reservation { id, .. }) => {
-            let (columns, expires_at) = answer.of(payment);
-            fence::finish_and_commit(conn, &id, &columns, expires_at).await?;
+            let answer = charge.answer(payment);
+            fence::finish_and_commit(conn, &id, &answer.columns, answer.expires_at).await?;
         }
         None => conn.batch("COMMIT").await?,
     }

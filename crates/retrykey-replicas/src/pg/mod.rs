@@ -34,12 +34,11 @@ mod usage;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use retrykey_http::{EntryId, Error, Fingerprint, Reservation, Reserve, Token};
+use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 
 use crate::StoreOptions;
-use crate::attempts::Attempts;
 use crate::record::ResponseColumns;
-use crate::store::{Answer, ClaimTerms, DbEntries, DbPayments, StoreBackend};
+use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
 use crate::wait::EntryRow;
 
 use pool::{Connection, FailClosedPool, PgResult};
@@ -62,13 +61,13 @@ pub const DEFAULT_SCHEMA: &str = "retrykey_http";
 pub type PgEntries = DbEntries<PgBackend>;
 
 /// The PostgreSQL side of a [`PgEntries`]: its connections, schema and sweeps.
+#[derive(Debug)]
 pub struct PgBackend {
     pool: FailClosedPool,
-    options: StoreOptions,
+    common: Common,
     schema: String,
     /// Where to drop the schema from when the last clone goes (a throwaway store).
     throwaway: Option<String>,
-    attempts: Attempts,
     /// Claims made, to give every [`SWEEP_EVERY`]th one the sweep of the claims between.
     claims: AtomicU64,
 }
@@ -120,10 +119,9 @@ impl PgEntries {
         Ok(Self {
             inner: Arc::new(PgBackend {
                 pool,
-                options,
+                common: Common::new(options),
                 schema: schema.to_owned(),
                 throwaway: None,
-                attempts: Attempts::default(),
                 claims: AtomicU64::new(0),
             }),
         })
@@ -150,7 +148,7 @@ impl PgEntries {
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
     pub async fn sweep(&self) -> Result<u64, Error> {
-        let now = self.inner.options.clock.now_ms();
+        let now = self.inner.common.options.clock.now_ms();
         self.inner
             .pool
             .run(move |conn| {
@@ -197,64 +195,45 @@ impl Drop for PgBackend {
 }
 
 impl StoreBackend for PgBackend {
-    const STORE: &'static str = "PgEntries";
-
-    fn options(&self) -> &StoreOptions {
-        &self.options
+    fn common(&self) -> &Common {
+        &self.common
     }
 
-    fn attempts(&self) -> &Attempts {
-        &self.attempts
-    }
-
-    fn place(&self) -> &dyn std::fmt::Debug {
-        &self.schema
-    }
-
-    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<EntryRow>, Error> {
+    async fn row(&self, id: EntryId) -> Result<Option<EntryRow>, Error> {
         self.pool
             .run(move |conn| Box::pin(async move { read_row(conn, &id).await }))
             .await
     }
 
-    async fn claim(
-        self: &Arc<Self>,
-        id: EntryId,
-        fingerprint: Fingerprint,
-    ) -> Result<Reserve, Error> {
+    async fn claim(&self, id: EntryId, fingerprint: Fingerprint) -> Result<Reserve, Error> {
         let sweep = sweep_batch(&self.claims);
-        let inner = Arc::clone(self);
+        let options = Arc::new(self.common.options.clone());
         self.pool
             .run(move |conn| {
-                let inner = Arc::clone(&inner);
+                let options = Arc::clone(&options);
                 Box::pin(async move {
-                    let terms = ClaimTerms::now(&inner.options);
+                    let terms = ClaimTerms::now(&options);
                     claim::claim(conn, &id, &fingerprint, &terms, sweep).await
                 })
             })
             .await
     }
 
-    async fn renew(self: &Arc<Self>, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
+    async fn renew(&self, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
         self.pool
             .run(move |conn| Box::pin(async move { fence::renew(conn, &id, token, until).await }))
             .await
     }
 
-    async fn finish(
-        self: &Arc<Self>,
-        id: EntryId,
-        token: Token,
-        columns: ResponseColumns,
-        expires_at: i64,
-    ) -> Result<bool, Error> {
-        let columns = Arc::new(columns);
+    async fn finish(&self, id: EntryId, token: Token, answer: StoredAnswer) -> Result<bool, Error> {
+        let answer = Arc::new(answer);
         self.pool
             .run(move |conn| {
-                let columns = Arc::clone(&columns);
+                let answer = Arc::clone(&answer);
                 Box::pin(async move {
                     if fence::begin_if_held(conn, &id, token).await? {
-                        fence::finish_and_commit(conn, &id, &columns, expires_at).await?;
+                        fence::finish_and_commit(conn, &id, &answer.columns, answer.expires_at)
+                            .await?;
                         return Ok(true);
                     }
                     // A handler that shares this database may have stored the answer itself,
@@ -268,7 +247,7 @@ impl StoreBackend for PgBackend {
             .await
     }
 
-    async fn release(self: &Arc<Self>, id: EntryId, token: Token) -> Result<bool, Error> {
+    async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
         self.pool
             .run(move |conn| {
                 Box::pin(async move {
@@ -296,18 +275,13 @@ impl StoreBackend for PgBackend {
             .await
     }
 
-    async fn charge(
-        self: &Arc<Self>,
-        amount: u64,
-        reservation: Option<Reservation>,
-        answer: Answer,
-    ) -> Result<Option<u64>, Error> {
+    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
         self.pool
-            .run(move |conn| Box::pin(charge::charge(conn, amount, reservation, answer)))
+            .run(move |conn| Box::pin(charge::charge(conn, charge)))
             .await
     }
 
-    async fn charges(self: &Arc<Self>) -> Result<u64, Error> {
+    async fn charges(&self) -> Result<u64, Error> {
         self.pool
             .run(|conn| {
                 Box::pin(async move {

@@ -22,6 +22,7 @@ const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A few connections to one database, all with `search_path` set to one schema, whose every
 /// failure closes the store's answer (503).
+#[derive(Debug)]
 pub(crate) struct FailClosedPool {
     pool: retrykey_pg::Pool,
 }

@@ -12,18 +12,17 @@ use rusqlite::{Transaction, params};
 use crate::FenceSteps;
 use crate::crash::Point;
 use crate::sqlite::Usage;
-use crate::store::Answer;
+use crate::store::Charge;
 
 // ANCHOR: charge
-/// Charges `amount` in `tx` (one `BEGIN IMMEDIATE` transaction), with the key's answer when
+/// Makes `charge` in `tx` (one `BEGIN IMMEDIATE` transaction), with the key's answer when
 /// there is a reservation; `None`, with nothing written, when the fence refuses.
 pub(crate) fn charge(
     tx: &Transaction<'_>,
     steps: &dyn FenceSteps,
-    amount: u64,
-    reservation: Option<Reservation>,
-    answer: Answer,
+    charge: &Charge,
 ) -> rusqlite::Result<Option<u64>> {
+    let (amount, reservation) = (charge.amount, charge.reservation);
     // The fence first: a paused replica whose key was taken over charges nothing.
     if let Some(Reservation { id, token }) = reservation
         && !steps.holds(tx, &id, token)?
@@ -47,9 +46,9 @@ pub(crate) fn charge(
     at(Point::Charged);
     // The key's answer, in the same transaction as the charge.
     if let Some(Reservation { id, .. }) = reservation {
-        let (columns, expires_at) = answer.of(payment);
-        steps.finish(tx, &id, &columns, expires_at)?;
-        Usage::add_bytes(tx, columns.size)?;
+        let answer = charge.answer(payment);
+        steps.finish(tx, &id, &answer.columns, answer.expires_at)?;
+        Usage::add_bytes(tx, answer.columns.size)?;
     }
     Ok(Some(payment))
 }

@@ -14,12 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use retrykey_http::{EntryId, Error, Fingerprint, Reservation, Reserve, Token};
+use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::attempts::Attempts;
 use crate::record::ResponseColumns;
-use crate::store::{Answer, ClaimTerms, DbEntries, DbPayments, StoreBackend};
+use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
 use crate::wait::EntryRow;
 use crate::{FenceSteps, StandardFence, StoreOptions};
 
@@ -43,20 +42,33 @@ pub type SqliteEntries = DbEntries<SqliteBackend>;
 /// [`SqliteEntries`].
 pub type SqlitePayments = DbPayments<SqliteBackend>;
 
-/// The SQLite side of a [`SqliteEntries`]: its file, connections, and claim and fence.
+/// The SQLite side of a [`SqliteEntries`]: its file, and the claim and fence it runs.
 pub struct SqliteBackend {
-    path: PathBuf,
-    /// Delete the file when the last clone goes (a throwaway store).
-    throwaway: bool,
-    options: StoreOptions,
+    file: Arc<SqliteFile>,
+    common: Common,
     steps: Arc<dyn FenceSteps>,
+}
+
+impl std::fmt::Debug for SqliteBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteBackend")
+            .field("path", &self.file.path)
+            .field("common", &self.common)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The file and its connections, shared with the blocking threads that use them.
+struct SqliteFile {
+    path: PathBuf,
+    /// Delete the file when the last user goes (a throwaway store).
+    throwaway: bool,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     /// Held across each write transaction: this process's writers queue here, woken as soon
     /// as the one before them commits, instead of in SQLite's busy handler, which sleeps in
     /// steps of milliseconds. Writers of other processes still meet on the file's lock.
     writing: Mutex<()>,
-    attempts: Attempts,
 }
 
 impl SqliteEntries {
@@ -85,8 +97,10 @@ impl SqliteEntries {
         ));
         remove_files(&path); // left over by an earlier process with the same id
         let mut store = Self::open_with_steps(&path, options, steps)?;
-        if let Some(inner) = Arc::get_mut(&mut store.inner) {
-            inner.throwaway = true;
+        if let Some(file) =
+            Arc::get_mut(&mut store.inner).and_then(|inner| Arc::get_mut(&mut inner.file))
+        {
+            file.throwaway = true;
         }
         Ok(store)
     }
@@ -110,21 +124,22 @@ impl SqliteEntries {
         drop(first);
         Ok(Self {
             inner: Arc::new(SqliteBackend {
-                path,
-                throwaway: false,
-                options,
+                file: Arc::new(SqliteFile {
+                    path,
+                    throwaway: false,
+                    connections,
+                    next: AtomicUsize::new(0),
+                    writing: Mutex::new(()),
+                }),
+                common: Common::new(options),
                 steps,
-                connections,
-                next: AtomicUsize::new(0),
-                writing: Mutex::new(()),
-                attempts: Attempts::default(),
             }),
         })
     }
 
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        &self.inner.file.path
     }
 
     /// How many entries are held (running and finished, expired ones not yet swept included).
@@ -140,7 +155,7 @@ impl SqliteEntries {
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
     pub async fn sweep(&self) -> Result<u64, Error> {
-        let now = self.inner.options.clock.now_ms();
+        let now = self.inner.common.options.clock.now_ms();
         self.inner
             .write(move |tx| Usage::sweep(tx, now, i64::MAX))
             .await
@@ -183,7 +198,7 @@ pub struct Holder {
     pub finished: bool,
 }
 
-impl Drop for SqliteBackend {
+impl Drop for SqliteFile {
     fn drop(&mut self) {
         if self.throwaway {
             // Close the connections first: SQLite removes nothing while they are open.
@@ -200,22 +215,24 @@ fn unavailable(error: rusqlite::Error) -> Error {
 impl SqliteBackend {
     /// Runs `work` on a pooled connection, off the async threads (SQLite calls block).
     async fn read<T: Send + 'static>(
-        self: &Arc<Self>,
+        &self,
         work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        self.blocking(move |inner| inner.on_connection(work)).await
+        let file = Arc::clone(&self.file);
+        blocking(move || file.on_connection(work)).await
     }
 
     /// Runs `work` in one `BEGIN IMMEDIATE` transaction and commits it if it returns `Ok`.
     pub(crate) async fn write<T: Send + 'static>(
-        self: &Arc<Self>,
+        &self,
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        self.blocking(move |inner| {
+        let file = Arc::clone(&self.file);
+        blocking(move || {
             // The writer's turn before a connection: a writer waiting for its turn holds no
             // connection a reader could use.
-            let _turn = inner.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            inner.on_connection(|conn| {
+            let _turn = file.writing.lock().unwrap_or_else(PoisonError::into_inner);
+            file.on_connection(|conn| {
                 // The transaction needs `&mut`; each slot is behind its own mutex, so a fresh
                 // unchecked transaction on it is exclusive.
                 let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -226,19 +243,19 @@ impl SqliteBackend {
         })
         .await
     }
+}
 
-    /// Runs `work` on a blocking thread.
-    async fn blocking<T: Send + 'static>(
-        self: &Arc<Self>,
-        work: impl FnOnce(&SqliteBackend) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, Error> {
-        let inner = Arc::clone(self);
-        tokio::task::spawn_blocking(move || work(&inner))
-            .await
-            .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
-            .map_err(unavailable)
-    }
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> rusqlite::Result<T> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
+        .map_err(unavailable)
+}
 
+impl SqliteFile {
     /// Runs `work` on a free connection if there is one, from the next in turn on; else waits
     /// for that one. Blocks.
     fn on_connection<T>(
@@ -260,21 +277,11 @@ impl SqliteBackend {
 }
 
 impl StoreBackend for SqliteBackend {
-    const STORE: &'static str = "SqliteEntries";
-
-    fn options(&self) -> &StoreOptions {
-        &self.options
+    fn common(&self) -> &Common {
+        &self.common
     }
 
-    fn attempts(&self) -> &Attempts {
-        &self.attempts
-    }
-
-    fn place(&self) -> &dyn std::fmt::Debug {
-        &self.path
-    }
-
-    async fn row(self: &Arc<Self>, id: EntryId) -> Result<Option<EntryRow>, Error> {
+    async fn row(&self, id: EntryId) -> Result<Option<EntryRow>, Error> {
         self.read(move |conn| {
             conn.prepare_cached(
                 "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size
@@ -298,38 +305,28 @@ impl StoreBackend for SqliteBackend {
         .await
     }
 
-    async fn claim(
-        self: &Arc<Self>,
-        id: EntryId,
-        fingerprint: Fingerprint,
-    ) -> Result<Reserve, Error> {
-        let inner = Arc::clone(self);
+    async fn claim(&self, id: EntryId, fingerprint: Fingerprint) -> Result<Reserve, Error> {
+        let (options, steps) = (self.common.options.clone(), Arc::clone(&self.steps));
         self.write(move |tx| {
-            let terms = ClaimTerms::now(&inner.options);
+            let terms = ClaimTerms::now(&options);
             Usage::sweep(tx, terms.now_ms, SWEEP_BATCH)?;
-            inner.steps.claim(tx, &id, &fingerprint, &terms)
+            steps.claim(tx, &id, &fingerprint, &terms)
         })
         .await
     }
 
-    async fn renew(self: &Arc<Self>, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
+    async fn renew(&self, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
         let steps = Arc::clone(&self.steps);
         self.write(move |tx| steps.renew(tx, &id, token, until))
             .await
     }
 
-    async fn finish(
-        self: &Arc<Self>,
-        id: EntryId,
-        token: Token,
-        columns: ResponseColumns,
-        expires_at: i64,
-    ) -> Result<bool, Error> {
+    async fn finish(&self, id: EntryId, token: Token, answer: StoredAnswer) -> Result<bool, Error> {
         let steps = Arc::clone(&self.steps);
         self.write(move |tx| {
             if steps.holds(tx, &id, token)? {
-                steps.finish(tx, &id, &columns, expires_at)?;
-                Usage::add_bytes(tx, columns.size)?;
+                steps.finish(tx, &id, &answer.columns, answer.expires_at)?;
+                Usage::add_bytes(tx, answer.columns.size)?;
                 return Ok(true);
             }
             // A handler that shares this database may have stored the answer itself,
@@ -339,7 +336,7 @@ impl StoreBackend for SqliteBackend {
         .await
     }
 
-    async fn release(self: &Arc<Self>, id: EntryId, token: Token) -> Result<bool, Error> {
+    async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
         self.write(move |tx| {
             let deleted = tx
                 .prepare_cached(
@@ -355,18 +352,13 @@ impl StoreBackend for SqliteBackend {
         .await
     }
 
-    async fn charge(
-        self: &Arc<Self>,
-        amount: u64,
-        reservation: Option<Reservation>,
-        answer: Answer,
-    ) -> Result<Option<u64>, Error> {
+    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
         let steps = Arc::clone(&self.steps);
-        self.write(move |tx| charge::charge(tx, &*steps, amount, reservation, answer))
+        self.write(move |tx| charge::charge(tx, &*steps, &charge))
             .await
     }
 
-    async fn charges(self: &Arc<Self>) -> Result<u64, Error> {
+    async fn charges(&self) -> Result<u64, Error> {
         self.read(|conn| conn.query_row("SELECT count(*) FROM payments", [], |row| row.get(0)))
             .await
             .map(i64::cast_unsigned)
