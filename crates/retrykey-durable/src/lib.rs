@@ -23,6 +23,7 @@
 //!    `retrykey-pg`, which reconnects and retries transient failures).
 //! 5. [`retention`], `versions.rs` and the two `schema` modules: how long records live, and
 //!    old layouts.
+//! 6. [`with_record`]: the one seam, on both databases, for rows that commit with a record.
 //!
 //! The checks that crash, race and cut these ledgers live in `retrykey-durable-checks`.
 //!
