@@ -101,8 +101,8 @@ impl BlockingPool {
         self.run_prepared(async |connection| work(connection.client_mut()).await)
     }
 
-    /// [`BlockingPool::run`] with the connection itself, for work that uses the statements it keeps
-    /// prepared.
+    /// [`BlockingPool::run`] with the connection itself, for work that uses the statements it
+    /// keeps prepared.
     pub fn run_prepared<T>(
         &self,
         mut work: impl AsyncFnMut(&mut Connection) -> Result<T, Error>,
