@@ -1,8 +1,8 @@
 //! The synchronous facade over the workspace's PostgreSQL pool (`retrykey-pg`).
 //!
-//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`BlockingPool`] owns a small tokio runtime
-//! (current-thread: the calling thread drives its own connection) and blocks the calling thread
-//! on each call: that runtime is the price of a synchronous API. The connections, the retry of
+//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`BlockingPool`] owns a small tokio
+//! runtime (current-thread: the calling thread drives its own connection) and blocks the calling
+//! thread on each call: that runtime is the price of a synchronous API. The connections, the retry of
 //! transient failures and the reconnect of broken connections are the shared pool's. Do not
 //! call a `PgLedger` from async code: use `spawn_blocking` there.
 
