@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrykey::{Key, Ledger, Limits, Request};
-use retrykey_durable::{Durability, Options, PgLedger, SqliteLedger, pg};
+use retrykey_durable::{Durability, LedgerOptions, PgLedger, SqliteLedger, pg};
 
 const UNBOUNDED: Limits = Limits {
     max_records: usize::MAX,
@@ -57,10 +57,10 @@ fn sqlite(c: &mut Criterion) {
             "retrykey-bench-{name}-{}.sqlite",
             std::process::id()
         ));
-        let options = Options {
+        let options = LedgerOptions {
             limits: UNBOUNDED,
             durability,
-            ..Options::default()
+            ..LedgerOptions::default()
         };
         let ledger = SqliteLedger::open(&path, options).expect("open");
         let request = request();
@@ -92,12 +92,12 @@ fn postgres(c: &mut Criterion) {
         // Each connection works on its own scope, as independent accounts would.
         let ledgers: Vec<PgLedger> = (0..clients)
             .map(|client| {
-                let options = Options {
+                let options = LedgerOptions {
                     scope: format!("bench-{}-{clients}-{client}", std::process::id()),
                     limits: UNBOUNDED,
                     pg_schema: "retrykey_bench".to_owned(),
                     pg_connections: 1,
-                    ..Options::default()
+                    ..LedgerOptions::default()
                 };
                 PgLedger::open(&url, options).expect("open")
             })

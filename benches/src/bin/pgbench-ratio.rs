@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 use retrykey::{Key, Ledger, Limits, Request};
-use retrykey_durable::{Options, PgLedger, pg};
+use retrykey_durable::{LedgerOptions, PgLedger, pg};
 use retrykey_testkit::pgbench;
 
 /// Compare the ledger's new operations per second with `pgbench -N`.
@@ -74,13 +74,13 @@ fn ledger_rate(url: &str, clients: usize, seconds: u64, one_scope: bool) -> anyh
             } else {
                 format!("bench-{}-{}-{clients}-{client}", run.0, run.1)
             };
-            let options = Options {
+            let options = LedgerOptions {
                 scope,
                 limits,
                 pg_schema: "retrykey_bench".to_owned(),
                 pg_connections: 1,
                 pg_application_name: "retrykey-bench".to_owned(),
-                ..Options::default()
+                ..LedgerOptions::default()
             };
             PgLedger::open(url, options).context("open the ledger")
         })

@@ -26,7 +26,7 @@ use retrykey_http::{
     Entries, EntryId, Fingerprint, IdempotencyKey, IdempotencyLayer, MemoryEntries, Reserve, Scope,
     StoreLimits,
 };
-use retrykey_replicas::{Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments};
+use retrykey_replicas::{PgEntries, PgPayments, SqliteEntries, SqlitePayments, StoreOptions};
 use retrykey_server::loopback::{LoopbackClient, Server};
 use retrykey_testkit::pgbench;
 use tower_layer::Layer;
@@ -146,9 +146,9 @@ async fn main() -> anyhow::Result<()> {
         max_bytes: 1 << 40,
         ..StoreLimits::default()
     };
-    let options = Options {
+    let options = StoreOptions {
         limits,
-        ..Options::default()
+        ..StoreOptions::default()
     };
 
     // First, before any load has grown and fragmented the heap.

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use retrykey_durable::pg::transaction::Transaction;
-use retrykey_durable::pg::{Failed, Pool, storage};
+use retrykey_durable::pg::{BlockingPool, Failed, storage};
 use retrykey_pg::{Connection, Settings};
 use tokio_postgres::Client;
 use tokio_postgres::types::{ToSql, Type};
@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS processed (
 #[derive(Debug)]
 pub struct PgConverter {
     /// For the synchronous calls (the operator's tools, tests): blocks on a runtime of its own.
-    pool: Arc<Pool>,
+    pool: Arc<BlockingPool>,
     /// For the service, which awaits it on its own runtime: no thread blocked per delivery.
     /// Its connections open on first use, on that runtime.
     serving: Box<retrykey_pg::Pool>,
@@ -55,7 +55,7 @@ pub struct PgConverter {
 impl PgConverter {
     /// Connects to `url` and creates the tables in `schema` if they are missing. Blocks.
     pub fn connect(url: &str, schema: &str) -> Result<Self, Error> {
-        let pool = Pool::connect(url, schema, CONNECTIONS, "retrykey-converter")?;
+        let pool = BlockingPool::connect(url, schema, CONNECTIONS, "retrykey-converter")?;
         pool.run(async |client| {
             // Two consumers starting at once would race in the catalog: take turns.
             let tx = client.transaction().await.map_err(storage)?;

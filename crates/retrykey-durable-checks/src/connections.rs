@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
 
-use retrykey_durable::Options;
+use retrykey_durable::LedgerOptions;
 use retrykey_testkit::FreshSchema;
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
@@ -21,7 +21,7 @@ use crate::admin::Admin;
 use crate::crash::{Hooks, Point};
 
 /// Opens a ledger on the database at a URL.
-pub type Open<L> = dyn Fn(&str, Options) -> Result<L, retrykey_durable::Error>;
+pub type Open<L> = dyn Fn(&str, LedgerOptions) -> Result<L, retrykey_durable::Error>;
 
 const UNITS: u64 = 5;
 
@@ -33,13 +33,13 @@ fn request(units: u64) -> Request {
     Request::new("convert-document", units).expect("valid request")
 }
 
-fn options(schema: &str, name: &str, hooks: Hooks) -> Options {
-    Options {
+fn options(schema: &str, name: &str, hooks: Hooks) -> LedgerOptions {
+    LedgerOptions {
         pg_schema: schema.to_owned(),
         pg_connections: 1,
         pg_application_name: format!("{schema}_{name}"),
         hooks,
-        ..Options::default()
+        ..LedgerOptions::default()
     }
 }
 

@@ -51,7 +51,7 @@ pub use retrykey_checks as __checks;
 pub type Make<'a, L> = &'a (dyn Fn(Limits) -> L + Sync);
 
 /// A durable ledger to check, with what each of its checks needs.
-pub enum Subject<'a, L> {
+pub enum LedgerUnderTest<'a, L> {
     /// An SQLite ledger: the contract and model suites on `make`, the crash scenarios (in this
     /// process: a panic at the point stands for the abort) on the ledgers `open` opens.
     Sqlite {
@@ -88,12 +88,12 @@ pub fn connection_checks<L: Ledger>() -> Vec<(&'static str, ConnectionCheck<L>)>
 /// The Stage 5 checks that fail for `subject`, named as `cargo test` prints them
 /// (`contract::<check>`, `model::matches_reference_model`, `crash::<point>`,
 /// `connections::<check>`).
-pub fn failing_checks<L>(subject: Subject<'_, L>) -> BTreeSet<String>
+pub fn failing_checks<L>(subject: LedgerUnderTest<'_, L>) -> BTreeSet<String>
 where
     L: Ledger + 'static,
 {
     match subject {
-        Subject::Sqlite { make, open } => {
+        LedgerUnderTest::Sqlite { make, open } => {
             let mut failing = retrykey_contract::failing_checks(make);
             failing.extend(retrykey_checks::failing_checks(CRASH_CHECKS, |point| {
                 let harness = InProcess::new(Backend::fresh_sqlite(), open);
@@ -103,7 +103,7 @@ where
             }));
             failing
         }
-        Subject::Postgres { url, make, open } => {
+        LedgerUnderTest::Postgres { url, make, open } => {
             let mut failing = retrykey_contract::failing_checks(make);
             failing.extend(retrykey_checks::failing_checks(
                 &connection_checks::<L>(),

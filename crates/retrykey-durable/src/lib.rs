@@ -21,7 +21,9 @@
 //!    first writer; then [`pg`] (its statements), [`pg::transaction`] (`BEGIN` in the same round
 //!    trip) and [`pg::pool`] (the synchronous facade over the workspace's one PostgreSQL pool,
 //!    `retrykey-pg`, which reconnects and retries transient failures).
-//! 5. [`retention`] and the two `schema` modules: how long records live, and old layouts.
+//! 5. [`retention`], `versions.rs` and the two `schema` modules: how long records live, and
+//!    old layouts.
+//! 6. [`with_record`]: the one seam, on both databases, for rows that commit with a record.
 //!
 //! The checks that crash, race and cut these ledgers live in `retrykey-durable-checks`.
 //!
@@ -29,11 +31,11 @@
 //!
 //! ```
 //! use retrykey::{Key, Ledger, Request};
-//! use retrykey_durable::{Options, SqliteLedger};
+//! use retrykey_durable::{LedgerOptions, SqliteLedger};
 //! # let scratch = retrykey_testkit::ScratchFile::new("doc-durable");
 //! # let path = scratch.path();
 //!
-//! let ledger = SqliteLedger::open(path, Options::default())?;
+//! let ledger = SqliteLedger::open(path, LedgerOptions::default())?;
 //! let key = Key::new("op-1")?;
 //! let request = Request::new("convert-document", 7)?;
 //!
@@ -55,11 +57,14 @@ pub mod pg;
 pub mod record;
 pub mod retention;
 pub mod sqlite;
+mod versions;
+pub mod with_record;
 
 pub use error::Error;
-pub use options::{Durability, Options};
+pub use options::{Durability, LedgerOptions};
 pub use pg::PgLedger;
 pub use sqlite::SqliteLedger;
+pub use with_record::{LedgerTx, PgTx, SqliteTx, WithRecord};
 
 /// The layout version this build writes into every record and understands when it opens a
 /// database. Version 1 is the previous layout, which [`sqlite::schema`] and [`pg::schema`]

@@ -25,7 +25,7 @@ pub enum Durability {
 
 /// Settings shared by both backends.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct LedgerOptions {
     /// The identity space of the keys: one account or tenant. Keys are unique per scope, and
     /// each scope has its own total and limits.
     pub scope: String,
@@ -46,7 +46,7 @@ pub struct Options {
     pub hooks: Hooks,
 }
 
-impl Default for Options {
+impl Default for LedgerOptions {
     fn default() -> Self {
         Self {
             scope: "default".to_owned(),
@@ -61,18 +61,18 @@ impl Default for Options {
     }
 }
 
-impl Options {
+impl LedgerOptions {
     /// The creation time (Unix seconds) before which a record has outlived the retention window
     /// at `now`. A window longer than the clock can count keeps everything.
     ///
     /// ```
     /// use std::time::{Duration, UNIX_EPOCH};
-    /// use retrykey_durable::Options;
+    /// use retrykey_durable::LedgerOptions;
     ///
     /// let now = UNIX_EPOCH + Duration::from_secs(1_000);
-    /// let day = Options { retention: Duration::from_secs(600), ..Options::default() };
+    /// let day = LedgerOptions { retention: Duration::from_secs(600), ..LedgerOptions::default() };
     /// assert_eq!(day.sweep_cutoff(now), 400);
-    /// let forever = Options { retention: Duration::MAX, ..Options::default() };
+    /// let forever = LedgerOptions { retention: Duration::MAX, ..LedgerOptions::default() };
     /// assert_eq!(forever.sweep_cutoff(now), 1_000 - i64::MAX);
     /// ```
     pub fn sweep_cutoff(&self, now: std::time::SystemTime) -> i64 {

@@ -1,8 +1,9 @@
 //! Retention: records are kept for a window, then a sweeper deletes them.
 //!
 //! The contract, tested in `tests/it/retention.rs`:
-//! - a record replays for at least [`Options::retention`](crate::Options::retention) after it
-//!   was created; until the sweeper has deleted it, it still replays after that;
+//! - a record replays for at least
+//!   [`LedgerOptions::retention`](crate::LedgerOptions::retention) after it was created; until
+//!   the sweeper has deleted it, it still replays after that;
 //! - once swept, its key is forgotten: the same key and request apply as a *new* operation
 //!   (a new effect, a new operation number). So the window must be longer than the longest
 //!   delay after which a client may still retry;

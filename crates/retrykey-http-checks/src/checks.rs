@@ -6,7 +6,7 @@ use retrykey_http::{BoxError, InFlight, MAX_KEY_CHARS, Problem, StoreLimits};
 use retrykey_server::loopback::LoopbackReply;
 use tokio::task::JoinHandle;
 
-use crate::Subject;
+use crate::LayerUnderTest;
 use crate::rig::{Rig, Setup, run, within};
 
 const PAY: &str = r#"{"amount":5}"#;
@@ -71,7 +71,7 @@ fn assert_counts(rig: &Rig, charges: u64, attempts: u64) {
 }
 
 /// 20 concurrent requests with one key, all looking before any reserves: one charge, one original, 19 replays.
-pub fn concurrent_duplicates_run_the_handler_once(subject: &Subject) {
+pub fn concurrent_duplicates_run_the_handler_once(subject: &LayerUnderTest) {
     run(async {
         let racers = 20;
         let rig = Rig::start(
@@ -105,7 +105,7 @@ pub fn concurrent_duplicates_run_the_handler_once(subject: &Subject) {
 }
 
 /// Duplicates arriving while the first runs wait for it and receive its answer.
-pub fn duplicates_wait_for_the_first_and_get_its_answer(subject: &Subject) {
+pub fn duplicates_wait_for_the_first_and_get_its_answer(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-wait"), ("x-gate", "1")];
@@ -129,7 +129,7 @@ pub fn duplicates_wait_for_the_first_and_get_its_answer(subject: &Subject) {
 }
 
 /// The same key with a different body gets 422, and the 422 is not stored.
-pub fn changed_body_under_a_used_key_is_422(subject: &Subject) {
+pub fn changed_body_under_a_used_key_is_422(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let first = post(&rig, &key("k-body"), PAY).await;
@@ -144,7 +144,7 @@ pub fn changed_body_under_a_used_key_is_422(subject: &Subject) {
 }
 
 /// A different body under a key whose first request is still running gets 422 at once.
-pub fn changed_body_while_the_first_runs_is_422(subject: &Subject) {
+pub fn changed_body_while_the_first_runs_is_422(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             // A layer that wrongly waits instead of answering 422 gives up after a second.
@@ -164,7 +164,7 @@ pub fn changed_body_while_the_first_runs_is_422(subject: &Subject) {
 }
 
 /// A JSON body's fingerprint ignores key order and whitespace: the retry is a replay.
-pub fn json_key_order_and_whitespace_do_not_matter(subject: &Subject) {
+pub fn json_key_order_and_whitespace_do_not_matter(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let first = post(&rig, &key("k-json"), r#"{"amount":5,"note":"rent"}"#).await;
@@ -181,7 +181,7 @@ pub fn json_key_order_and_whitespace_do_not_matter(subject: &Subject) {
 }
 
 /// GET is outside the layer's methods: with a key it runs every time and is never stored.
-pub fn get_with_a_key_is_never_stored(subject: &Subject) {
+pub fn get_with_a_key_is_never_stored(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         for _ in 0..3 {
@@ -198,7 +198,7 @@ pub fn get_with_a_key_is_never_stored(subject: &Subject) {
 }
 
 /// Without a key (and no policy requiring one) a POST passes through, unprotected.
-pub fn keyless_posts_pass_through(subject: &Subject) {
+pub fn keyless_posts_pass_through(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let a = post(&rig, &[], PAY).await;
@@ -209,7 +209,7 @@ pub fn keyless_posts_pass_through(subject: &Subject) {
 }
 
 /// Where the policy requires a key, a keyless POST gets 400 and the handler does not run.
-pub fn required_key_missing_is_400(subject: &Subject) {
+pub fn required_key_missing_is_400(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             options: |builder| builder.require_key(|parts| parts.uri.path() == "/pay"),
@@ -224,7 +224,7 @@ pub fn required_key_missing_is_400(subject: &Subject) {
 }
 
 /// The structured-field form `"abc"` and the bare token `abc` name the same key.
-pub fn quoted_and_bare_keys_are_the_same_key(subject: &Subject) {
+pub fn quoted_and_bare_keys_are_the_same_key(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let quoted = post(&rig, &key("\"k-form\""), PAY).await;
@@ -238,7 +238,7 @@ pub fn quoted_and_bare_keys_are_the_same_key(subject: &Subject) {
 }
 
 /// Empty, malformed, over-long and repeated key headers get 400 and change nothing.
-pub fn invalid_keys_are_400_and_change_nothing(subject: &Subject) {
+pub fn invalid_keys_are_400_and_change_nothing(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let too_long = "k".repeat(MAX_KEY_CHARS + 1);
@@ -270,7 +270,7 @@ pub fn invalid_keys_are_400_and_change_nothing(subject: &Subject) {
 }
 
 /// A body over the limit gets 413 before the handler runs, and the key stays free.
-pub fn oversized_body_is_413_before_the_handler(subject: &Subject) {
+pub fn oversized_body_is_413_before_the_handler(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             options: |builder| builder.max_body_bytes(1024),
@@ -290,7 +290,7 @@ pub fn oversized_body_is_413_before_the_handler(subject: &Subject) {
 }
 
 /// A replay carries the stored status, body, Content-Type and Location, never Set-Cookie.
-pub fn replay_keeps_status_headers_and_body_but_not_cookies(subject: &Subject) {
+pub fn replay_keeps_status_headers_and_body_but_not_cookies(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let first = post(&rig, &key("k-hdr"), PAY).await;
@@ -310,7 +310,7 @@ pub fn replay_keeps_status_headers_and_body_but_not_cookies(subject: &Subject) {
 }
 
 /// A 5xx is not stored: the key is released and the retry runs afresh, then is replayed.
-pub fn server_error_releases_the_key(subject: &Subject) {
+pub fn server_error_releases_the_key(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-500"), ("x-flaky", "t")];
@@ -327,7 +327,7 @@ pub fn server_error_releases_the_key(subject: &Subject) {
 }
 
 /// Duplicates waiting on a first attempt that fails get 503 with Retry-After: 1, not the 500.
-pub fn waiters_get_503_when_the_first_attempt_fails(subject: &Subject) {
+pub fn waiters_get_503_when_the_first_attempt_fails(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [
@@ -357,7 +357,7 @@ pub fn waiters_get_503_when_the_first_attempt_fails(subject: &Subject) {
 }
 
 /// A duplicate that waits past the deadline gets 503 with Retry-After; the first still charges once.
-pub fn wait_deadline_answers_503_with_retry_after(subject: &Subject) {
+pub fn wait_deadline_answers_503_with_retry_after(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             options: |builder| builder.in_flight(InFlight::Wait(Duration::from_millis(100))),
@@ -382,7 +382,7 @@ pub fn wait_deadline_answers_503_with_retry_after(subject: &Subject) {
 }
 
 /// With the reject policy a duplicate of a running request gets 409 at once.
-pub fn reject_policy_answers_409_at_once(subject: &Subject) {
+pub fn reject_policy_answers_409_at_once(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             options: |builder| builder.in_flight(InFlight::Reject),
@@ -403,7 +403,7 @@ pub fn reject_policy_answers_409_at_once(subject: &Subject) {
 }
 
 /// Keys belong to a caller: the same key from alice, bob and anonymous is three payments.
-pub fn callers_never_share_keys(subject: &Subject) {
+pub fn callers_never_share_keys(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let alice = [
@@ -432,7 +432,7 @@ pub fn callers_never_share_keys(subject: &Subject) {
 }
 
 /// A first request whose client disconnects still finishes and is stored; the retry replays it.
-pub fn disconnected_first_request_still_completes(subject: &Subject) {
+pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             // Short, so a variant that leaves the key locked fails in seconds, not minutes.
@@ -473,7 +473,7 @@ pub fn disconnected_first_request_still_completes(subject: &Subject) {
 }
 
 /// A duplicate whose client leaves while it waits is simply dropped; the first still counts once.
-pub fn waiting_client_that_leaves_changes_nothing(subject: &Subject) {
+pub fn waiting_client_that_leaves_changes_nothing(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-leave"), ("x-gate", "1")];
@@ -505,7 +505,7 @@ pub fn waiting_client_that_leaves_changes_nothing(subject: &Subject) {
 }
 
 /// A panicking handler answers 500 and releases the key; the retry runs afresh.
-pub fn panicking_handler_releases_the_key(subject: &Subject) {
+pub fn panicking_handler_releases_the_key(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-panic"), ("x-panic", "t")];
@@ -518,7 +518,7 @@ pub fn panicking_handler_releases_the_key(subject: &Subject) {
 }
 
 /// A full store refuses new keys with 503 and keeps every live record (a retry still replays).
-pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &Subject) {
+pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &LayerUnderTest) {
     run(async {
         let limits = StoreLimits {
             max_entries: 1,
@@ -545,7 +545,7 @@ pub fn full_store_refuses_new_keys_and_keeps_live_records(subject: &Subject) {
 }
 
 /// Records past their retention are swept: they free room, and their key runs afresh.
-pub fn expired_records_are_swept_and_run_afresh(subject: &Subject) {
+pub fn expired_records_are_swept_and_run_afresh(subject: &LayerUnderTest) {
     run(async {
         let limits = StoreLimits {
             max_entries: 1,
@@ -570,7 +570,7 @@ pub fn expired_records_are_swept_and_run_afresh(subject: &Subject) {
 }
 
 /// A response over the storage limit is replayed as its status, Location and a problem body.
-pub fn large_response_replays_status_and_location_only(subject: &Subject) {
+pub fn large_response_replays_status_and_location_only(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
             options: |builder| builder.max_stored_body_bytes(1024),
@@ -595,7 +595,7 @@ pub fn large_response_replays_status_and_location_only(subject: &Subject) {
 
 /// A first attempt whose body breaks after a 201 keeps a status-only record: the retry replays
 /// the 201 and its Location and never charges again.
-pub fn broken_response_body_keeps_a_summary_record(subject: &Subject) {
+pub fn broken_response_body_keeps_a_summary_record(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let headers = [("idempotency-key", "k-broken"), ("x-break", "1")];
@@ -616,7 +616,7 @@ pub fn broken_response_body_keeps_a_summary_record(subject: &Subject) {
 }
 
 /// If the store fails, keyed requests get 503 and the handler never runs (fail closed).
-pub fn failing_store_refuses_before_any_work(subject: &Subject) {
+pub fn failing_store_refuses_before_any_work(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(
             subject,
@@ -637,7 +637,7 @@ pub fn failing_store_refuses_before_any_work(subject: &Subject) {
 /// The first attempt's request carries the reservation the store granted (its entry and
 /// token), so a handler that shares the store's database can fence its write with it; a
 /// keyless request carries none. Without it stage 6's fence has nothing to check.
-pub fn first_attempt_carries_its_reservation(subject: &Subject) {
+pub fn first_attempt_carries_its_reservation(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
         let first = post(&rig, &key("k-fence"), PAY).await;

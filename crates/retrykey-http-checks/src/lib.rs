@@ -1,7 +1,7 @@
 //! The Idempotency-Key layer's behaviour as named checks, shared by the correct crate and every
 //! Stage 4 variant under `labs/`.
 //!
-//! Each check is a plain function taking a [`Subject`] (which engine and which store to put in
+//! Each check is a plain function taking a [`LayerUnderTest`] (which engine and which store to put in
 //! the layer) and panics with a message naming the broken requirement. One macro turns the whole
 //! list into `#[test]`s, so the same names (`http_suite::server_error_releases_the_key`, ...)
 //! print for the correct layer and for a deliberately broken variant; [`failing_checks`] runs the
@@ -14,13 +14,13 @@
 //!
 //! ```ignore
 //! // tests/it/main.rs of the HTTP crate or of a variant: every check as a #[test].
-//! retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
+//! retrykey_http_checks::http_suite!(retrykey_http_checks::LayerUnderTest::correct());
 //! ```
 //!
 //! # Reading order
 //!
 //! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
-//! 2. `rig.rs`: what a check starts (the [`Subject`]'s layer in front of a server, a store
+//! 2. `rig.rs`: what a check starts (the [`LayerUnderTest`]'s layer in front of a server, a store
 //!    probe that forces races, raw TCP for clients that leave).
 //! 3. `shop.rs`: the handler behind the layer, which counts charges and obeys fault headers.
 //! 4. This file: the one list of check names and what it expands to, on the scaffold
@@ -32,10 +32,10 @@ mod shop;
 
 use std::collections::BTreeSet;
 
-pub use rig::Subject;
+pub use rig::LayerUnderTest;
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
-pub type Check = fn(&Subject);
+pub type Check = fn(&LayerUnderTest);
 
 // The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
 #[doc(hidden)]
@@ -46,7 +46,7 @@ pub const CHECKS: &[(&str, Check)] = &crate::__with_http_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them
 /// (`http_suite::<check>`).
-pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
+pub fn failing_checks(subject: &LayerUnderTest) -> BTreeSet<String> {
     retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
@@ -109,7 +109,7 @@ macro_rules! __http_checks {
 /// Every check as a `#[test]` in a module `http_suite`, against `subject`.
 ///
 /// `http_suite!(subject)` or `http_suite!(#[attribute] subject)`, where `subject` is a
-/// [`Subject`] expression and the attribute goes on every test: a suite that needs a database
+/// [`LayerUnderTest`] expression and the attribute goes on every test: a suite that needs a database
 /// passes `#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL")]`, so that without one its
 /// tests are counted as ignored, never as passed. Without an attribute the tests carry
 /// `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).

@@ -23,14 +23,14 @@ use crate::shop::{self, Shop};
 /// What the checks run against: the layer's core and its store, either of which a variant
 /// replaces with its one changed file.
 #[derive(Clone, Copy)]
-pub struct Subject {
+pub struct LayerUnderTest {
     /// Puts the engine under test into a layer builder.
     pub engine: fn(Builder) -> Builder,
     /// Builds the store under test with the given bounds.
     pub store: fn(StoreLimits) -> Arc<dyn Entries>,
 }
 
-impl Subject {
+impl LayerUnderTest {
     /// The correct crate: its own engine and a [`MemoryEntries`].
     pub fn correct() -> Self {
         Self {
@@ -52,16 +52,7 @@ impl Subject {
 
 /// Runs one check on its own runtime, bounded so a hang fails instead of blocking forever.
 pub(crate) fn run(check: impl Future<Output = ()>) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check)
-            .await
-            .expect("the check did not finish within 60 s");
-    });
+    retrykey_testkit::run_within(Duration::from_secs(60), check);
 }
 
 /// Awaits `future`, failing the check if it takes more than 20 s (a hang, not a speed limit).
@@ -215,7 +206,7 @@ pub(crate) struct Rig {
 }
 
 impl Rig {
-    pub(crate) async fn start(subject: &Subject, setup: Setup) -> Rig {
+    pub(crate) async fn start(subject: &LayerUnderTest, setup: Setup) -> Rig {
         let shop = Shop::new();
         let inner: Arc<dyn Entries> = if setup.broken_store {
             Arc::new(BrokenEntries)

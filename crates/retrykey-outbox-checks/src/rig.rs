@@ -227,14 +227,5 @@ pub(crate) fn free_port() -> std::io::Result<u16> {
 
 /// Runs one check on its own runtime, bounded so that a hang fails instead of blocking forever.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce() -> Fut) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(30), check())
-            .await
-            .expect("the check did not finish within 30 s");
-    });
+    retrykey_testkit::run_within(Duration::from_secs(30), check());
 }

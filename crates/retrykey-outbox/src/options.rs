@@ -95,8 +95,8 @@ impl Default for DocumentsOptions {
 
 impl DocumentsOptions {
     /// The ledger's options: the same scope, limits, durability, schema and hooks.
-    pub(crate) fn ledger(&self) -> retrykey_durable::Options {
-        retrykey_durable::Options {
+    pub(crate) fn ledger(&self) -> retrykey_durable::LedgerOptions {
+        retrykey_durable::LedgerOptions {
             scope: self.scope.clone(),
             limits: self.limits,
             retention: self.retention,

@@ -4,7 +4,7 @@ use retrykey_http::{Reserve, TYPE_BASE};
 use retrykey_program::Clock;
 use retrykey_server::loopback::LoopbackReply;
 
-use crate::Subject;
+use crate::ReplicasUnderTest;
 use crate::rig::{AHEAD, Cluster, Replica, run, within};
 
 /// `reply` is a replay of `first`: the same status and body, marked `Idempotent-Replayed`.
@@ -29,7 +29,7 @@ fn assert_original(reply: &LoopbackReply, what: &str) {
 
 /// 30 concurrent duplicates of one key, spread over 3 replicas and all in flight at once: one
 /// charge in the shared file, and 30 answers of 201 with that charge's body, one of them original.
-pub fn spray_of_one_key_charges_once(subject: &Subject) {
+pub fn spray_of_one_key_charges_once(subject: &ReplicasUnderTest) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
         let replicas = [
@@ -76,7 +76,7 @@ pub fn spray_of_one_key_charges_once(subject: &Subject) {
 
 /// A duplicate sent to replica B while the first attempt runs on replica A waits for that
 /// attempt, by polling the shared file, and answers with its result: B's handler never runs.
-pub fn duplicate_on_another_replica_gets_the_first_answer(subject: &Subject) {
+pub fn duplicate_on_another_replica_gets_the_first_answer(subject: &ReplicasUnderTest) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
         let a = cluster.replica("replica-a", Clock::system()).await;
@@ -118,7 +118,7 @@ pub fn duplicate_on_another_replica_gets_the_first_answer(subject: &Subject) {
 /// has lapsed, takes the key over with a higher token, and is still running when A wakes. The
 /// shared file refuses A's charge (A's client gets 503 `lease-lost`) though the key is still in
 /// flight; B then charges: one charge, B's, and a retry on A replays B's answer.
-pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
+pub fn paused_owner_cannot_charge_after_takeover(subject: &ReplicasUnderTest) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
         let a = cluster.replica("replica-a", Clock::system()).await;
@@ -178,7 +178,7 @@ pub fn paused_owner_cannot_charge_after_takeover(subject: &Subject) {
 /// A replica killed after reserving a key leaves it in flight, and nobody renews its lease.
 /// Once the lease has lapsed, a request on another replica takes the key over with a higher
 /// token, runs the handler once and answers 201, and a retry on a third replica replays it.
-pub fn abandoned_key_is_taken_over_after_its_lease(subject: &Subject) {
+pub fn abandoned_key_is_taken_over_after_its_lease(subject: &ReplicasUnderTest) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
         let abandoned = cluster
@@ -214,7 +214,7 @@ pub fn abandoned_key_is_taken_over_after_its_lease(subject: &Subject) {
 
 /// A shared file bounded at 2 keys refuses a third new key as full and writes no row for it,
 /// while a key it already holds is still found: the bound holds for a claim as for every store.
-pub fn full_shared_file_refuses_new_keys(subject: &Subject) {
+pub fn full_shared_file_refuses_new_keys(subject: &ReplicasUnderTest) {
     run(|path| async move {
         let cluster = Cluster::new(subject, path);
         let store = cluster.bounded_store("replica-a", 2).await;

@@ -97,12 +97,12 @@ pub(crate) fn gated(
 
 /// A replica's store as its layer sees it, counting the lookups that find a key in flight.
 /// Everything else goes straight to the store under test.
-pub(crate) struct Probe {
+pub(crate) struct CountingStore {
     pub(crate) inner: Arc<dyn Entries>,
     pub(crate) signals: Arc<Signals>,
 }
 
-impl Entries for Probe {
+impl Entries for CountingStore {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         EntriesFuture::new(async move {
             let lookup = self.inner.lookup(id).await?;

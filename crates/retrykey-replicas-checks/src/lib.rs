@@ -2,9 +2,9 @@
 //! variant under `labs/`.
 //!
 //! Each check starts several replicas in one process. A replica is what a `payments` process
-//! is: its own store opened through the [`Subject`] on one shared SQLite file, its own payments
-//! handler charging into that file, its own Idempotency-Key layer, its own server on
-//! 127.0.0.1. Replicas share nothing but the file, so whatever one learns from another, it
+//! is: its own store opened through the [`ReplicasUnderTest`] on one shared SQLite file, its
+//! own payments handler charging into that file, its own Idempotency-Key layer, its own server
+//! on 127.0.0.1. Replicas share nothing but the file, so whatever one learns from another, it
 //! learns from the database, as separate processes would. The checks assert on what the file
 //! holds (the charges, and each key's token and owner), not only on status codes.
 //!
@@ -17,29 +17,33 @@
 //!
 //! ```ignore
 //! // tests/it/main.rs of the replicas crate or of a variant: every check as a #[test].
-//! retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct());
+//! retrykey_replicas_checks::replicas_suite!(
+//!     retrykey_replicas_checks::ReplicasUnderTest::correct()
+//! );
 //! ```
 //!
 //! # Reading order
 //!
 //! 1. `checks.rs`: the checks, one function per behaviour, each opened by the requirement.
 //! 2. `rig.rs`: what a check starts (the shared file, replicas opened through the
-//!    [`Subject`], a replica killed mid-request) and what it reads back from the file.
-//! 3. `hold.rs`: the gate in front of each replica's handler and the store probe that tells a
-//!    check when a duplicate is waiting.
+//!    [`ReplicasUnderTest`], a replica killed mid-request) and what it reads back from the file.
+//! 3. `hold.rs`: the gate in front of each replica's handler and the counting store that tells
+//!    a check when a duplicate is waiting; `variant.rs`: a variant's claim or fence in the seam.
 //! 4. This file: the one list of check names and what it expands to, on the scaffold
 //!    every checks crate shares (`retrykey-checks`).
 
 pub mod checks;
 mod hold;
 mod rig;
+mod variant;
 
 use std::collections::BTreeSet;
 
-pub use rig::{OpenReplica, Subject};
+pub use rig::{OpenReplica, ReplicasUnderTest};
+pub use variant::{VariantClaim, VariantFence};
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
-pub type Check = fn(&Subject);
+pub type Check = fn(&ReplicasUnderTest);
 
 // The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
 #[doc(hidden)]
@@ -50,7 +54,7 @@ pub const CHECKS: &[(&str, Check)] = &crate::__with_replicas_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them
 /// (`replicas::<check>`).
-pub fn failing_checks(subject: &Subject) -> BTreeSet<String> {
+pub fn failing_checks(subject: &ReplicasUnderTest) -> BTreeSet<String> {
     retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
@@ -92,7 +96,7 @@ macro_rules! __replicas_checks {
 /// Every check as a `#[test]` in a module `replicas`, against `subject`.
 ///
 /// `replicas_suite!(subject)` or `replicas_suite!(#[attribute] subject)`, where `subject` is a
-/// [`Subject`] expression and the attribute goes on every test. Without an attribute the tests
+/// [`ReplicasUnderTest`] expression and the attribute goes on every test. Without an attribute the tests
 /// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! replicas_suite {

@@ -13,35 +13,38 @@ use retrykey_http::{
 };
 use retrykey_program::Clock;
 use retrykey_replicas::sqlite::Holder;
-use retrykey_replicas::{FenceSteps, Opened, Options, SqliteEntries, SqlitePayments, StoreChoice};
+use retrykey_replicas::{
+    FenceSteps, Opened, SqliteEntries, SqlitePayments, StandardFence, StoreChoice, StoreOptions,
+};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::ScratchFile;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_layer::Layer;
 
-use crate::hold::{Probe, Signals, X_HOLD, gated};
+use crate::hold::{CountingStore, Signals, X_HOLD, gated};
 
 /// How a replica opens its store and its payments ledger: `StoreChoice::open_with_steps`.
-pub type OpenReplica = fn(&StoreChoice, Options, FenceSteps) -> BoxFuture<Result<Opened, Error>>;
+pub type OpenReplica =
+    fn(&StoreChoice, StoreOptions, Arc<dyn FenceSteps>) -> BoxFuture<Result<Opened, Error>>;
 
 /// What the checks run against: how each replica opens its store and ledger, and the SQLite claim
 /// and fence those stores run. A variant replaces one of the two with its one changed file.
-#[derive(Clone, Copy)]
-pub struct Subject {
+#[derive(Clone)]
+pub struct ReplicasUnderTest {
     /// Opens one replica's store and ledger on the shared file (the replicas crate's `open.rs`).
     pub open: OpenReplica,
     /// The claim and fence each replica's SQLite store runs (`sqlite/claim.rs`,
     /// `sqlite/fence.rs`).
-    pub steps: FenceSteps,
+    pub steps: Arc<dyn FenceSteps>,
 }
 
-impl Subject {
+impl ReplicasUnderTest {
     /// The correct crate: its own `open.rs`, claim and fence.
     pub fn correct() -> Self {
         Self {
             open: open_correct,
-            steps: FenceSteps::standard(),
+            steps: Arc::new(StandardFence),
         }
     }
 
@@ -51,15 +54,18 @@ impl Subject {
     }
 
     /// The same, with another claim or fence.
-    pub fn with_steps(self, steps: FenceSteps) -> Self {
-        Self { steps, ..self }
+    pub fn with_steps(self, steps: impl FenceSteps) -> Self {
+        Self {
+            steps: Arc::new(steps),
+            ..self
+        }
     }
 }
 
 fn open_correct(
     choice: &StoreChoice,
-    options: Options,
-    steps: FenceSteps,
+    options: StoreOptions,
+    steps: Arc<dyn FenceSteps>,
 ) -> BoxFuture<Result<Opened, Error>> {
     let choice = choice.clone();
     Box::pin(async move { choice.open_with_steps(options, steps).await })
@@ -87,18 +93,9 @@ pub(crate) const PAY: &str = r#"{"amount":5}"#;
 /// instead of blocking forever. The file is deleted afterwards, whether the check passed or not.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce(PathBuf) -> Fut) {
     let file = ScratchFile::new("replicas-check");
-    // Declared after the file, so dropped before it: the replicas close their connections
-    // before the file goes.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), check(file.path().to_owned()))
-            .await
-            .expect("the check did not finish within 60 s");
-    });
+    // The runtime, with the replicas on it, ends inside `run_within`: they close their
+    // connections before the file goes.
+    retrykey_testkit::run_within(Duration::from_secs(60), check(file.path().to_owned()));
 }
 
 /// Awaits `future`, failing the check if the step takes longer than [`STEP`].
@@ -128,18 +125,18 @@ fn fingerprint() -> Fingerprint {
 /// The replicas of one check, the shared file they open, and a reader of that file that belongs
 /// to no replica: the checks' view of the truth.
 pub(crate) struct Cluster {
-    subject: Subject,
+    subject: ReplicasUnderTest,
     path: PathBuf,
     observer: SqliteEntries,
     parked: Arc<watch::Sender<usize>>,
 }
 
 impl Cluster {
-    pub(crate) fn new(subject: &Subject, path: PathBuf) -> Self {
+    pub(crate) fn new(subject: &ReplicasUnderTest, path: PathBuf) -> Self {
         let observer = SqliteEntries::open(&path, options("observer", Clock::system()))
             .expect("the shared file opens");
         Self {
-            subject: *subject,
+            subject: subject.clone(),
             path,
             observer,
             parked: Arc::new(watch::channel(0).0),
@@ -149,12 +146,16 @@ impl Cluster {
     /// Starts a replica that names itself `owner` and reads `clock`.
     pub(crate) async fn replica(&self, owner: &'static str, clock: Clock) -> Replica {
         let choice = StoreChoice::Sqlite(self.path.clone());
-        let opened = (self.subject.open)(&choice, options(owner, clock), self.subject.steps)
-            .await
-            .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
+        let opened = (self.subject.open)(
+            &choice,
+            options(owner, clock),
+            Arc::clone(&self.subject.steps),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
         let signals = Signals::new(&self.parked);
         let payments = Payments::with_ledger(Duration::ZERO, opened.ledger);
-        let store = Probe {
+        let store = CountingStore {
             inner: opened.store,
             signals: Arc::clone(&signals),
         };
@@ -183,7 +184,7 @@ impl Cluster {
             .enable_all()
             .build()
             .expect("a runtime for the replica to kill");
-        let (open, steps) = (self.subject.open, self.subject.steps);
+        let (open, steps) = (self.subject.open, Arc::clone(&self.subject.steps));
         let choice = StoreChoice::Sqlite(self.path.clone());
         let (id, fingerprint) = (entry(key), fingerprint());
         let reserved = runtime.spawn(async move {
@@ -204,7 +205,7 @@ impl Cluster {
         let choice = StoreChoice::Sqlite(self.path.clone());
         let mut options = options(owner, Clock::system());
         options.limits.max_entries = max_entries;
-        let opened = (self.subject.open)(&choice, options, self.subject.steps)
+        let opened = (self.subject.open)(&choice, options, Arc::clone(&self.subject.steps))
             .await
             .unwrap_or_else(|error| panic!("{owner} could not open the shared file: {error}"));
         opened.store
@@ -241,11 +242,11 @@ impl Cluster {
 }
 
 /// A replica's options: the check's lease, its name, its clock.
-fn options(owner: &str, clock: Clock) -> Options {
-    Options {
+fn options(owner: &str, clock: Clock) -> StoreOptions {
+    StoreOptions {
         owner: owner.to_owned(),
         clock,
-        ..Options::default().with_lease(LEASE)
+        ..StoreOptions::default().with_lease(LEASE)
     }
 }
 

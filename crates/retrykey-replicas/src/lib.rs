@@ -16,13 +16,13 @@
 //!
 //! ```
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, SqlitePayments, SqliteEntries};
+//! use retrykey_replicas::{SqliteEntries, SqlitePayments, StoreOptions};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # fn main() -> Result<(), retrykey_http::Error> {
 //! let path = std::env::temp_dir().join(format!("retrykey-doc-{}.sqlite", std::process::id()));
-//! let store = SqliteEntries::open(&path, Options::default())?;
+//! let store = SqliteEntries::open(&path, StoreOptions::default())?;
 //! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(SqlitePayments::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
@@ -36,8 +36,10 @@
 //! 2. `sqlite/claim.rs`: a claim, fresh or a takeover with a higher token.
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
 //! 4. `sqlite/charge.rs`: the charge and the key's answer in one transaction.
-//! 5. `sqlite/mod.rs`: the store around them; `wait.rs`: how a duplicate in another process
-//!    waits; `attempts.rs`: the renewals and finished answers of this process's attempts.
+//! 5. `store.rs`: the store and the payments ledger around them, written once for both
+//!    databases; `sqlite/mod.rs`: what SQLite does for it; `wait.rs`: how a duplicate in
+//!    another process waits; `attempts.rs`: the renewals and finished answers of this
+//!    process's attempts.
 //! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
 //! 7. `bin/payments.rs` (its crash points in `crash.rs`; the flags' values, start-up and
 //!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
@@ -54,6 +56,7 @@ pub mod pg;
 #[doc(hidden)]
 pub mod record;
 pub mod sqlite;
+mod store;
 mod wait;
 
 use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
@@ -62,12 +65,13 @@ use rusqlite::Transaction;
 
 pub use lease::Lease;
 pub use open::{Opened, StoreChoice};
-pub use pg::{PgEntries, PgPayments};
-pub use sqlite::{SqliteEntries, SqlitePayments};
+pub use pg::{PgBackend, PgEntries, PgPayments};
+pub use sqlite::{SqliteBackend, SqliteEntries, SqlitePayments};
+pub use store::{ClaimTerms, DbEntries, DbPayments};
 
 /// How a database store behaves: its bounds, its lease, who it says it is, and its clock.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub struct StoreOptions {
     /// Entries, bytes and retention, as for every store.
     pub limits: StoreLimits,
     /// How long an in-flight record stays with its owner without renewal.
@@ -78,7 +82,7 @@ pub struct Options {
     pub clock: Clock,
 }
 
-impl Default for Options {
+impl Default for StoreOptions {
     /// Default limits and lease; the owner is this process (`pid <n>`).
     fn default() -> Self {
         Self {
@@ -90,7 +94,7 @@ impl Default for Options {
     }
 }
 
-impl Options {
+impl StoreOptions {
     /// The same, with a short lease: a test knob for the tests that kill a replica, compiled
     /// only with the `test-support` feature.
     #[cfg(feature = "test-support")]
@@ -105,30 +109,56 @@ impl Options {
     }
 }
 
-/// The SQLite claim and fence, as plain functions: a lab under `labs/` swaps one file's worth.
+/// The SQLite claim and fence, one file each (`sqlite/claim.rs`, `sqlite/fence.rs`).
+///
+/// Every method has the correct default, and [`StandardFence`] uses them all. The negative
+/// variants under `labs/` each replace the methods of their one file, so the shared checks
+/// (`retrykey-replicas-checks`) run the same store around exactly one broken piece. A seam for
+/// the labs, hidden from the documented API (see `labs/README.md`).
 #[doc(hidden)]
-#[derive(Clone, Copy)]
-pub struct FenceSteps {
-    pub claim: fn(
-        &Transaction<'_>,
-        &EntryId,
-        &Fingerprint,
-        &sqlite::Claim<'_>,
-    ) -> rusqlite::Result<Reserve>,
-    pub holds: fn(&Transaction<'_>, &EntryId, Token) -> rusqlite::Result<bool>,
-    pub finish:
-        fn(&Transaction<'_>, &EntryId, &record::ResponseColumns, i64) -> rusqlite::Result<()>,
-    pub renew: fn(&Transaction<'_>, &EntryId, Token, i64) -> rusqlite::Result<bool>,
-}
+pub trait FenceSteps: Send + Sync + 'static {
+    /// Claims a key: see [`sqlite::claim::claim`].
+    fn claim(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        fingerprint: &Fingerprint,
+        terms: &ClaimTerms<'_>,
+    ) -> rusqlite::Result<Reserve> {
+        sqlite::claim::claim(tx, id, fingerprint, terms)
+    }
 
-impl FenceSteps {
-    /// The correct claim and fence.
-    pub fn standard() -> Self {
-        Self {
-            claim: sqlite::claim::claim,
-            holds: sqlite::fence::holds,
-            finish: sqlite::fence::finish,
-            renew: sqlite::fence::renew,
-        }
+    /// Whether a token still holds its key: see [`sqlite::fence::holds`].
+    fn holds(&self, tx: &Transaction<'_>, id: &EntryId, token: Token) -> rusqlite::Result<bool> {
+        sqlite::fence::holds(tx, id, token)
+    }
+
+    /// Stores a key's answer: see [`sqlite::fence::finish`].
+    fn finish(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        columns: &record::ResponseColumns,
+        expires_at: i64,
+    ) -> rusqlite::Result<()> {
+        sqlite::fence::finish(tx, id, columns, expires_at)
+    }
+
+    /// Extends a held lease: see [`sqlite::fence::renew`].
+    fn renew(
+        &self,
+        tx: &Transaction<'_>,
+        id: &EntryId,
+        token: Token,
+        until: i64,
+    ) -> rusqlite::Result<bool> {
+        sqlite::fence::renew(tx, id, token, until)
     }
 }
+
+/// The correct claim and fence: what a store uses unless told otherwise.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StandardFence;
+
+impl FenceSteps for StandardFence {}

@@ -12,7 +12,7 @@ use retrykey_http::payments::{MemoryPayments, PaymentLedger};
 use retrykey_http::{Entries, Error, MemoryEntries};
 
 use retrykey_replicas::{
-    FenceSteps, Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments,
+    FenceSteps, PgEntries, PgPayments, SqliteEntries, SqlitePayments, StandardFence, StoreOptions,
 };
 
 /// Where a replica keeps its keys and its charges.
@@ -44,16 +44,16 @@ impl StoreChoice {
     }
 
     /// Opens the store and the payments ledger this choice names.
-    pub async fn open(&self, options: Options) -> Result<Opened, Error> {
-        self.open_with_steps(options, FenceSteps::standard()).await
+    pub async fn open(&self, options: StoreOptions) -> Result<Opened, Error> {
+        self.open_with_steps(options, Arc::new(StandardFence)).await
     }
 
     /// The same, with the SQLite claim and fence a lab under `labs/` replaces.
     #[doc(hidden)]
     pub async fn open_with_steps(
         &self,
-        options: Options,
-        steps: FenceSteps,
+        options: StoreOptions,
+        steps: Arc<dyn FenceSteps>,
     ) -> Result<Opened, Error> {
         Ok(match self {
             Self::Memory => Opened {

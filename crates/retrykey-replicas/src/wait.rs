@@ -31,10 +31,10 @@ pub(crate) enum Seen {
 }
 
 /// An entry's row: fingerprint, lease end, retention end, and the answer once finished.
-pub(crate) type Row = (Vec<u8>, Option<i64>, Option<i64>, Option<ResponseColumns>);
+pub(crate) type EntryRow = (Vec<u8>, Option<i64>, Option<i64>, Option<ResponseColumns>);
 
 impl Seen {
-    pub(crate) fn from_row(row: Option<Row>, now_ms: i64) -> Result<Self, Error> {
+    pub(crate) fn from_row(row: Option<EntryRow>, now_ms: i64) -> Result<Self, Error> {
         let Some((fingerprint, lease_until, expires_at, response)) = row else {
             return Ok(Self::Absent);
         };

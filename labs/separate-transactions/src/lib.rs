@@ -6,28 +6,28 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
-use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
 use retrykey_durable::sqlite::{self, add_effect, insert_record, lookup, read_state, storage};
-use rusqlite::{Connection, Transaction, TransactionBehavior};
-
-/// More rows to write in an apply's transaction: see [`SqliteLedger::apply_with`].
-pub type Also<'a> = dyn Fn(&Transaction<'_>, Receipt) -> rusqlite::Result<()> + 'a;
+use retrykey_durable::{LedgerOptions, SqliteTx, WithRecord};
+use rusqlite::{Connection, TransactionBehavior};
 
 /// A [`Ledger`] in one SQLite file. Several handles, in one process or several, may open the
 /// same file: SQLite's write lock orders their transactions.
 #[derive(Debug)]
 pub struct SqliteLedger {
     conn: Mutex<Connection>,
-    options: Options,
+    options: LedgerOptions,
     path: PathBuf,
     ephemeral: bool,
 }
 
 impl SqliteLedger {
     /// Opens (creating or migrating) the ledger file at `path`.
-    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self, retrykey_durable::Error> {
+    pub fn open(
+        path: impl AsRef<Path>,
+        options: LedgerOptions,
+    ) -> Result<Self, retrykey_durable::Error> {
         let path = path.as_ref().to_path_buf();
         let mut conn = sqlite::connect(&path, options.durability)?;
         sqlite::schema::prepare(&mut conn, &options.scope, unix_seconds(SystemTime::now()))?;
@@ -43,7 +43,7 @@ impl SqliteLedger {
     /// test knob, compiled only with the `test-support` feature.
     #[cfg(feature = "test-support")]
     pub fn ephemeral(limits: retrykey::Limits) -> Result<Self, retrykey_durable::Error> {
-        let mut ledger = Self::open(sqlite::ephemeral_path(), Options::with_limits(limits))?;
+        let mut ledger = Self::open(sqlite::ephemeral_path(), LedgerOptions::with_limits(limits))?;
         ledger.ephemeral = true;
         Ok(ledger)
     }
@@ -54,7 +54,7 @@ impl SqliteLedger {
     }
 
     /// The options it was opened with.
-    pub fn options(&self) -> &Options {
+    pub fn options(&self) -> &LedgerOptions {
         &self.options
     }
 
@@ -71,7 +71,7 @@ impl SqliteLedger {
         &self,
         key: &Key,
         request: &Request,
-        also: &Also<'_>,
+        also: &dyn WithRecord<SqliteTx>,
     ) -> Result<Receipt, Error> {
         let mut conn = self.lock();
         sqlite::with_retry(|| self.apply_once(&mut conn, key, request, also))
@@ -88,7 +88,7 @@ impl SqliteLedger {
         conn: &mut Connection,
         key: &Key,
         request: &Request,
-        also: &Also<'_>,
+        also: &dyn WithRecord<SqliteTx>,
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
@@ -124,7 +124,7 @@ impl SqliteLedger {
         let created_at = unix_seconds(SystemTime::now());
         insert_record(&tx, scope, key, request, receipt, created_at).map_err(storage)?;
         // Whatever else must commit with the record (Stage 7: the job's outgoing event).
-        also(&tx, receipt).map_err(storage)?;
+        also.write(&tx, receipt).map_err(storage)?;
         hooks.at(Point::AfterRecord);
         tx.commit().map_err(storage)?;
         hooks.at(Point::AfterCommit);
@@ -135,7 +135,7 @@ impl SqliteLedger {
 
 impl Ledger for SqliteLedger {
     fn apply(&self, key: &Key, request: &Request) -> Result<Receipt, Error> {
-        self.apply_with(key, request, &|_, _| Ok(()))
+        self.apply_with(key, request, &())
     }
 
     fn total(&self) -> Result<u64, Error> {

@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use retrykey_http_checks::{Subject, failing_checks};
+use retrykey_http_checks::{LayerUnderTest, failing_checks};
 
-fn assert_fails_as_declared(variant: &str, subject: Subject) {
+fn assert_fails_as_declared(variant: &str, subject: LayerUnderTest) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         4,
@@ -20,38 +20,39 @@ fn assert_fails_as_declared(variant: &str, subject: Subject) {
 // The correct layer fails no check: the baseline every variant is compared with.
 #[test]
 fn correct_layer_fails_nothing() {
-    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
+    assert_eq!(failing_checks(&LayerUnderTest::correct()), BTreeSet::new());
 }
 
 // Each variant fails exactly the checks it declares.
 #[test]
 fn no_fingerprint_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(no_fingerprint::NoFingerprint));
+    let subject =
+        LayerUnderTest::correct().with_engine(|b| b.engine(no_fingerprint::NoFingerprint));
     assert_fails_as_declared("no-fingerprint", subject);
 }
 
 #[test]
 fn replay_5xx_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(replay_5xx::Replay5xx));
+    let subject = LayerUnderTest::correct().with_engine(|b| b.engine(replay_5xx::Replay5xx));
     assert_fails_as_declared("replay-5xx", subject);
 }
 
 #[test]
 fn cancel_unsafe_fails_as_declared() {
-    let subject = Subject::correct().with_engine(|b| b.engine(cancel_unsafe::CancelUnsafe));
+    let subject = LayerUnderTest::correct().with_engine(|b| b.engine(cancel_unsafe::CancelUnsafe));
     assert_fails_as_declared("cancel-unsafe", subject);
 }
 
 #[test]
 fn split_check_insert_fails_as_declared() {
-    let subject = Subject::correct()
+    let subject = LayerUnderTest::correct()
         .with_store(|limits| Arc::new(split_check_insert::SplitCheckInsert::new(limits)));
     assert_fails_as_declared("split-check-insert", subject);
 }
 
 #[test]
 fn evict_when_full_fails_as_declared() {
-    let subject = Subject::correct()
+    let subject = LayerUnderTest::correct()
         .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
     assert_fails_as_declared("evict-when-full", subject);
 }

@@ -6,10 +6,10 @@
 use std::collections::BTreeSet;
 
 use retrykey::Ledger;
-use retrykey_durable::Options;
+use retrykey_durable::LedgerOptions;
 use retrykey_durable_checks::admin::url;
 use retrykey_durable_checks::crash::server::{Backend, open_correct};
-use retrykey_durable_checks::{Subject, failing_checks};
+use retrykey_durable_checks::{LedgerUnderTest, failing_checks};
 
 /// Compares the failures with the declaration: the suites this run covers, may-fail ignored.
 fn assert_fails_as_declared(variant: &str, suites: &[&str], failing: BTreeSet<String>) {
@@ -20,7 +20,7 @@ const SQLITE_SUITES: &[&str] = &["contract::", "model::", "crash::"];
 
 fn separate_transactions(
     backend: &Backend,
-    options: Options,
+    options: LedgerOptions,
 ) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {
         Backend::Sqlite(path) => Ok(Box::new(separate_transactions::SqliteLedger::open(
@@ -32,7 +32,7 @@ fn separate_transactions(
 
 fn record_before_effect(
     backend: &Backend,
-    options: Options,
+    options: LedgerOptions,
 ) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     match backend {
         Backend::Sqlite(path) => Ok(Box::new(record_before_effect::SqliteLedger::open(
@@ -45,7 +45,7 @@ fn record_before_effect(
 // The correct SQLite ledger fails nothing: the baseline the variants are compared with.
 #[test]
 fn correct_sqlite_ledger_fails_nothing() {
-    let failing = failing_checks(Subject::Sqlite {
+    let failing = failing_checks(LedgerUnderTest::Sqlite {
         make: &|limits| retrykey_durable::SqliteLedger::ephemeral(limits).expect("ledger"),
         open: open_correct,
     });
@@ -55,7 +55,7 @@ fn correct_sqlite_ledger_fails_nothing() {
 // separate-transactions fails exactly its declared checks.
 #[test]
 fn separate_transactions_fails_as_declared() {
-    let failing = failing_checks(Subject::Sqlite {
+    let failing = failing_checks(LedgerUnderTest::Sqlite {
         make: &|limits| separate_transactions::SqliteLedger::ephemeral(limits).expect("ledger"),
         open: separate_transactions,
     });
@@ -65,7 +65,7 @@ fn separate_transactions_fails_as_declared() {
 // record-before-effect fails exactly its declared checks.
 #[test]
 fn record_before_effect_fails_as_declared() {
-    let failing = failing_checks(Subject::Sqlite {
+    let failing = failing_checks(LedgerUnderTest::Sqlite {
         make: &|limits| record_before_effect::SqliteLedger::ephemeral(limits).expect("ledger"),
         open: record_before_effect,
     });
@@ -76,10 +76,10 @@ fn record_before_effect_fails_as_declared() {
 retrykey_durable_checks::postgres_test! {
     fn check_then_insert_fails_as_declared() {
         let url = url();
-        let failing = failing_checks(Subject::Postgres {
+        let failing = failing_checks(LedgerUnderTest::Postgres {
             url: &url,
             make: &|limits| check_then_insert::PgLedger::ephemeral(&url, limits).expect("ledger"),
-            open: &|url: &str, options: Options| check_then_insert::PgLedger::open(url, options),
+            open: &|url: &str, options: LedgerOptions| check_then_insert::PgLedger::open(url, options),
         });
         assert_fails_as_declared(
             "check-then-insert",

@@ -4,12 +4,13 @@
 //! and clocks set ahead, so the failing set is the same on every run.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
-use retrykey_replicas_checks::{Subject, failing_checks};
+use retrykey_replicas::{FenceSteps, Opened, StoreChoice, StoreOptions};
+use retrykey_replicas_checks::{ReplicasUnderTest, VariantClaim, VariantFence, failing_checks};
 
-fn assert_fails_as_declared(variant: &str, subject: Subject) {
+fn assert_fails_as_declared(variant: &str, subject: ReplicasUnderTest) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         6,
@@ -21,8 +22,8 @@ fn assert_fails_as_declared(variant: &str, subject: Subject) {
 /// Opens a replica through per-replica-memory's copy of `open.rs` (its own `StoreChoice`).
 fn open_per_replica_memory(
     choice: &StoreChoice,
-    options: Options,
-    steps: FenceSteps,
+    options: StoreOptions,
+    steps: Arc<dyn FenceSteps>,
 ) -> BoxFuture<Result<Opened, Error>> {
     let StoreChoice::Sqlite(path) = choice else {
         panic!("the replica checks open SQLite replicas only, not {choice:?}");
@@ -40,32 +41,31 @@ fn open_per_replica_memory(
 // The correct replicas fail no check: the baseline every variant is compared with.
 #[test]
 fn correct_replicas_fail_nothing() {
-    assert_eq!(failing_checks(&Subject::correct()), BTreeSet::new());
+    assert_eq!(
+        failing_checks(&ReplicasUnderTest::correct()),
+        BTreeSet::new()
+    );
 }
 
 // Each variant fails exactly the checks it declares.
 #[test]
 fn per_replica_memory_fails_as_declared() {
-    let subject = Subject::correct().with_open(open_per_replica_memory);
+    let subject = ReplicasUnderTest::correct().with_open(open_per_replica_memory);
     assert_fails_as_declared("per-replica-memory", subject);
 }
 
 #[test]
 fn lease_without_fence_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
+    let subject = ReplicasUnderTest::correct().with_steps(VariantFence {
         holds: lease_without_fence::holds,
         finish: lease_without_fence::finish,
         renew: lease_without_fence::renew,
-        ..FenceSteps::standard()
     });
     assert_fails_as_declared("lease-without-fence", subject);
 }
 
 #[test]
 fn no_lease_fails_as_declared() {
-    let subject = Subject::correct().with_steps(FenceSteps {
-        claim: no_lease::claim,
-        ..FenceSteps::standard()
-    });
+    let subject = ReplicasUnderTest::correct().with_steps(VariantClaim(no_lease::claim));
     assert_fails_as_declared("no-lease", subject);
 }

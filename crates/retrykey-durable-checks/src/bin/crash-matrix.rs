@@ -1,7 +1,7 @@
 //! Runs the crash scenario at every point on every backend, against a real crash-server
 //! process, and prints the table. Exits with 1 when any row fails.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -47,41 +47,11 @@ fn main() -> anyhow::Result<ExitCode> {
     let (mut failed, mut skipped) = (0, 0);
     for &backend in backends {
         for point in Point::ALL {
-            let place = match (backend, &url) {
-                ("sqlite", _) => Backend::fresh_sqlite(),
-                (_, Some(url)) => Backend::fresh_pg(url),
-                (_, None) => {
-                    println!(
-                        "{:<14} {:<9} skipped: set {} to enable",
-                        point.name(),
-                        backend,
-                        pg::URL_VAR
-                    );
-                    skipped += 1;
-                    continue;
-                }
-            };
-            let row = scenario::run(&ProcessHarness::new(&server, place), point);
-            let receipt = match row.retry {
-                Some(receipt) => format!(
-                    "#{} total {} {}",
-                    receipt.operation,
-                    receipt.total,
-                    delivery(&receipt)
-                ),
-                None => "-".to_owned(),
-            };
-            if row.verdict.is_err() {
-                failed += 1;
+            match check_row(&server, backend, point, url.as_deref()) {
+                Checked::Passed => {}
+                Checked::Failed => failed += 1,
+                Checked::Skipped => skipped += 1,
             }
-            println!(
-                "{:<14} {:<9} {:>13} {:>13}  {:<20} {row}",
-                point.name(),
-                backend,
-                row.effects_after_crash,
-                row.effects_after_retry,
-                receipt
-            );
         }
     }
     if failed > 0 {
@@ -96,6 +66,54 @@ fn main() -> anyhow::Result<ExitCode> {
         "every row that ran: exactly one effect, the right receipt, nothing acknowledged lost"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What one row of the table came to.
+enum Checked {
+    Passed,
+    Failed,
+    Skipped,
+}
+
+/// Runs the scenario at `point` against the crash server `server` on a fresh place of
+/// `backend`, and prints the row.
+fn check_row(server: &Path, backend: &str, point: Point, url: Option<&str>) -> Checked {
+    let place = match (backend, url) {
+        ("sqlite", _) => Backend::fresh_sqlite(),
+        (_, Some(url)) => Backend::fresh_pg(url),
+        (_, None) => {
+            println!(
+                "{:<14} {:<9} skipped: set {} to enable",
+                point.name(),
+                backend,
+                pg::URL_VAR
+            );
+            return Checked::Skipped;
+        }
+    };
+    let row = scenario::run(&ProcessHarness::new(server, place), point);
+    let receipt = match row.retry {
+        Some(receipt) => format!(
+            "#{} total {} {}",
+            receipt.operation,
+            receipt.total,
+            delivery(&receipt)
+        ),
+        None => "-".to_owned(),
+    };
+    println!(
+        "{:<14} {:<9} {:>13} {:>13}  {:<20} {row}",
+        point.name(),
+        backend,
+        row.effects_after_crash,
+        row.effects_after_retry,
+        receipt
+    );
+    if row.verdict.is_err() {
+        Checked::Failed
+    } else {
+        Checked::Passed
+    }
 }
 
 /// The program `name`, next to this one (cargo builds every binary into the same directory).

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use retrykey::{Key, Ledger, Receipt, Request};
 
-use retrykey_durable::Options;
+use retrykey_durable::LedgerOptions;
 use retrykey_durable::crash::{Hooks, Point};
 
 use super::server::{Backend, Opener};
@@ -205,9 +205,9 @@ impl Harness for InProcess {
                 })
             }
         };
-        let options = Options {
+        let options = LedgerOptions {
             hooks,
-            ..Options::default()
+            ..LedgerOptions::default()
         };
         let ledger = (self.open)(&self.backend, options).map_err(|error| error.to_string())?;
         Ok(Box::new(InProcessRun {

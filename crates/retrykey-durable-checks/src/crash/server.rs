@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use retrykey::{Key, Ledger, Receipt, Request};
 
 use retrykey_durable::options::unix_seconds;
-use retrykey_durable::{Options, PgLedger, SqliteLedger, pg};
+use retrykey_durable::{LedgerOptions, PgLedger, SqliteLedger, pg};
 
 use crate::admin::Admin;
 
 /// Opens a ledger on a backend; the crash server of each variant passes its own.
-pub type Opener = fn(&Backend, Options) -> Result<Box<dyn Ledger>, retrykey_durable::Error>;
+pub type Opener = fn(&Backend, LedgerOptions) -> Result<Box<dyn Ledger>, retrykey_durable::Error>;
 
 /// Where the ledger lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn delivery(receipt: &Receipt) -> &'static str {
 /// Opens the correct ledgers of this crate.
 pub fn open_correct(
     backend: &Backend,
-    options: Options,
+    options: LedgerOptions,
 ) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
     Ok(match backend {
         Backend::Sqlite(path) => Box::new(SqliteLedger::open(path, options)?),
@@ -102,8 +102,8 @@ pub fn open_correct(
 }
 
 /// `options` for a one-connection PostgreSQL ledger in `schema`.
-pub fn pg_options(schema: &str, options: Options) -> Options {
-    Options {
+pub fn pg_options(schema: &str, options: LedgerOptions) -> LedgerOptions {
+    LedgerOptions {
         pg_schema: schema.to_owned(),
         pg_connections: 1,
         ..options
@@ -163,7 +163,7 @@ pub fn main(open: Opener) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let ledger = match open(&backend, Options::default()) {
+    let ledger = match open(&backend, LedgerOptions::default()) {
         Ok(ledger) => ledger,
         Err(error) => {
             eprintln!("crash-server: cannot open the ledger: {error}");

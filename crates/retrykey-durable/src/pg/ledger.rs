@@ -2,19 +2,18 @@
 //! The PostgreSQL ledger: its table layout, and the one transaction that writes the effect and
 //! the record together.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use retrykey::{Error, Key, Ledger, Receipt, Request};
-use retrykey_durable::Options;
 use retrykey_durable::crash::Point;
 use retrykey_durable::options::unix_seconds;
 use retrykey_durable::pg::transaction::Transaction;
 use retrykey_durable::pg::{
-    self, Pool, add_effect, add_effect_within_limits, insert_record, lookup, read_state, schema,
+    self, BlockingPool, add_effect, add_effect_within_limits, insert_record, lookup, read_state,
+    schema,
 };
+use retrykey_durable::{LedgerOptions, PgTx, WithRecord};
 use tokio_postgres::Client;
 
 /// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
@@ -42,37 +41,18 @@ CREATE INDEX IF NOT EXISTS operations_by_age ON operations (scope, created_at);
 -- ANCHOR_END: pg_tables
 ";
 
-/// More rows to write in an apply's transaction: see [`PgLedger::apply_with`].
-pub trait Also: Sync {
-    /// Writes them on `client`, inside the transaction that records `receipt`. Its statements
-    /// are sent in the same round trip as the record's, before its answer is known: when the
-    /// record yields to a concurrent writer of the key, the transaction rolls back, these rows
-    /// with it.
-    fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c>;
-}
-
-/// What [`Also::write`] returns.
-pub type BoxFuture<'c> = Pin<Box<dyn Future<Output = Result<(), Error>> + Send + 'c>>;
-
-/// Nothing more: the plain [`Ledger::apply`].
-impl Also for () {
-    fn write<'c>(&'c self, _client: &'c Client, _receipt: Receipt) -> BoxFuture<'c> {
-        Box::pin(std::future::ready(Ok(())))
-    }
-}
-
 /// A [`Ledger`] in PostgreSQL, shared by every process that opens the same schema and scope.
 #[derive(Debug)]
 pub struct PgLedger {
-    pool: Arc<Pool>,
-    options: Options,
+    pool: Arc<BlockingPool>,
+    options: LedgerOptions,
     ephemeral: bool,
 }
 
 impl PgLedger {
     /// Connects to `url` and prepares the tables in `options.pg_schema`.
-    pub fn open(url: &str, options: Options) -> Result<Self, retrykey_durable::Error> {
-        let pool = Pool::connect(
+    pub fn open(url: &str, options: LedgerOptions) -> Result<Self, retrykey_durable::Error> {
+        let pool = BlockingPool::connect(
             url,
             &options.pg_schema,
             options.pg_connections,
@@ -83,7 +63,10 @@ impl PgLedger {
 
     /// Prepares the tables on `pool`, which its caller may share: a program that keeps other
     /// tables in the same schema then logs in once.
-    pub fn with_pool(pool: Arc<Pool>, options: Options) -> Result<Self, retrykey_durable::Error> {
+    pub fn with_pool(
+        pool: Arc<BlockingPool>,
+        options: LedgerOptions,
+    ) -> Result<Self, retrykey_durable::Error> {
         let scope = options.scope.clone();
         let now = unix_seconds(SystemTime::now());
         // Outer error: no connection. Inner: a refused version or a failed migration, kept typed.
@@ -110,12 +93,13 @@ impl PgLedger {
             NEXT.fetch_add(1, Ordering::Relaxed),
             unix_seconds(SystemTime::now()),
         );
-        let options = Options {
+        let options = LedgerOptions {
             scope,
             pg_schema: format!("rk_ephemeral_{}", env!("CARGO_CRATE_NAME")),
-            ..Options::with_limits(limits)
+            ..LedgerOptions::with_limits(limits)
         };
-        let pool = Pool::shared(url, &options.pg_schema, options.pg_connections, "retrykey")?;
+        let pool =
+            BlockingPool::shared(url, &options.pg_schema, options.pg_connections, "retrykey")?;
         let mut ledger = Self::with_pool(pool, options)?;
         ledger.ephemeral = true;
         Ok(ledger)
@@ -128,14 +112,14 @@ impl PgLedger {
         &self,
         key: &Key,
         request: &Request,
-        also: &dyn Also,
+        also: &dyn WithRecord<PgTx>,
     ) -> Result<Receipt, Error> {
         self.pool
             .run(async |client| self.apply_once(client, key, request, also).await)
     }
 
     /// The options it was opened with.
-    pub fn options(&self) -> &Options {
+    pub fn options(&self) -> &LedgerOptions {
         &self.options
     }
 
@@ -152,7 +136,7 @@ impl PgLedger {
         client: &mut Client,
         key: &Key,
         request: &Request,
-        also: &dyn Also,
+        also: &dyn WithRecord<PgTx>,
     ) -> Result<Receipt, Error> {
         let scope = self.options.scope.as_str();
         let hooks = &self.options.hooks;
@@ -179,27 +163,7 @@ impl PgLedger {
             tx.rollback().await?;
             return stored.replay(request);
         }
-        let written = async {
-            let receipt = match added {
-                Some(receipt) => receipt,
-                None => self.effect_after_refusal(&tx, request).await?,
-            };
-            hooks.at(Point::AfterEffect);
-            // The record, in the same transaction: both commit, or neither does.
-            // Whatever else must commit with the record (Stage 7: the job's outgoing event)
-            // goes in the same round trip: the row lock taken by the effect is held for one
-            // round trip less. If the record yields to a concurrent one, everything rolls back.
-            let created_at = unix_seconds(SystemTime::now());
-            let (inserted, also) = tokio::join!(
-                biased;
-                insert_record(tx.client(), scope, key, request, receipt, created_at),
-                also.write(tx.client(), receipt),
-            );
-            let inserted = inserted?;
-            also?;
-            Ok::<_, Error>(inserted.then_some(receipt))
-        }
-        .await;
+        let written = self.record(&tx, key, request, added, also).await;
         match written {
             Ok(Some(receipt)) => {
                 hooks.at(Point::AfterRecord);
@@ -221,6 +185,38 @@ impl PgLedger {
                 Err(error)
             }
         }
+    }
+
+    /// Completes the effect when the first round trip did not write it (`added` is `None`), then
+    /// writes the record and whatever else commits with it, in `tx`: the receipt, or `None`
+    /// when a concurrent transaction recorded the key first.
+    async fn record(
+        &self,
+        tx: &Transaction<'_>,
+        key: &Key,
+        request: &Request,
+        added: Option<Receipt>,
+        also: &dyn WithRecord<PgTx>,
+    ) -> Result<Option<Receipt>, Error> {
+        let receipt = match added {
+            Some(receipt) => receipt,
+            None => self.effect_after_refusal(tx, request).await?,
+        };
+        self.options.hooks.at(Point::AfterEffect);
+        // The record, in the same transaction: both commit, or neither does.
+        // Whatever else must commit with the record (Stage 7: the job's outgoing event)
+        // goes in the same round trip: the row lock taken by the effect is held for one
+        // round trip less. If the record yields to a concurrent one, everything rolls back.
+        let created_at = unix_seconds(SystemTime::now());
+        let scope = self.options.scope.as_str();
+        let (inserted, also) = tokio::join!(
+            biased;
+            insert_record(tx.client(), scope, key, request, receipt, created_at),
+            also.write(tx.client(), receipt),
+        );
+        let inserted = inserted?;
+        also?;
+        Ok(inserted.then_some(receipt))
     }
 
     /// The effect statement wrote nothing for a key the lookup did not find: a limit refused

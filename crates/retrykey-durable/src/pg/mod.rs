@@ -16,7 +16,7 @@ use crate::SCHEMA_VERSION;
 use crate::record::{State, Stored, from_sql, to_sql};
 
 pub use ledger::PgLedger;
-pub use pool::{Failed, MAX_ATTEMPTS, Pool, check_identifier};
+pub use pool::{BlockingPool, Failed, MAX_ATTEMPTS, check_identifier};
 
 /// The environment variable that holds the connection URL, e.g.
 /// `postgres://retrykey:retrykey@127.0.0.1:5432/retrykey`.

@@ -1,8 +1,8 @@
 //! The synchronous facade over the workspace's PostgreSQL pool (`retrykey-pg`).
 //!
-//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`Pool`] owns a small tokio runtime
-//! (current-thread: the calling thread drives its own connection) and blocks the calling thread
-//! on each call: that runtime is the price of a synchronous API. The connections, the retry of
+//! The [`Ledger`](retrykey::Ledger) trait is synchronous. A [`BlockingPool`] owns a small tokio
+//! runtime (current-thread: the calling thread drives its own connection) and blocks the calling
+//! thread on each call: that runtime is the price of a synchronous API. The connections, the retry of
 //! transient failures and the reconnect of broken connections are the shared pool's. Do not
 //! call a `PgLedger` from async code: use `spawn_blocking` there.
 
@@ -17,14 +17,16 @@ use tokio_postgres::Client;
 pub use retrykey_pg::MAX_ATTEMPTS;
 
 /// A few connections to one database, all with `search_path` set to one schema.
-pub struct Pool {
+pub struct BlockingPool {
     runtime: Option<Runtime>,
     pool: retrykey_pg::Pool,
 }
 
-impl std::fmt::Debug for Pool {
+impl std::fmt::Debug for BlockingPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").field("pool", &self.pool).finish()
+        f.debug_struct("BlockingPool")
+            .field("pool", &self.pool)
+            .finish()
     }
 }
 
@@ -42,7 +44,7 @@ impl retrykey_pg::WorkFailure for Failed {
     }
 }
 
-impl Pool {
+impl BlockingPool {
     /// Prepares `size` connections to `url` whose tables live in `schema` (created if missing).
     /// The first one is opened now, so that a wrong URL fails here.
     pub fn connect(
@@ -76,7 +78,7 @@ impl Pool {
         size: usize,
         application_name: &str,
     ) -> Result<Arc<Self>, crate::Error> {
-        type Pools = std::sync::Mutex<HashMap<String, Arc<Pool>>>;
+        type Pools = std::sync::Mutex<HashMap<String, Arc<BlockingPool>>>;
         static POOLS: OnceLock<Pools> = OnceLock::new();
         let id = format!("{url}\n{schema}\n{size}\n{application_name}");
         let pools = POOLS.get_or_init(Pools::default);
@@ -99,8 +101,8 @@ impl Pool {
         self.run_prepared(async |connection| work(connection.client_mut()).await)
     }
 
-    /// [`Pool::run`] with the connection itself, for work that uses the statements it keeps
-    /// prepared.
+    /// [`BlockingPool::run`] with the connection itself, for work that uses the statements it
+    /// keeps prepared.
     pub fn run_prepared<T>(
         &self,
         mut work: impl AsyncFnMut(&mut Connection) -> Result<T, Error>,
@@ -121,7 +123,7 @@ impl Pool {
     }
 }
 
-impl Drop for Pool {
+impl Drop for BlockingPool {
     fn drop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
             // Safe to drop anywhere, even inside another runtime.

@@ -9,21 +9,9 @@
 use retrykey::{Key, Request};
 use tokio_postgres::{Client, GenericClient, Transaction};
 
-use super::Pool;
+use super::BlockingPool;
+use crate::versions::{LAYOUT_V1, Opening, read_v1_receipt, v1_records, version_table};
 use crate::{Error, SCHEMA_VERSION};
-
-const LAYOUT_V1: &str = "
-CREATE TABLE retrykey_meta (version integer NOT NULL);
-INSERT INTO retrykey_meta (version) VALUES (1);
-CREATE TABLE ledger (id integer PRIMARY KEY CHECK (id = 1), total bigint NOT NULL);
-INSERT INTO ledger (id, total) VALUES (1, 0);
-CREATE TABLE operations (
-    key     text   PRIMARY KEY,
-    job     text   NOT NULL,
-    units   bigint NOT NULL,
-    receipt text   NOT NULL
-);
-";
 
 /// Brings the schema to [`SCHEMA_VERSION`], creating the tables of `layout` (the current
 /// layout) if there are none, and makes sure `scope` has its ledger row. Serialized by an
@@ -40,26 +28,14 @@ pub async fn prepare(
     let tx = client.transaction().await?;
     tx.batch_execute("SELECT pg_advisory_xact_lock(7304)")
         .await?;
-    match version(&tx).await? {
-        None => {
+    // Dropping `tx` on an error rolls back: nothing was written.
+    match Opening::of(version(&tx).await?)? {
+        Opening::Create => {
             tx.batch_execute(layout).await?;
-            tx.batch_execute("CREATE TABLE IF NOT EXISTS retrykey_meta (version integer NOT NULL)")
-                .await?;
-            tx.execute(
-                "INSERT INTO retrykey_meta (version) VALUES ($1)",
-                &[&(SCHEMA_VERSION as i32)],
-            )
-            .await?;
+            tx.batch_execute(&version_table()).await?;
         }
-        Some(1) => migrate_v1(&tx, layout, scope, now).await?,
-        Some(SCHEMA_VERSION) => {}
-        Some(found) => {
-            // Dropping `tx` rolls back: nothing was written.
-            return Err(Error::SchemaTooNew {
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        Opening::MigrateV1 => migrate_v1(&tx, layout, scope, now).await?,
+        Opening::Current => {}
     }
     tx.execute(
         "INSERT INTO ledger (scope, total, records, operations) VALUES ($1, 0, 0, 0)
@@ -105,10 +81,7 @@ async fn migrate_v1(
     {
         let (key, job, units, receipt): (String, String, i64, String) =
             (row.get(0), row.get(1), row.get(2), row.get(3));
-        let (operation, total) = parse_v1_receipt(&receipt).ok_or_else(|| Error::Migration {
-            key: key.clone(),
-            problem: format!("receipt {receipt:?} is not \"<operation>/<total>\""),
-        })?;
+        let (operation, total) = read_v1_receipt(&key, &receipt)?;
         old.push((key, job, units, operation, total));
     }
     let total: i64 = tx.query_one("SELECT total FROM ledger", &[]).await?.get(0);
@@ -137,17 +110,12 @@ async fn migrate_v1(
     Ok(())
 }
 
-fn parse_v1_receipt(text: &str) -> Option<(i64, i64)> {
-    let (operation, total) = text.split_once('/')?;
-    Some((operation.parse().ok()?, total.parse().ok()?))
-}
-
 /// Writes a fresh ledger in the version-1 layout into `schema` (created if missing) at `url`,
 /// applying `operations` the way the previous release did. Tests use it to prove that a
 /// migrated ledger replays old receipts.
 #[doc(hidden)]
 pub fn write_v1(url: &str, schema: &str, operations: &[(Key, Request)]) -> Result<(), Error> {
-    let pool = Pool::connect(url, schema, 1, "retrykey-v1")?;
+    let pool = BlockingPool::connect(url, schema, 1, "retrykey-v1")?;
     pool.run(async |client| Ok(write_v1_rows(client, operations).await))
         .map_err(|error| Error::Config(error.to_string()))?
 }
@@ -155,18 +123,11 @@ pub fn write_v1(url: &str, schema: &str, operations: &[(Key, Request)]) -> Resul
 async fn write_v1_rows(client: &mut Client, operations: &[(Key, Request)]) -> Result<(), Error> {
     let tx = client.transaction().await?;
     tx.batch_execute(LAYOUT_V1).await?;
-    let mut total = 0_i64;
-    for (number, (key, request)) in operations.iter().enumerate() {
-        total += request.units() as i64;
-        let receipt = format!("{}/{}", number + 1, total);
+    let (records, total) = v1_records(operations);
+    for record in &records {
         tx.execute(
             "INSERT INTO operations (key, job, units, receipt) VALUES ($1, $2, $3, $4)",
-            &[
-                &key.as_str(),
-                &request.job(),
-                &(request.units() as i64),
-                &receipt,
-            ],
+            &[&record.key, &record.job, &record.units, &record.receipt],
         )
         .await?;
     }

@@ -20,8 +20,8 @@
 //! A `Transaction` cannot roll back from `Drop` (that takes a round trip). Every path that
 //! returns ends it with [`Transaction::commit`] or [`Transaction::rollback`]. A path that never
 //! returns (a panic, a dropped future) leaves its connection inside the transaction; the pool
-//! closes such a connection before anyone uses it again (see [`Pool::run`](super::Pool::run)),
-//! and the server rolls back what it left open.
+//! closes such a connection before anyone uses it again (see
+//! [`BlockingPool::run`](super::BlockingPool::run)), and the server rolls back what it left open.
 
 use std::future::Future;
 

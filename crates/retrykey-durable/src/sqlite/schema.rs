@@ -10,6 +10,7 @@ use std::path::Path;
 use retrykey::{Key, Request};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use crate::versions::{LAYOUT_V1, Opening, read_v1_receipt, v1_records, version_table};
 use crate::{Error, SCHEMA_VERSION};
 
 const LAYOUT_V2: &str = "
@@ -35,44 +36,19 @@ CREATE INDEX operations_by_age ON operations (scope, created_at);
 -- ANCHOR_END: sqlite_tables
 ";
 
-const LAYOUT_V1: &str = "
-CREATE TABLE retrykey_meta (version INTEGER NOT NULL);
-INSERT INTO retrykey_meta (version) VALUES (1);
-CREATE TABLE ledger (id INTEGER PRIMARY KEY CHECK (id = 1), total INTEGER NOT NULL);
-INSERT INTO ledger (id, total) VALUES (1, 0);
-CREATE TABLE operations (
-    key     TEXT PRIMARY KEY,
-    job     TEXT NOT NULL,
-    units   INTEGER NOT NULL,
-    receipt TEXT NOT NULL
-);
-";
-
 /// Brings the database to [`SCHEMA_VERSION`] and makes sure `scope` has its ledger row.
 ///
 /// `now` (Unix seconds) becomes the creation time of migrated records, which had none: their
 /// retention window starts at the migration.
 pub fn prepare(conn: &mut Connection, scope: &str, now: i64) -> Result<(), Error> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    match version(&tx)? {
-        None => {
+    match Opening::of(version(&tx)?)? {
+        Opening::Create => {
             tx.execute_batch(LAYOUT_V2)?;
-            tx.execute_batch(
-                "CREATE TABLE IF NOT EXISTS retrykey_meta (version INTEGER NOT NULL)",
-            )?;
-            tx.execute(
-                "INSERT INTO retrykey_meta (version) VALUES (?1)",
-                [SCHEMA_VERSION],
-            )?;
+            tx.execute_batch(&version_table())?;
         }
-        Some(1) => migrate_v1(&tx, scope, now)?,
-        Some(SCHEMA_VERSION) => {}
-        Some(found) => {
-            return Err(Error::SchemaTooNew {
-                found,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        Opening::MigrateV1 => migrate_v1(&tx, scope, now)?,
+        Opening::Current => {}
     }
     tx.execute(
         "INSERT OR IGNORE INTO ledger (scope, total, records, operations) VALUES (?1, 0, 0, 0)",
@@ -113,10 +89,7 @@ fn migrate_v1(tx: &rusqlite::Transaction<'_>, scope: &str, now: i64) -> Result<(
         .collect::<Result<_, _>>()?;
     let mut last_operation = 0_i64;
     for (key, job, units, receipt) in &old {
-        let (operation, total) = parse_v1_receipt(receipt).ok_or_else(|| Error::Migration {
-            key: key.clone(),
-            problem: format!("receipt {receipt:?} is not \"<operation>/<total>\""),
-        })?;
+        let (operation, total) = read_v1_receipt(key, receipt)?;
         last_operation = last_operation.max(operation);
         tx.execute(
             "INSERT INTO operations
@@ -147,11 +120,6 @@ fn migrate_v1(tx: &rusqlite::Transaction<'_>, scope: &str, now: i64) -> Result<(
     Ok(())
 }
 
-fn parse_v1_receipt(text: &str) -> Option<(i64, i64)> {
-    let (operation, total) = text.split_once('/')?;
-    Some((operation.parse().ok()?, total.parse().ok()?))
-}
-
 /// Writes a fresh ledger file in the version-1 layout, applying `operations` the way the
 /// previous release did. Tests use it to prove that a migrated ledger replays old receipts.
 #[doc(hidden)]
@@ -159,17 +127,11 @@ pub fn write_v1(path: &Path, operations: &[(Key, Request)]) -> Result<(), Error>
     let mut conn = Connection::open(path)?;
     let tx = conn.transaction()?;
     tx.execute_batch(LAYOUT_V1)?;
-    let mut total = 0_i64;
-    for (number, (key, request)) in operations.iter().enumerate() {
-        total += request.units() as i64;
+    let (records, total) = v1_records(operations);
+    for record in &records {
         tx.execute(
             "INSERT INTO operations (key, job, units, receipt) VALUES (?1, ?2, ?3, ?4)",
-            params![
-                key.as_str(),
-                request.job(),
-                request.units() as i64,
-                format!("{}/{}", number + 1, total)
-            ],
+            params![record.key, record.job, record.units, record.receipt],
         )?;
     }
     tx.execute("UPDATE ledger SET total = ?1", [total])?;

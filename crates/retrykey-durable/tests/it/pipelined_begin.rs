@@ -3,8 +3,8 @@
 //! RETRYKEY_PG_URL is not set.
 
 use retrykey::{Key, Ledger, Limits};
-use retrykey_durable::pg::{Pool, add_effect_within_limits};
-use retrykey_durable::{Options, PgLedger};
+use retrykey_durable::pg::{BlockingPool, add_effect_within_limits};
+use retrykey_durable::{LedgerOptions, PgLedger};
 use retrykey_durable_checks::admin::url;
 use retrykey_durable_checks::crash::server::pg_options;
 use retrykey_testkit::FreshSchema;
@@ -16,9 +16,9 @@ retrykey_durable_checks::postgres_test! {
         let url = url();
         let place = FreshSchema::new(&url);
         let schema = place.name();
-        let options = pg_options(schema, Options::default());
+        let options = pg_options(schema, LedgerOptions::default());
         let ledger = PgLedger::open(&url, options.clone()).expect("open");
-        let pool = Pool::connect(&url, schema, 1, "retrykey-autocommit").expect("pool");
+        let pool = BlockingPool::connect(&url, schema, 1, "retrykey-autocommit").expect("pool");
         let key = Key::new("op-1").expect("valid key");
         let scope = options.scope.as_str();
         let outside = pool.run(async |client| {

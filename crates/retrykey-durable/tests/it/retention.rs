@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
 use retrykey_durable::options::DEFAULT_RETENTION;
 use retrykey_durable::retention::{Sweep, Sweeper};
-use retrykey_durable::{Options, PgLedger, SqliteLedger};
+use retrykey_durable::{LedgerOptions, PgLedger, SqliteLedger};
 use retrykey_durable_checks::admin::url;
 
 pub(crate) fn key(text: &str) -> Key {
@@ -136,9 +136,9 @@ retrykey_durable_checks::postgres_test! {
 #[test]
 fn sqlite_endless_window_keeps_everything() {
     let path = retrykey_durable::sqlite::ephemeral_path();
-    let options = Options {
+    let options = LedgerOptions {
         retention: Duration::MAX,
-        ..Options::default()
+        ..LedgerOptions::default()
     };
     let ledger = SqliteLedger::open(&path, options).expect("open");
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
@@ -153,9 +153,9 @@ fn sqlite_endless_window_keeps_everything() {
 #[test]
 fn sweeper_thread_deletes_expired_records() {
     let dir = std::env::temp_dir().join(format!("retrykey-sweeper-{}.sqlite", std::process::id()));
-    let options = Options {
+    let options = LedgerOptions {
         retention: Duration::ZERO,
-        ..Options::default()
+        ..LedgerOptions::default()
     };
     let ledger = Arc::new(SqliteLedger::open(&dir, options).expect("open"));
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));
@@ -184,9 +184,9 @@ fn sweeper_thread_deletes_expired_records() {
 #[test]
 fn zero_window_forgets_at_once() {
     let path = retrykey_durable::sqlite::ephemeral_path();
-    let options = Options {
+    let options = LedgerOptions {
         retention: Duration::ZERO,
-        ..Options::default()
+        ..LedgerOptions::default()
     };
     let ledger = SqliteLedger::open(&path, options).expect("open");
     assert_eq!(ledger.apply(&key("a"), &request(5)), Ok(receipt(1, 5)));

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey_durable::sqlite::schema;
-use retrykey_durable::{Options, SCHEMA_VERSION, SqliteLedger};
+use retrykey_durable::{LedgerOptions, SCHEMA_VERSION, SqliteLedger};
 use rusqlite::Connection;
 
 struct TempFile(PathBuf);
@@ -35,7 +35,7 @@ fn version_1_ledger_migrates_and_replays() {
     schema::write_v1(&file.0, &v1_operations()).expect("write a version-1 ledger");
     assert_eq!(stored_version(&file), 1);
 
-    let ledger = SqliteLedger::open(&file.0, Options::default()).expect("open migrates");
+    let ledger = SqliteLedger::open(&file.0, LedgerOptions::default()).expect("open migrates");
     assert_eq!(stored_version(&file), SCHEMA_VERSION);
     migrated_ledger_replays(&ledger);
 }
@@ -44,7 +44,7 @@ fn version_1_ledger_migrates_and_replays() {
 #[test]
 fn newer_layout_is_refused_unchanged() {
     let file = TempFile::new("v-future");
-    drop(SqliteLedger::open(&file.0, Options::default()).expect("create"));
+    drop(SqliteLedger::open(&file.0, LedgerOptions::default()).expect("create"));
     let conn = Connection::open(&file.0).expect("open");
     conn.execute(
         "UPDATE retrykey_meta SET version = ?1",
@@ -52,7 +52,7 @@ fn newer_layout_is_refused_unchanged() {
     )
     .expect("pretend a newer release wrote it");
     drop(conn);
-    let refused = SqliteLedger::open(&file.0, Options::default()).map(|_| ());
+    let refused = SqliteLedger::open(&file.0, LedgerOptions::default()).map(|_| ());
     assert!(
         matches!(refused, Err(retrykey_durable::Error::SchemaTooNew { found, supported })
             if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
@@ -70,7 +70,7 @@ fn unreadable_old_record_stops_the_migration() {
     conn.execute("UPDATE operations SET receipt = 'seven'", [])
         .expect("damage the receipt");
     drop(conn);
-    let refused = SqliteLedger::open(&file.0, Options::default()).map(|_| ());
+    let refused = SqliteLedger::open(&file.0, LedgerOptions::default()).map(|_| ());
     assert!(
         matches!(&refused, Err(retrykey_durable::Error::Migration { key, .. }) if key == "op-1"),
         "got {refused:?}"

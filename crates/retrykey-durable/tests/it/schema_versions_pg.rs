@@ -5,7 +5,7 @@
 use crate::common::{key, migrated_ledger_replays, request, v1_operations};
 use retrykey::Ledger;
 use retrykey_durable::pg::schema;
-use retrykey_durable::{Options, PgLedger, SCHEMA_VERSION};
+use retrykey_durable::{LedgerOptions, PgLedger, SCHEMA_VERSION};
 use retrykey_durable_checks::admin::{Admin, url};
 use retrykey_durable_checks::crash::server::pg_options;
 use retrykey_testkit::FreshSchema;
@@ -24,8 +24,8 @@ impl Place {
         }
     }
 
-    fn options(&self) -> Options {
-        pg_options(self.schema.name(), Options::default())
+    fn options(&self) -> LedgerOptions {
+        pg_options(self.schema.name(), LedgerOptions::default())
     }
 
     fn admin(&self) -> Admin {
@@ -76,7 +76,7 @@ retrykey_durable_checks::postgres_test! {
         let before = place.number("SELECT (sum(total) + sum(operations) * 1000)::bigint FROM ledger");
         let refused = PgLedger::open(
             &place.url,
-            Options {
+            LedgerOptions {
                 scope: "another".to_owned(),
                 ..place.options()
             },

@@ -2,7 +2,7 @@
 //! solution the book shows cannot stop compiling or start failing unnoticed.
 
 use retrykey::Ledger;
-use retrykey_durable::{Durability, Options};
+use retrykey_durable::{Durability, LedgerOptions};
 use retrykey_durable_checks::crash::Point;
 use retrykey_durable_checks::crash::harness::InProcess;
 use retrykey_durable_checks::crash::scenario;
@@ -16,9 +16,9 @@ fn normal_durability_survives_every_crash_point() {
     // The correct ledger, opened with `synchronous = NORMAL` instead of the default `FULL`.
     fn open_normal(
         backend: &Backend,
-        options: Options,
+        options: LedgerOptions,
     ) -> Result<Box<dyn Ledger>, retrykey_durable::Error> {
-        let options = Options {
+        let options = LedgerOptions {
             durability: Durability::Normal,
             ..options
         };

@@ -15,7 +15,7 @@ mod released_statuses;
 mod store_write_failures;
 
 // The Stage 4 check suite against the correct crate: every check must pass.
-retrykey_http_checks::http_suite!(retrykey_http_checks::Subject::correct());
+retrykey_http_checks::http_suite!(retrykey_http_checks::LayerUnderTest::correct());
 
 // The simulator's suite against the correct layer: every seed keeps every rule.
 retrykey_sim::sim_suite!(retrykey_sim::Stack::correct());

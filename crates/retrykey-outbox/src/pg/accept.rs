@@ -2,7 +2,7 @@
 //! transaction, as on SQLite (`sqlite/accept.rs`).
 
 use retrykey::{Key, Receipt, Request};
-use retrykey_durable::pg::ledger::{Also, BoxFuture};
+use retrykey_durable::{LedgerTx, PgTx, WithRecord};
 use tokio_postgres::Client;
 
 use crate::pg::{PgDocuments, events};
@@ -29,8 +29,12 @@ struct WithEvent<'a> {
     now: i64,
 }
 
-impl Also for WithEvent<'_> {
-    fn write<'c>(&'c self, client: &'c Client, receipt: Receipt) -> BoxFuture<'c> {
+impl WithRecord<PgTx> for WithEvent<'_> {
+    fn write<'c>(
+        &'c self,
+        client: &'c Client,
+        receipt: Receipt,
+    ) -> <PgTx as LedgerTx>::Written<'c> {
         let new = NewEvent::for_job(&self.id, self.scope, receipt, self.job, self.now);
         Box::pin(async move { events::insert(client, &new).await })
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::PgLedger;
-use retrykey_durable::pg::{Failed, Pool, storage};
+use retrykey_durable::pg::{BlockingPool, Failed, storage};
 use retrykey_pg::{Connection, Settings, Work};
 use retrykey_program::Clock;
 
@@ -56,7 +56,7 @@ pub struct PgDocuments {
     ledger: PgLedger,
     /// For the synchronous calls (accepting, the operator's tools): blocks on a runtime of its
     /// own.
-    pool: Arc<Pool>,
+    pool: Arc<BlockingPool>,
     /// For the dispatcher, which awaits it on its own runtime: no thread blocked per call. Its
     /// connections open on first use, on that runtime.
     serving: Box<retrykey_pg::Pool>,
@@ -68,7 +68,7 @@ impl PgDocuments {
     pub fn connect(url: &str, options: DocumentsOptions) -> Result<Self, Error> {
         // One pool for the ledger and the outbox: a one-shot command logs in once. The ledger's
         // tables first: the outbox's index is on one of them.
-        let pool = Arc::new(Pool::connect(
+        let pool = Arc::new(BlockingPool::connect(
             url,
             &options.pg_schema,
             options.pg_connections,

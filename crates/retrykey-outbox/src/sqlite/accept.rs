@@ -17,10 +17,11 @@ use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
 /// the first answer.
 pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
     let (id, scope, now) = (EventId::random(), documents.scope(), documents.now_ms());
-    let receipt = documents.ledger().apply_with(key, job, &|tx, receipt| {
-        // One more row of the job's own transaction, after its record, before its commit.
+    // One more row of the job's own transaction, after its record, before its commit.
+    let event = |tx: &rusqlite::Transaction<'_>, receipt| {
         events::insert(tx, &NewEvent::for_job(&id, scope, receipt, job, now))
-    })?;
+    };
+    let receipt = documents.ledger().apply_with(key, job, &event)?;
     documents.accepted(receipt, id)
 }
 // ANCHOR_END: accept

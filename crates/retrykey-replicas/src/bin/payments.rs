@@ -20,7 +20,7 @@ use retrykey_program::flags::{self, FlagError, Span};
 use retrykey_replicas::crash::Point;
 use retrykey_replicas::open::StoreChoiceError;
 use retrykey_replicas::pg::DEFAULT_SCHEMA;
-use retrykey_replicas::{Lease, Opened, Options, PgEntries, PgPayments, StoreChoice};
+use retrykey_replicas::{Lease, Opened, PgEntries, PgPayments, StoreChoice, StoreOptions};
 use retrykey_server::{Running, ServerLimits, Timeouts};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -114,9 +114,9 @@ fn pause_point(text: &str) -> Result<Point, FlagError> {
 }
 
 impl Args {
-    fn options(&self) -> Options {
-        let defaults = Options::default();
-        Options {
+    fn options(&self) -> StoreOptions {
+        let defaults = StoreOptions::default();
+        StoreOptions {
             limits: StoreLimits {
                 max_entries: self.max_entries,
                 max_bytes: self.max_bytes,

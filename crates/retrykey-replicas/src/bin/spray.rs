@@ -149,12 +149,7 @@ async fn main() -> ExitCode {
         .map(|base| Replica::new(&http, base))
         .collect();
     let names: Vec<String> = (0..clients.len()).map(name).collect();
-    let keys: Vec<String> = match args.keys {
-        None => vec![args.key.clone(); args.copies],
-        Some(count) => (1..=count).map(|i| format!("{}-{i}", args.key)).collect(),
-    };
-    // A prefix that is sendable can still make a key too long once numbered.
-    let keys = match keys.iter().map(|key| key_header(key)).collect() {
+    let keys = match keys(&args) {
         Ok(keys) => keys,
         Err(error) => {
             eprintln!("spray: the keys made from --key cannot be sent: {error}");
@@ -163,7 +158,27 @@ async fn main() -> ExitCode {
     };
     let outcomes = spray(&clients, keys).await;
     let failed = outcomes.iter().filter(|outcome| outcome.is_err()).count();
+    report(&args, &names, &outcomes);
+    println!("charges: {}", charges(&clients, &names).await.join(", "));
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
 
+/// The keys to send: `--copies` times `--key`, or `--keys` keys numbered after it. A prefix
+/// that is sendable can still make a key too long once numbered.
+fn keys(args: &Args) -> Result<Vec<KeyHeader>, String> {
+    let keys: Vec<String> = match args.keys {
+        None => vec![args.key.clone(); args.copies],
+        Some(count) => (1..=count).map(|i| format!("{}-{i}", args.key)).collect(),
+    };
+    keys.iter().map(|key| key_header(key)).collect()
+}
+
+/// Prints what was sent where, each copy's answer (for copies of one key), and the summary.
+fn report(args: &Args, names: &[String], outcomes: &[Outcome]) {
     match args.keys {
         None => {
             println!(
@@ -184,14 +199,8 @@ async fn main() -> ExitCode {
             names.join(", ")
         ),
     }
-    for line in summary(&outcomes, args.keys.is_none()) {
+    for line in summary(outcomes, args.keys.is_none()) {
         println!("{line}");
-    }
-    println!("charges: {}", charges(&clients, &names).await.join(", "));
-    if failed > 0 {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
     }
 }
 

@@ -10,13 +10,13 @@
 //!
 //! ```no_run
 //! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{Options, PgPayments, PgEntries};
+//! use retrykey_replicas::{PgEntries, PgPayments, StoreOptions};
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
 //! # async fn run() -> Result<(), retrykey_http::Error> {
 //! let url = "postgres://retrykey:retrykey@127.0.0.1:5432/retrykey";
-//! let store = PgEntries::connect(url, Options::default()).await?;
+//! let store = PgEntries::connect(url, StoreOptions::default()).await?;
 //! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(PgPayments::new(&store)));
 //! let layer = IdempotencyLayer::builder().store(store).build();
 //! # let _ = (layer, payments);
@@ -34,23 +34,19 @@ mod usage;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use retrykey_crashpoints::at;
-use retrykey_http::{
-    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoredResponse, Token,
-};
+use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 
-use crate::Options;
-use crate::attempts::Attempts;
-use crate::crash::Point;
-use crate::lease::millis;
+use crate::StoreOptions;
 use crate::record::ResponseColumns;
-use crate::wait::Seen;
+use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
+use crate::wait::EntryRow;
 
-pub use charge::PgPayments;
-
-use claim::Claim;
-use pool::{Connection, PgResult, Pool};
+use pool::{Connection, FailClosedPool, PgResult};
 use usage::SWEEP_BATCH;
+
+/// A [`PaymentLedger`](retrykey_http::payments::PaymentLedger) in the same PostgreSQL schema as
+/// a [`PgEntries`].
+pub type PgPayments = DbPayments<PgBackend>;
 
 /// Connections per store: enough for a replica's concurrent requests on a small machine,
 /// few enough that many replicas stay under the server's `max_connections`.
@@ -59,38 +55,27 @@ pub const CONNECTIONS: usize = 8;
 /// The schema [`PgEntries::connect`] keeps its tables in.
 pub const DEFAULT_SCHEMA: &str = "retrykey_http";
 
-/// A [`Entries`] in PostgreSQL: any number of replicas, one authority.
+/// A [`Entries`](retrykey_http::Entries) in PostgreSQL: any number of replicas, one authority.
 ///
 /// Cloning is cheap and shares the connections.
-#[derive(Clone)]
-pub struct PgEntries {
-    inner: Arc<Inner>,
-}
+pub type PgEntries = DbEntries<PgBackend>;
 
-pub(crate) struct Inner {
-    pool: Pool,
-    options: Options,
+/// The PostgreSQL side of a [`PgEntries`]: its connections, schema and sweeps.
+#[derive(Debug)]
+pub struct PgBackend {
+    pool: FailClosedPool,
+    common: Common,
     schema: String,
     /// Where to drop the schema from when the last clone goes (a throwaway store).
     throwaway: Option<String>,
-    pub(crate) attempts: Attempts,
     /// Claims made, to give every [`SWEEP_EVERY`]th one the sweep of the claims between.
     claims: AtomicU64,
-}
-
-impl std::fmt::Debug for PgEntries {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgEntries")
-            .field("schema", &self.inner.schema)
-            .field("options", &self.inner.options)
-            .finish_non_exhaustive()
-    }
 }
 
 impl PgEntries {
     /// Connects to the database at `url` and creates the tables in [`DEFAULT_SCHEMA`] if
     /// missing. Fails (rather than later) when the URL is wrong or the server is down.
-    pub async fn connect(url: &str, options: Options) -> Result<Self, Error> {
+    pub async fn connect(url: &str, options: StoreOptions) -> Result<Self, Error> {
         Self::connect_in_schema(url, DEFAULT_SCHEMA, options).await
     }
 
@@ -98,7 +83,7 @@ impl PgEntries {
     pub async fn connect_in_schema(
         url: &str,
         schema: &str,
-        options: Options,
+        options: StoreOptions,
     ) -> Result<Self, Error> {
         Self::open(url, schema, options, false).await
     }
@@ -106,13 +91,8 @@ impl PgEntries {
     /// A store in a new, empty schema, dropped when the last clone is dropped: a test knob,
     /// compiled only with the `test-support` feature.
     #[cfg(feature = "test-support")]
-    pub async fn throwaway(url: &str, options: Options) -> Result<Self, Error> {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let schema = format!(
-            "rk_http_{}_{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+    pub async fn throwaway(url: &str, options: StoreOptions) -> Result<Self, Error> {
+        let schema = format!("rk_http_{}", crate::store::throwaway_name());
         // Dropped first: left over, perhaps, by an earlier process with the same id.
         let mut store = Self::open(url, &schema, options, true).await?;
         if let Some(inner) = Arc::get_mut(&mut store.inner) {
@@ -121,9 +101,14 @@ impl PgEntries {
         Ok(store)
     }
 
-    async fn open(url: &str, schema: &str, options: Options, fresh: bool) -> Result<Self, Error> {
+    async fn open(
+        url: &str,
+        schema: &str,
+        options: StoreOptions,
+        fresh: bool,
+    ) -> Result<Self, Error> {
         schema::check_identifier(schema)?;
-        let pool = Pool::new(url, schema, CONNECTIONS)?;
+        let pool = FailClosedPool::new(url, schema, CONNECTIONS)?;
         let limits = options.limits;
         let schema_name = schema.to_owned();
         pool.run(move |conn| {
@@ -132,12 +117,11 @@ impl PgEntries {
         })
         .await??;
         Ok(Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new(PgBackend {
                 pool,
-                options,
+                common: Common::new(options),
                 schema: schema.to_owned(),
                 throwaway: None,
-                attempts: Attempts::default(),
                 claims: AtomicU64::new(0),
             }),
         })
@@ -146,11 +130,6 @@ impl PgEntries {
     /// The schema this store's tables live in.
     pub fn schema(&self) -> &str {
         &self.inner.schema
-    }
-
-    /// The options it was opened with.
-    pub fn options(&self) -> &Options {
-        &self.inner.options
     }
 
     /// How many entries are held (running and finished, expired ones not yet swept included).
@@ -169,7 +148,7 @@ impl PgEntries {
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
     pub async fn sweep(&self) -> Result<u64, Error> {
-        let now = self.inner.options.clock.now_ms();
+        let now = self.inner.common.options.clock.now_ms();
         self.inner
             .pool
             .run(move |conn| {
@@ -183,13 +162,9 @@ impl PgEntries {
             })
             .await
     }
-
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.inner
-    }
 }
 
-impl Drop for Inner {
+impl Drop for PgBackend {
     fn drop(&mut self) {
         let Some(url) = self.throwaway.take() else {
             return;
@@ -203,7 +178,7 @@ impl Drop for Inner {
                 .build()
                 .ok()?;
             runtime.block_on(async {
-                let pool = Pool::new(&url, "public", 1).ok()?;
+                let pool = FailClosedPool::new(&url, "public", 1).ok()?;
                 pool.run(move |conn| {
                     let sql = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
                     Box::pin(async move { conn.batch(&sql).await })
@@ -219,33 +194,102 @@ impl Drop for Inner {
     }
 }
 
-impl Inner {
-    /// What is known about `id` now, read in one statement.
-    async fn seen(self: &Arc<Self>, id: EntryId) -> Result<Seen, Error> {
-        let now = self.options.clock.now_ms();
-        let row = self
-            .pool
-            .run(move |conn| Box::pin(async move { read_row(conn, &id).await }))
-            .await?;
-        Seen::from_row(row, now)
+impl StoreBackend for PgBackend {
+    fn common(&self) -> &Common {
+        &self.common
     }
 
-    /// Renews the lease of the attempt holding `token` while it runs (see `running.rs`).
-    fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
-        let inner = Arc::clone(self);
-        let (lease, clock) = (self.options.lease, self.options.clock);
-        self.attempts
-            .keep_renewing(id, token, lease, clock, move |until| {
-                let inner = Arc::clone(&inner);
-                async move {
-                    inner
-                        .pool
-                        .run(move |conn| {
-                            Box::pin(async move { fence::renew(conn, &id, token, until).await })
-                        })
-                        .await
-                }
-            });
+    async fn row(&self, id: EntryId) -> Result<Option<EntryRow>, Error> {
+        self.pool
+            .run(move |conn| Box::pin(async move { read_row(conn, &id).await }))
+            .await
+    }
+
+    async fn claim(&self, id: EntryId, fingerprint: Fingerprint) -> Result<Reserve, Error> {
+        let sweep = sweep_batch(&self.claims);
+        let options = Arc::new(self.common.options.clone());
+        self.pool
+            .run(move |conn| {
+                let options = Arc::clone(&options);
+                Box::pin(async move {
+                    let terms = ClaimTerms::now(&options);
+                    claim::claim(conn, &id, &fingerprint, &terms, sweep).await
+                })
+            })
+            .await
+    }
+
+    async fn renew(&self, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
+        self.pool
+            .run(move |conn| Box::pin(async move { fence::renew(conn, &id, token, until).await }))
+            .await
+    }
+
+    async fn finish(&self, id: EntryId, token: Token, answer: StoredAnswer) -> Result<bool, Error> {
+        let answer = Arc::new(answer);
+        self.pool
+            .run(move |conn| {
+                let answer = Arc::clone(&answer);
+                Box::pin(async move {
+                    if fence::begin_if_held(conn, &id, token).await? {
+                        fence::finish_and_commit(conn, &id, &answer.columns, answer.expires_at)
+                            .await?;
+                        return Ok(true);
+                    }
+                    // A handler that shares this database may have stored the answer itself,
+                    // in the transaction of its effect (see `charge.rs`), in another process
+                    // that has since died: then it is done already.
+                    let done = fence::finished_by(conn, &id, token).await?;
+                    conn.batch("COMMIT").await?;
+                    Ok(done)
+                })
+            })
+            .await
+    }
+
+    async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
+        self.pool
+            .run(move |conn| {
+                Box::pin(async move {
+                    // One statement: the delete, fenced by the token, and the room it
+                    // frees, in the row order every transaction keeps (usage.rs).
+                    let freed = conn
+                        .execute(
+                            "WITH gone AS (
+                                 DELETE FROM http_keys
+                                 WHERE entry_id = $1 AND token = $2::bigint
+                                   AND expires_at IS NULL
+                                 RETURNING 1)
+                             UPDATE http_keys_usage SET room = room + 1
+                             WHERE shard = $3 AND EXISTS (SELECT 1 FROM gone)",
+                            &[
+                                &id.as_bytes().as_slice(),
+                                &token.0.cast_signed(),
+                                &usage::shard_of(&id),
+                            ],
+                        )
+                        .await?;
+                    Ok(freed == 1)
+                })
+            })
+            .await
+    }
+
+    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
+        self.pool
+            .run(move |conn| Box::pin(charge::charge(conn, charge)))
+            .await
+    }
+
+    async fn charges(&self) -> Result<u64, Error> {
+        self.pool
+            .run(|conn| {
+                Box::pin(async move {
+                    let row = conn.one("SELECT count(*) FROM payments", &[]).await?;
+                    Ok(row.get::<_, i64>(0).cast_unsigned())
+                })
+            })
+            .await
     }
 }
 
@@ -267,7 +311,7 @@ fn sweep_batch(claims: &AtomicU64) -> i64 {
 }
 
 /// `id`'s row: fingerprint, lease end, retention end, and the answer once finished.
-async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<crate::wait::Row>> {
+async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<EntryRow>> {
     let row = conn
         .opt(
             "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size
@@ -285,129 +329,4 @@ async fn read_row(conn: &mut Connection, id: &EntryId) -> PgResult<Option<crate:
         });
         (row.get(0), row.get(1), row.get(2), response)
     }))
-}
-
-impl Entries for PgEntries {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
-        EntriesFuture::new(async move {
-            let seen = self.inner.seen(*id).await?;
-            let inner = Arc::clone(&self.inner);
-            let id = *id;
-            Ok(seen.into_lookup(move || {
-                let inner = Arc::clone(&inner);
-                async move { inner.seen(id).await }
-            }))
-        })
-    }
-
-    fn reserve<'a>(
-        &'a self,
-        id: &'a EntryId,
-        fingerprint: &'a Fingerprint,
-    ) -> EntriesFuture<'a, Reserve> {
-        EntriesFuture::new(async move {
-            let (id, fingerprint) = (*id, *fingerprint);
-            let options = &self.inner.options;
-            let reserve = self
-                .inner
-                .pool
-                .run(|conn| {
-                    let owner = options.owner.clone();
-                    let (clock, lease, limits) = (options.clock, options.lease, options.limits);
-                    let sweep = sweep_batch(&self.inner.claims);
-                    Box::pin(async move {
-                        let claim = Claim {
-                            now_ms: clock.now_ms(),
-                            lease_ms: millis(lease.duration),
-                            owner: &owner,
-                            limits,
-                            sweep,
-                        };
-                        claim::claim(conn, &id, &fingerprint, &claim).await
-                    })
-                })
-                .await?;
-            if let Reserve::Reserved(token) = reserve {
-                self.inner.keep_renewing(id, token);
-                at(Point::Reserved);
-            }
-            Ok(reserve)
-        })
-    }
-
-    fn complete<'a>(
-        &'a self,
-        id: &'a EntryId,
-        token: Token,
-        response: StoredResponse,
-    ) -> EntriesFuture<'a, ()> {
-        EntriesFuture::new(async move {
-            if self.inner.attempts.end(token) {
-                return Ok(()); // the book stored this very answer with its charge
-            }
-            let id = *id;
-            let columns = Arc::new(ResponseColumns::of(&response));
-            let expires_at =
-                self.inner.options.clock.now_ms() + millis(self.inner.options.limits.retention);
-            let done = self
-                .inner
-                .pool
-                .run(move |conn| {
-                    let columns = Arc::clone(&columns);
-                    Box::pin(async move {
-                        if fence::begin_if_held(conn, &id, token).await? {
-                            fence::finish_and_commit(conn, &id, &columns, expires_at).await?;
-                            return Ok(true);
-                        }
-                        // A handler that shares this database may have stored the answer itself,
-                        // in the transaction of its effect (see `charge.rs`), in another process
-                        // that has since died: then it is done already.
-                        let done = fence::finished_by(conn, &id, token).await?;
-                        conn.batch("COMMIT").await?;
-                        Ok(done)
-                    })
-                })
-                .await?;
-            if done { Ok(()) } else { Err(Error::NotOwner) }
-        })
-    }
-
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
-        EntriesFuture::new(async move {
-            self.inner.attempts.end(token);
-            let id = *id;
-            let released = self
-                .inner
-                .pool
-                .run(move |conn| {
-                    Box::pin(async move {
-                        // One statement: the delete, fenced by the token, and the room it
-                        // frees, in the row order every transaction keeps (usage.rs).
-                        let freed = conn
-                            .execute(
-                                "WITH gone AS (
-                                     DELETE FROM http_keys
-                                     WHERE entry_id = $1 AND token = $2::bigint
-                                       AND expires_at IS NULL
-                                     RETURNING 1)
-                                 UPDATE http_keys_usage SET room = room + 1
-                                 WHERE shard = $3 AND EXISTS (SELECT 1 FROM gone)",
-                                &[
-                                    &id.as_bytes().as_slice(),
-                                    &token.0.cast_signed(),
-                                    &usage::shard_of(&id),
-                                ],
-                            )
-                            .await?;
-                        Ok(freed == 1)
-                    })
-                })
-                .await?;
-            if released {
-                Ok(())
-            } else {
-                Err(Error::NotOwner)
-            }
-        })
-    }
 }

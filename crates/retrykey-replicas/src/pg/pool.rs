@@ -16,19 +16,18 @@ pub(crate) use retrykey_pg::Connection;
 /// What a database call returns.
 pub(crate) type PgResult<T> = Result<T, tokio_postgres::Error>;
 
-/// The work [`Pool::run`] does on one connection.
-pub(crate) type Work<'c, T> = retrykey_pg::Work<'c, T, tokio_postgres::Error>;
-
 /// How long one operation (a transaction, or a lookup) may take before the store gives up
 /// (503). A server that stopped answering must not hold a request forever.
 const OPERATION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A few connections to one database, all with `search_path` set to one schema.
-pub(crate) struct Pool {
+/// A few connections to one database, all with `search_path` set to one schema, whose every
+/// failure closes the store's answer (503).
+#[derive(Debug)]
+pub(crate) struct FailClosedPool {
     pool: retrykey_pg::Pool,
 }
 
-impl Pool {
+impl FailClosedPool {
     /// A pool of `size` connections to `url`, with `search_path` set to `schema`; none is
     /// opened yet.
     pub(crate) fn new(url: &str, schema: &str, size: usize) -> Result<Self, Error> {
@@ -48,7 +47,7 @@ impl Pool {
     /// all.
     pub(crate) async fn run<T, F>(&self, work: F) -> Result<T, Error>
     where
-        F: for<'c> Fn(&'c mut Connection) -> Work<'c, T>,
+        F: for<'c> Fn(&'c mut Connection) -> retrykey_pg::Work<'c, T, tokio_postgres::Error>,
     {
         self.pool
             .run(work)

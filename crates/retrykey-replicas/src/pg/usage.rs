@@ -58,7 +58,8 @@ impl Credit {
         self.bytes -= size;
     }
 
-    fn add(&mut self, other: Credit) {
+    /// Adds what `other` freed.
+    pub(crate) fn add(&mut self, other: Credit) {
         self.room += other.room;
         self.bytes += other.bytes;
     }
@@ -110,11 +111,23 @@ pub(crate) async fn take(
     now_ms: i64,
 ) -> PgResult<bool> {
     let max_bytes = i64::try_from(limits.max_bytes).unwrap_or(i64::MAX);
-    // The common case: one row with room, one update. The row the key hashes to is tried
-    // first, then the next ones; a row another claim holds is skipped, not waited for, so
-    // claims never queue here. A negative row (the bound was lowered below the entries held,
-    // see `schema.rs`) sends every claim the long way until it is repaid.
-    //
+    if take_from_one_row(conn, shard, credit, max_bytes).await? {
+        return Ok(true);
+    }
+    take_from_the_totals(conn, credit, max_bytes, now_ms).await
+}
+
+/// The common case: one row with room, one update. The row the key hashes to is tried first,
+/// then the next ones; a row another claim holds is skipped, not waited for, so claims never
+/// queue here. A negative row (the bound was lowered below the entries held, see `schema.rs`)
+/// sends every claim the long way until it is repaid. False, with nothing changed, when no
+/// row would do.
+async fn take_from_one_row(
+    conn: &mut Connection,
+    shard: i32,
+    credit: Credit,
+    max_bytes: i64,
+) -> PgResult<bool> {
     // Inside a savepoint: a row that another transaction updated after this statement began
     // stays locked even when it turns out to have no room, and a claim that went on to the
     // long way below holding it could deadlock with another claim on that way. Rolling back
@@ -136,11 +149,20 @@ pub(crate) async fn take(
             &[&shard, &credit.room, &credit.bytes, &max_bytes, &SHARDS],
         )
         .await?;
-    if took == 1 {
-        return Ok(true);
+    if took != 1 {
+        conn.batch("ROLLBACK TO SAVEPOINT fast_path").await?;
     }
-    conn.batch("ROLLBACK TO SAVEPOINT fast_path").await?;
-    // Near the bound: every row, locked in shard order, and the exact totals.
+    Ok(took == 1)
+}
+
+/// Near the bound: every row, locked in shard order, and the exact totals, swept of every
+/// expired record when they leave no room; then the rows rewritten with what is left.
+async fn take_from_the_totals(
+    conn: &mut Connection,
+    credit: Credit,
+    max_bytes: i64,
+    now_ms: i64,
+) -> PgResult<bool> {
     let rows = conn
         .all(
             "SELECT room, bytes FROM http_keys_usage ORDER BY shard FOR UPDATE",

@@ -2,98 +2,54 @@
 //!
 //! This closes the gap between the work and the record on the HTTP path. A crash before the
 //! commit leaves neither the charge nor the answer (the key's lease lapses and a retry runs
-//! it again); a crash after leaves both (a retry replays the answer).
+//! it again); a crash after leaves both (a retry replays the answer). What surrounds the
+//! transaction, the same on both databases, is `store.rs`.
 
 use retrykey_crashpoints::at;
-use retrykey_http::payments::PaymentLedger;
-use retrykey_http::{EntriesFuture, Error, Reservation, StoredResponse};
-use rusqlite::params;
+use retrykey_http::Reservation;
+use rusqlite::{Transaction, params};
 
+use crate::FenceSteps;
 use crate::crash::Point;
-use crate::lease::millis;
-use crate::record::ResponseColumns;
-use crate::sqlite::{SqliteEntries, Usage};
+use crate::sqlite::Usage;
+use crate::store::Charge;
 
-/// A [`PaymentLedger`] in the same SQLite file as a [`SqliteEntries`].
-#[derive(Debug, Clone)]
-pub struct SqlitePayments {
-    store: SqliteEntries,
-}
-
-impl SqlitePayments {
-    /// The payments table of `store`'s file.
-    pub fn new(store: &SqliteEntries) -> Self {
-        Self {
-            store: store.clone(),
-        }
+// ANCHOR: charge
+/// Makes `charge` in `tx` (one `BEGIN IMMEDIATE` transaction), with the key's answer when
+/// there is a reservation; `None`, with nothing written, when the fence refuses.
+pub(crate) fn charge(
+    tx: &Transaction<'_>,
+    steps: &dyn FenceSteps,
+    charge: &Charge,
+) -> rusqlite::Result<Option<u64>> {
+    let (amount, reservation) = (charge.amount, charge.reservation);
+    // The fence first: a paused replica whose key was taken over charges nothing.
+    if let Some(Reservation { id, token }) = reservation
+        && !steps.holds(tx, &id, token)?
+    {
+        return Ok(None);
     }
-}
-
-impl PaymentLedger for SqlitePayments {
-    // ANCHOR: charge
-    fn charge<'a>(
-        &'a self,
-        amount: u64,
-        reservation: Option<Reservation>,
-        reply: fn(u64) -> StoredResponse,
-    ) -> EntriesFuture<'a, u64> {
-        EntriesFuture::new(async move {
-            let inner = self.store.inner();
-            let steps = *inner.steps();
-            let retention = millis(inner.options().limits.retention);
-            let clock = inner.options().clock;
-            at(Point::Handler);
-            let charged = inner
-                .write(move |tx| {
-                    // The fence first: a paused replica whose key was taken over charges nothing.
-                    if let Some(Reservation { id, token }) = reservation
-                        && !(steps.holds)(tx, &id, token)?
-                    {
-                        return Ok(None);
-                    }
-                    let payment: i64 = tx
-                        .prepare_cached(
-                            "INSERT INTO payments (amount, entry_id, token) VALUES (?1, ?2, ?3)
-                             RETURNING number",
-                        )?
-                        .query_row(
-                            params![
-                                amount.cast_signed(),
-                                reservation.map(|r| r.id.as_bytes().to_vec()),
-                                reservation.map(|r| r.token.0.cast_signed())
-                            ],
-                            |row| row.get(0),
-                        )?;
-                    let payment = payment.cast_unsigned();
-                    at(Point::Charged);
-                    // The key's answer, in the same transaction as the charge.
-                    if let Some(Reservation { id, .. }) = reservation {
-                        let columns = ResponseColumns::of(&reply(payment));
-                        let expires_at = clock.now_ms() + retention;
-                        (steps.finish)(tx, &id, &columns, expires_at)?;
-                        Usage::add_bytes(tx, columns.size)?;
-                    }
-                    Ok(Some(payment))
-                })
-                .await?;
-            if charged.is_some() {
-                if let Some(Reservation { token, .. }) = reservation {
-                    inner.attempts().answered(token);
-                }
-                at(Point::Committed);
-            }
-            charged.ok_or(Error::NotOwner)
-        })
+    let payment: i64 = tx
+        .prepare_cached(
+            "INSERT INTO payments (amount, entry_id, token) VALUES (?1, ?2, ?3)
+             RETURNING number",
+        )?
+        .query_row(
+            params![
+                amount.cast_signed(),
+                reservation.map(|r| r.id.as_bytes().to_vec()),
+                reservation.map(|r| r.token.0.cast_signed())
+            ],
+            |row| row.get(0),
+        )?;
+    let payment = payment.cast_unsigned();
+    at(Point::Charged);
+    // The key's answer, in the same transaction as the charge.
+    if let Some(Reservation { id, .. }) = reservation {
+        let answer = charge.answer(payment);
+        steps.finish(tx, &id, &answer.columns, answer.expires_at)?;
+        Usage::add_bytes(tx, answer.columns.size)?;
     }
-    // ANCHOR_END: charge
-
-    fn charges(&self) -> EntriesFuture<'_, u64> {
-        EntriesFuture::new(async move {
-            self.store
-                .inner()
-                .read(|conn| conn.query_row("SELECT count(*) FROM payments", [], |row| row.get(0)))
-                .await
-                .map(i64::cast_unsigned)
-        })
-    }
+    Ok(Some(payment))
 }
+// ANCHOR_END: charge

@@ -7,14 +7,15 @@
 use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use retrykey_replicas::sqlite::{Claim, Usage};
+use retrykey_replicas::ClaimTerms;
+use retrykey_replicas::sqlite::Usage;
 
 /// Claims `id` for a first attempt of the request fingerprinted `fingerprint`.
 pub fn claim(
     tx: &Transaction<'_>,
     id: &EntryId,
     fingerprint: &Fingerprint,
-    claim: &Claim<'_>,
+    claim: &ClaimTerms<'_>,
 ) -> rusqlite::Result<Reserve> {
     let now = claim.now_ms;
     let row: Option<(Option<i64>, Option<i64>)> = tx

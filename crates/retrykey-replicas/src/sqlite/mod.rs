@@ -14,21 +14,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use retrykey_crashpoints::at;
-use retrykey_http::{
-    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoredResponse, Token,
-};
+use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::attempts::Attempts;
-use crate::crash::Point;
-use crate::lease::millis;
 use crate::record::ResponseColumns;
-use crate::wait::Seen;
-use crate::{FenceSteps, Options};
+use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
+use crate::wait::EntryRow;
+use crate::{FenceSteps, StandardFence, StoreOptions};
 
-pub use charge::SqlitePayments;
-pub use usage::{Claim, Usage};
+pub use usage::Usage;
 
 use schema::{SCHEMA, connect, remove_files, while_busy};
 
@@ -38,65 +32,75 @@ const CONNECTIONS: usize = 4;
 /// Expired records removed by each claim (all of them when the store is full).
 const SWEEP_BATCH: i64 = 2;
 
-/// A [`Entries`] in a SQLite file: several processes on one machine, one authority.
+/// A [`Entries`](retrykey_http::Entries) in a SQLite file: several processes on one machine,
+/// one authority.
 ///
 /// Cloning is cheap and shares the connections.
-#[derive(Clone)]
-pub struct SqliteEntries {
-    inner: Arc<Inner>,
+pub type SqliteEntries = DbEntries<SqliteBackend>;
+
+/// A [`PaymentLedger`](retrykey_http::payments::PaymentLedger) in the same SQLite file as a
+/// [`SqliteEntries`].
+pub type SqlitePayments = DbPayments<SqliteBackend>;
+
+/// The SQLite side of a [`SqliteEntries`]: its file, and the claim and fence it runs.
+pub struct SqliteBackend {
+    file: Arc<SqliteFile>,
+    common: Common,
+    steps: Arc<dyn FenceSteps>,
 }
 
-pub(crate) struct Inner {
+impl std::fmt::Debug for SqliteBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteBackend")
+            .field("path", &self.file.path)
+            .field("common", &self.common)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The file and its connections, shared with the blocking threads that use them.
+struct SqliteFile {
     path: PathBuf,
-    /// Delete the file when the last clone goes (a throwaway store).
+    /// Delete the file when the last user goes (a throwaway store).
     throwaway: bool,
-    options: Options,
-    steps: FenceSteps,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
     /// Held across each write transaction: this process's writers queue here, woken as soon
     /// as the one before them commits, instead of in SQLite's busy handler, which sleeps in
     /// steps of milliseconds. Writers of other processes still meet on the file's lock.
     writing: Mutex<()>,
-    attempts: Attempts,
-}
-
-impl std::fmt::Debug for SqliteEntries {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteEntries")
-            .field("path", &self.inner.path)
-            .field("options", &self.inner.options)
-            .finish_non_exhaustive()
-    }
 }
 
 impl SqliteEntries {
     /// Opens (creating if needed) the store in the file at `path`.
-    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Self, Error> {
-        Self::open_with_steps(path, options, FenceSteps::standard())
+    pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self, Error> {
+        Self::open_with_steps(path, options, Arc::new(StandardFence))
     }
 
     /// A store in a new file in the temporary folder, deleted when the last clone is dropped: a
     /// test knob, compiled only with the `test-support` feature.
     #[cfg(feature = "test-support")]
-    pub fn throwaway(options: Options) -> Result<Self, Error> {
-        Self::throwaway_with_steps(options, FenceSteps::standard())
+    pub fn throwaway(options: StoreOptions) -> Result<Self, Error> {
+        Self::throwaway_with_steps(options, Arc::new(StandardFence))
     }
 
     /// The same, with the claim and fence a lab under `labs/` replaces.
     #[cfg(feature = "test-support")]
     #[doc(hidden)]
-    pub fn throwaway_with_steps(options: Options, steps: FenceSteps) -> Result<Self, Error> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
+    pub fn throwaway_with_steps(
+        options: StoreOptions,
+        steps: Arc<dyn FenceSteps>,
+    ) -> Result<Self, Error> {
         let path = std::env::temp_dir().join(format!(
-            "retrykey-keys-{}-{}.sqlite",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
+            "retrykey-keys-{}.sqlite",
+            crate::store::throwaway_name()
         ));
         remove_files(&path); // left over by an earlier process with the same id
         let mut store = Self::open_with_steps(&path, options, steps)?;
-        if let Some(inner) = Arc::get_mut(&mut store.inner) {
-            inner.throwaway = true;
+        if let Some(file) =
+            Arc::get_mut(&mut store.inner).and_then(|inner| Arc::get_mut(&mut inner.file))
+        {
+            file.throwaway = true;
         }
         Ok(store)
     }
@@ -105,8 +109,8 @@ impl SqliteEntries {
     #[doc(hidden)]
     pub fn open_with_steps(
         path: impl AsRef<Path>,
-        options: Options,
-        steps: FenceSteps,
+        options: StoreOptions,
+        steps: Arc<dyn FenceSteps>,
     ) -> Result<Self, Error> {
         let path = path.as_ref().to_path_buf();
         let connections = (0..CONNECTIONS)
@@ -119,27 +123,23 @@ impl SqliteEntries {
         while_busy(|| first.execute_batch(SCHEMA)).map_err(unavailable)?;
         drop(first);
         Ok(Self {
-            inner: Arc::new(Inner {
-                path,
-                throwaway: false,
-                options,
+            inner: Arc::new(SqliteBackend {
+                file: Arc::new(SqliteFile {
+                    path,
+                    throwaway: false,
+                    connections,
+                    next: AtomicUsize::new(0),
+                    writing: Mutex::new(()),
+                }),
+                common: Common::new(options),
                 steps,
-                connections,
-                next: AtomicUsize::new(0),
-                writing: Mutex::new(()),
-                attempts: Attempts::default(),
             }),
         })
     }
 
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
-        &self.inner.path
-    }
-
-    /// The options it was opened with.
-    pub fn options(&self) -> &Options {
-        &self.inner.options
+        &self.inner.file.path
     }
 
     /// How many entries are held (running and finished, expired ones not yet swept included).
@@ -155,7 +155,7 @@ impl SqliteEntries {
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
     pub async fn sweep(&self) -> Result<u64, Error> {
-        let now = self.inner.options.clock.now_ms();
+        let now = self.inner.common.options.clock.now_ms();
         self.inner
             .write(move |tx| Usage::sweep(tx, now, i64::MAX))
             .await
@@ -183,10 +183,6 @@ impl SqliteEntries {
             })
             .await
     }
-
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.inner
-    }
 }
 
 /// Who holds a record, as [`SqliteEntries::holder`] reports it.
@@ -202,7 +198,7 @@ pub struct Holder {
     pub finished: bool,
 }
 
-impl Drop for Inner {
+impl Drop for SqliteFile {
     fn drop(&mut self) {
         if self.throwaway {
             // Close the connections first: SQLite removes nothing while they are open.
@@ -216,25 +212,27 @@ fn unavailable(error: rusqlite::Error) -> Error {
     Error::StoreUnavailable(format!("sqlite: {error}"))
 }
 
-impl Inner {
+impl SqliteBackend {
     /// Runs `work` on a pooled connection, off the async threads (SQLite calls block).
     async fn read<T: Send + 'static>(
-        self: &Arc<Self>,
+        &self,
         work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        self.blocking(move |inner| inner.on_connection(work)).await
+        let file = Arc::clone(&self.file);
+        blocking(move || file.on_connection(work)).await
     }
 
     /// Runs `work` in one `BEGIN IMMEDIATE` transaction and commits it if it returns `Ok`.
     pub(crate) async fn write<T: Send + 'static>(
-        self: &Arc<Self>,
+        &self,
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        self.blocking(move |inner| {
+        let file = Arc::clone(&self.file);
+        blocking(move || {
             // The writer's turn before a connection: a writer waiting for its turn holds no
             // connection a reader could use.
-            let _turn = inner.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            inner.on_connection(|conn| {
+            let _turn = file.writing.lock().unwrap_or_else(PoisonError::into_inner);
+            file.on_connection(|conn| {
                 // The transaction needs `&mut`; each slot is behind its own mutex, so a fresh
                 // unchecked transaction on it is exclusive.
                 let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
@@ -245,19 +243,19 @@ impl Inner {
         })
         .await
     }
+}
 
-    /// Runs `work` on a blocking thread.
-    async fn blocking<T: Send + 'static>(
-        self: &Arc<Self>,
-        work: impl FnOnce(&Inner) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, Error> {
-        let inner = Arc::clone(self);
-        tokio::task::spawn_blocking(move || work(&inner))
-            .await
-            .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
-            .map_err(unavailable)
-    }
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> rusqlite::Result<T> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| Error::StoreUnavailable(format!("sqlite task: {error}")))?
+        .map_err(unavailable)
+}
 
+impl SqliteFile {
     /// Runs `work` on a free connection if there is one, from the next in turn on; else waits
     /// for that one. Blocks.
     fn on_connection<T>(
@@ -276,164 +274,94 @@ impl Inner {
         };
         work(&conn)
     }
-
-    pub(crate) fn steps(&self) -> &FenceSteps {
-        &self.steps
-    }
-
-    pub(crate) fn options(&self) -> &Options {
-        &self.options
-    }
-
-    pub(crate) fn attempts(&self) -> &Attempts {
-        &self.attempts
-    }
-
-    /// What is known about `id` now, read in one statement.
-    async fn seen(self: &Arc<Self>, id: EntryId) -> Result<Seen, Error> {
-        let now = self.options.clock.now_ms();
-        let row = self
-            .read(move |conn| {
-                conn.prepare_cached(
-                    "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size
-                     FROM http_keys WHERE entry_id = ?1",
-                )?
-                .query_row(params![id.as_bytes()], |row| {
-                    let fingerprint: Vec<u8> = row.get(0)?;
-                    let lease_until: Option<i64> = row.get(1)?;
-                    let expires_at: Option<i64> = row.get(2)?;
-                    let response = match row.get::<_, Option<i32>>(3)? {
-                        Some(status) => Some(ResponseColumns {
-                            status,
-                            headers: row.get(4)?,
-                            body: row.get(5)?,
-                            whole: row.get(6)?,
-                            size: row.get(7)?,
-                        }),
-                        None => None,
-                    };
-                    Ok((fingerprint, lease_until, expires_at, response))
-                })
-                .optional()
-            })
-            .await?;
-        Seen::from_row(row, now)
-    }
-
-    /// Renews the lease of the attempt holding `token` while it runs (see `running.rs`).
-    fn keep_renewing(self: &Arc<Self>, id: EntryId, token: Token) {
-        let inner = Arc::clone(self);
-        let (lease, clock) = (self.options.lease, self.options.clock);
-        self.attempts
-            .keep_renewing(id, token, lease, clock, move |until| {
-                let inner = Arc::clone(&inner);
-                let renew = inner.steps.renew;
-                async move { inner.write(move |tx| renew(tx, &id, token, until)).await }
-            });
-    }
 }
 
-impl Entries for SqliteEntries {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
-        EntriesFuture::new(async move {
-            let seen = self.inner.seen(*id).await?;
-            let inner = Arc::clone(&self.inner);
-            let id = *id;
-            Ok(seen.into_lookup(move || {
-                let inner = Arc::clone(&inner);
-                async move { inner.seen(id).await }
-            }))
-        })
+impl StoreBackend for SqliteBackend {
+    fn common(&self) -> &Common {
+        &self.common
     }
 
-    fn reserve<'a>(
-        &'a self,
-        id: &'a EntryId,
-        fingerprint: &'a Fingerprint,
-    ) -> EntriesFuture<'a, Reserve> {
-        EntriesFuture::new(async move {
-            let (id, fingerprint) = (*id, *fingerprint);
-            let options = self.inner.options.clone();
-            let claim_fn = self.inner.steps.claim;
-            let reserve = self
-                .inner
-                .write(move |tx| {
-                    let now_ms = options.clock.now_ms();
-                    Usage::sweep(tx, now_ms, SWEEP_BATCH)?;
-                    let claim = Claim {
-                        now_ms,
-                        lease_ms: millis(options.lease.duration),
-                        owner: &options.owner,
-                        limits: options.limits,
-                    };
-                    claim_fn(tx, &id, &fingerprint, &claim)
-                })
-                .await?;
-            if let Reserve::Reserved(token) = reserve {
-                self.inner.keep_renewing(id, token);
-                at(Point::Reserved);
-            }
-            Ok(reserve)
+    async fn row(&self, id: EntryId) -> Result<Option<EntryRow>, Error> {
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT fingerprint, lease_until, expires_at, status, headers, body, whole, size
+                 FROM http_keys WHERE entry_id = ?1",
+            )?
+            .query_row(params![id.as_bytes()], |row| {
+                let response = match row.get::<_, Option<i32>>(3)? {
+                    Some(status) => Some(ResponseColumns {
+                        status,
+                        headers: row.get(4)?,
+                        body: row.get(5)?,
+                        whole: row.get(6)?,
+                        size: row.get(7)?,
+                    }),
+                    None => None,
+                };
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, response))
+            })
+            .optional()
         })
+        .await
     }
 
-    fn complete<'a>(
-        &'a self,
-        id: &'a EntryId,
-        token: Token,
-        response: StoredResponse,
-    ) -> EntriesFuture<'a, ()> {
-        EntriesFuture::new(async move {
-            if self.inner.attempts.end(token) {
-                return Ok(()); // the book stored this very answer with its charge
-            }
-            let id = *id;
-            let columns = ResponseColumns::of(&response);
-            let expires_at =
-                self.inner.options.clock.now_ms() + millis(self.inner.options.limits.retention);
-            let steps = self.inner.steps;
-            let done = self
-                .inner
-                .write(move |tx| {
-                    if (steps.holds)(tx, &id, token)? {
-                        (steps.finish)(tx, &id, &columns, expires_at)?;
-                        Usage::add_bytes(tx, columns.size)?;
-                        return Ok(true);
-                    }
-                    // A handler that shares this database may have stored the answer itself,
-                    // in the transaction of its effect (see `charge.rs`): then it is done already.
-                    finished_by(tx, &id, token)
-                })
-                .await?;
-            if done { Ok(()) } else { Err(Error::NotOwner) }
+    async fn claim(&self, id: EntryId, fingerprint: Fingerprint) -> Result<Reserve, Error> {
+        let (options, steps) = (self.common.options.clone(), Arc::clone(&self.steps));
+        self.write(move |tx| {
+            let terms = ClaimTerms::now(&options);
+            Usage::sweep(tx, terms.now_ms, SWEEP_BATCH)?;
+            steps.claim(tx, &id, &fingerprint, &terms)
         })
+        .await
     }
 
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
-        EntriesFuture::new(async move {
-            self.inner.attempts.end(token);
-            let id = *id;
-            let released = self
-                .inner
-                .write(move |tx| {
-                    let deleted = tx
-                        .prepare_cached(
-                            "DELETE FROM http_keys
-                             WHERE entry_id = ?1 AND token = ?2 AND expires_at IS NULL",
-                        )?
-                        .execute(params![id.as_bytes(), token.0.cast_signed()])?;
-                    if deleted == 1 {
-                        Usage::uncount(tx, 1, 0)?;
-                    }
-                    Ok(deleted == 1)
-                })
-                .await?;
-            if released {
-                Ok(())
-            } else {
-                Err(Error::NotOwner)
+    async fn renew(&self, id: EntryId, token: Token, until: i64) -> Result<bool, Error> {
+        let steps = Arc::clone(&self.steps);
+        self.write(move |tx| steps.renew(tx, &id, token, until))
+            .await
+    }
+
+    async fn finish(&self, id: EntryId, token: Token, answer: StoredAnswer) -> Result<bool, Error> {
+        let steps = Arc::clone(&self.steps);
+        self.write(move |tx| {
+            if steps.holds(tx, &id, token)? {
+                steps.finish(tx, &id, &answer.columns, answer.expires_at)?;
+                Usage::add_bytes(tx, answer.columns.size)?;
+                return Ok(true);
             }
+            // A handler that shares this database may have stored the answer itself,
+            // in the transaction of its effect (see `charge.rs`): then it is done already.
+            finished_by(tx, &id, token)
         })
+        .await
+    }
+
+    async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
+        self.write(move |tx| {
+            let deleted = tx
+                .prepare_cached(
+                    "DELETE FROM http_keys
+                     WHERE entry_id = ?1 AND token = ?2 AND expires_at IS NULL",
+                )?
+                .execute(params![id.as_bytes(), token.0.cast_signed()])?;
+            if deleted == 1 {
+                Usage::uncount(tx, 1, 0)?;
+            }
+            Ok(deleted == 1)
+        })
+        .await
+    }
+
+    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
+        let steps = Arc::clone(&self.steps);
+        self.write(move |tx| charge::charge(tx, &*steps, &charge))
+            .await
+    }
+
+    async fn charges(&self) -> Result<u64, Error> {
+        self.read(|conn| conn.query_row("SELECT count(*) FROM payments", [], |row| row.get(0)))
+            .await
+            .map(i64::cast_unsigned)
     }
 }
 

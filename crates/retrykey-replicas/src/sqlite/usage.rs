@@ -1,19 +1,12 @@
-//! What a claim is given, and the one-row table that counts entries and bytes and hands out
+//! Whether a claim finds room, and the one-row table that counts entries and bytes and hands out
 //! tokens. Every function here runs inside a caller's `BEGIN IMMEDIATE` transaction.
 
 use retrykey_http::{EntryId, StoreLimits};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-/// What a claim needs besides the row: who claims, for how long, and the bounds.
-#[doc(hidden)]
-pub struct Claim<'a> {
-    pub now_ms: i64,
-    pub lease_ms: i64,
-    pub owner: &'a str,
-    pub limits: StoreLimits,
-}
+use crate::ClaimTerms;
 
-impl Claim<'_> {
+impl ClaimTerms<'_> {
     /// Whether a new entry must be refused: checked after sweeping everything expired, so a
     /// record is refused only when every record held is live.
     pub fn is_full(&self, tx: &Transaction<'_>) -> rusqlite::Result<bool> {

@@ -3,7 +3,7 @@
 
 use retrykey_durable_checks::admin::url;
 use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Reserve, Scope, StoreLimits};
-use retrykey_replicas::{Options, PgEntries};
+use retrykey_replicas::{PgEntries, StoreOptions};
 
 const BOUND: usize = 10;
 
@@ -17,12 +17,12 @@ fn entry(n: usize) -> EntryId {
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_replicas_never_pass_the_entry_bound() {
-    let options = Options {
+    let options = StoreOptions {
         limits: StoreLimits {
             max_entries: BOUND,
             ..StoreLimits::default()
         },
-        ..Options::default()
+        ..StoreOptions::default()
     };
     let first = PgEntries::throwaway(&url(), options.clone())
         .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use retrykey_http::payments::{PaymentLedger, Payments};
 use retrykey_http::{Entries, IdempotencyLayer, PROBLEM_JSON};
-use retrykey_replicas::{Options, PgEntries, PgPayments, SqliteEntries, SqlitePayments};
+use retrykey_replicas::{PgEntries, PgPayments, SqliteEntries, SqlitePayments, StoreOptions};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 use tower_layer::Layer;
@@ -48,7 +48,7 @@ fn assert_store_unavailable(reply: &LoopbackReply) {
 // A SQLite store whose table is gone refuses a keyed POST with 503 and charges nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_store_that_fails_refuses_before_any_work() {
-    let store = SqliteEntries::throwaway(Options::default()).expect("a SQLite store");
+    let store = SqliteEntries::throwaway(StoreOptions::default()).expect("a SQLite store");
     let ledger = SqlitePayments::new(&store);
     let (server, payments) = serve(store.clone(), Arc::new(ledger.clone())).await;
     let client = LoopbackClient::new(server.url());
@@ -78,7 +78,7 @@ async fn sqlite_store_that_fails_refuses_before_any_work() {
 async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let url = retrykey_durable_checks::admin::url();
     let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
-    let options = || Options::default().with_lease(Duration::from_secs(2));
+    let options = || StoreOptions::default().with_lease(Duration::from_secs(2));
     let store = PgEntries::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");
@@ -119,7 +119,7 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
 async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() {
     let url = retrykey_durable_checks::admin::url();
     let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
-    let options = || Options::default().with_lease(Duration::from_secs(2));
+    let options = || StoreOptions::default().with_lease(Duration::from_secs(2));
     let store = PgEntries::throwaway(&proxy.url(&url), options())
         .await
         .expect("a store behind the proxy");

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 
 use retrykey_durable_checks::admin::url;
-use retrykey_replicas::{Options, PgEntries};
+use retrykey_replicas::{PgEntries, StoreOptions};
 use tokio::runtime::Handle;
 
 retrykey_http_checks::http_suite!(
     #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-    retrykey_http_checks::Subject::correct().with_store(|limits| {
+    retrykey_http_checks::LayerUnderTest::correct().with_store(|limits| {
         // The subject's constructor is synchronous and runs inside the check's runtime.
-        let options = Options {
+        let options = StoreOptions {
             limits,
-            ..Options::default()
+            ..StoreOptions::default()
         };
         let store = tokio::task::block_in_place(|| {
             Handle::current().block_on(PgEntries::throwaway(&url(), options))

@@ -2,16 +2,16 @@
 
 use std::sync::Arc;
 
-use retrykey_replicas::{Options, SqliteEntries};
+use retrykey_replicas::{SqliteEntries, StoreOptions};
 
-retrykey_http_checks::http_suite!(
-    retrykey_http_checks::Subject::correct().with_store(|limits| {
+retrykey_http_checks::http_suite!(retrykey_http_checks::LayerUnderTest::correct().with_store(
+    |limits| {
         Arc::new(
-            SqliteEntries::throwaway(Options {
+            SqliteEntries::throwaway(StoreOptions {
                 limits,
-                ..Options::default()
+                ..StoreOptions::default()
             })
             .expect("a SQLite store in the temporary folder"),
         )
-    })
-);
+    }
+));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Lookup, Reserve, Scope, Token};
 use retrykey_program::Clock;
-use retrykey_replicas::{Lease, Options, SqliteEntries};
+use retrykey_replicas::{Lease, SqliteEntries, StoreOptions};
 
 const LEASE: Duration = Duration::from_secs(1);
 
@@ -22,14 +22,14 @@ fn entry(key: &str) -> (EntryId, Fingerprint) {
     )
 }
 
-fn lease(max_hold: Duration, clock: Clock) -> Options {
-    Options {
+fn lease(max_hold: Duration, clock: Clock) -> StoreOptions {
+    StoreOptions {
         lease: Lease {
             duration: LEASE,
             max_hold,
         },
         clock,
-        ..Options::default()
+        ..StoreOptions::default()
     }
 }
 
@@ -39,8 +39,8 @@ fn millis(duration: Duration) -> i64 {
 
 /// Replica A reserves a key with `a`; replica B opens the same file with `b`.
 async fn reserved(
-    a: Options,
-    b: Options,
+    a: StoreOptions,
+    b: StoreOptions,
     key: &str,
 ) -> (SqliteEntries, SqliteEntries, EntryId, Token) {
     let a = SqliteEntries::throwaway(a).expect("replica A's store");

@@ -21,4 +21,4 @@ mod support;
 mod takeover;
 
 // The Stage 6 replica checks against the correct crate: every check must pass.
-retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct());
+retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::ReplicasUnderTest::correct());

@@ -4,11 +4,11 @@
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
 use check_then_insert::PgLedger;
-use retrykey_durable::Options;
+use retrykey_durable::LedgerOptions;
 use retrykey_durable_checks::admin::url;
 
 // Real PostgreSQL connections on this variant's ledger (see `retrykey_durable_checks::connections`).
-retrykey_durable_checks::connections_suite!(|url: &str, options: Options| PgLedger::open(
+retrykey_durable_checks::connections_suite!(|url: &str, options: LedgerOptions| PgLedger::open(
     url, options
 ));
 

@@ -5,6 +5,6 @@
 
 // The Stage 4 check suite against this variant: the checks declared in Cargo.toml must fail.
 retrykey_http_checks::http_suite!(
-    retrykey_http_checks::Subject::correct()
+    retrykey_http_checks::LayerUnderTest::correct()
         .with_store(|limits| std::sync::Arc::new(evict_when_full::EvictWhenFull::new(limits)))
 );

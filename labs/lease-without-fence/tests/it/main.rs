@@ -5,11 +5,12 @@
 
 // The Stage 6 replica checks with this variant's fence in every replica's store: the checks
 // declared in Cargo.toml must fail.
-retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct().with_steps(
-    retrykey_replicas::FenceSteps {
-        holds: lease_without_fence::holds,
-        finish: lease_without_fence::finish,
-        renew: lease_without_fence::renew,
-        ..retrykey_replicas::FenceSteps::standard()
-    }
-));
+retrykey_replicas_checks::replicas_suite!(
+    retrykey_replicas_checks::ReplicasUnderTest::correct().with_steps(
+        retrykey_replicas_checks::VariantFence {
+            holds: lease_without_fence::holds,
+            finish: lease_without_fence::finish,
+            renew: lease_without_fence::renew,
+        }
+    )
+);

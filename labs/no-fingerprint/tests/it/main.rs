@@ -5,7 +5,7 @@
 
 // The Stage 4 check suite against this variant: the checks declared in Cargo.toml must fail.
 retrykey_http_checks::http_suite!(
-    retrykey_http_checks::Subject::correct()
+    retrykey_http_checks::LayerUnderTest::correct()
         .with_engine(|builder| builder.engine(no_fingerprint::NoFingerprint))
 );
 

@@ -5,9 +5,7 @@
 
 // The Stage 6 replica checks with this variant's claim in every replica's store: the checks
 // declared in Cargo.toml must fail.
-retrykey_replicas_checks::replicas_suite!(retrykey_replicas_checks::Subject::correct().with_steps(
-    retrykey_replicas::FenceSteps {
-        claim: no_lease::claim,
-        ..retrykey_replicas::FenceSteps::standard()
-    }
-));
+retrykey_replicas_checks::replicas_suite!(
+    retrykey_replicas_checks::ReplicasUnderTest::correct()
+        .with_steps(retrykey_replicas_checks::VariantClaim(no_lease::claim))
+);

@@ -3,16 +3,18 @@
 //! One test program for the whole package (each extra program is another link of its
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
+use std::sync::Arc;
+
 use retrykey_http::{BoxFuture, Error};
-use retrykey_replicas::{FenceSteps, Opened, Options, StoreChoice};
+use retrykey_replicas::{FenceSteps, Opened, StoreChoice, StoreOptions};
 
 // The Stage 6 replica checks with every replica opened by this variant: the checks declared in
 // Cargo.toml must fail.
 /// Opens a replica through this variant's copy of `open.rs` (its own `StoreChoice`).
 fn open(
     choice: &StoreChoice,
-    options: Options,
-    steps: FenceSteps,
+    options: StoreOptions,
+    steps: Arc<dyn FenceSteps>,
 ) -> BoxFuture<Result<Opened, Error>> {
     let StoreChoice::Sqlite(path) = choice else {
         panic!("the replica checks open SQLite replicas only, not {choice:?}");
@@ -28,5 +30,5 @@ fn open(
 }
 
 retrykey_replicas_checks::replicas_suite!(
-    retrykey_replicas_checks::Subject::correct().with_open(super::open)
+    retrykey_replicas_checks::ReplicasUnderTest::correct().with_open(super::open)
 );
