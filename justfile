@@ -338,7 +338,7 @@ converter *args:
 # Stage 5: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
 [no-exit-message]
 reconcile *args:
-    @cargo run -q -p retrykey-outbox --bin reconcile -- {{args}}
+    @cargo run -q -p retrykey-reconcile --bin reconcile -- {{args}}
 
 # Stage 5: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL under a minute).
 [no-exit-message]
