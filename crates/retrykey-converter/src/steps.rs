@@ -22,8 +22,8 @@ pub trait ConvertSteps: Send + Sync + 'static {
     }
 }
 
-/// The correct dedup transaction: what [`ConverterDb::open_sqlite`](crate::ConverterDb::open_sqlite)
-/// uses.
+/// The correct dedup transaction: what
+/// [`ConverterDb::open_sqlite`](crate::ConverterDb::open_sqlite) uses.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StandardConvert;
 

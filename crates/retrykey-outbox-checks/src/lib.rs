@@ -2,12 +2,12 @@
 //! variant under `labs/`.
 //!
 //! Each check runs the whole path in one process: a document service on a fresh SQLite file
-//! (its accept from the [`OutboxSubject`]), a consumer on another file behind a real loopback server
-//! (its dedup from the [`OutboxSubject`]), and dispatchers between them (their delivery from the
-//! [`OutboxSubject`]). A crash is a panic at a named point (the open transaction never commits, the
-//! delivery's task dies, the connection closes without an answer); a dispatcher that comes
-//! back later is one whose clock runs past the dead one's lease. The checks assert on what the
-//! two files hold: the jobs, the events and their states, the conversions.
+//! (its accept from the [`OutboxSubject`]), a consumer on another file behind a real loopback
+//! server (its dedup from the [`OutboxSubject`]), and dispatchers between them (their delivery
+//! from the [`OutboxSubject`]). A crash is a panic at a named point (the open transaction never
+//! commits, the delivery's task dies, the connection closes without an answer); a dispatcher
+//! that comes back later is one whose clock runs past the dead one's lease. The checks assert
+//! on what the two files hold: the jobs, the events and their states, the conversions.
 //!
 //! # Example
 //!
@@ -87,9 +87,9 @@ macro_rules! __outbox_checks {
 
 /// Every check as a `#[test]` in a module `outbox`, against `subject`.
 ///
-/// `outbox_suite!(subject)` or `outbox_suite!(#[attribute] subject)`, where `subject` is a
-/// [`OutboxSubject`] expression and the attribute goes on every test. Without an attribute the tests
-/// carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
+/// `outbox_suite!(subject)` or `outbox_suite!(#[attribute] subject)`, where `subject` is an
+/// [`OutboxSubject`] expression and the attribute goes on every test. Without an attribute the
+/// tests carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! outbox_suite {
     (#[$attr:meta] $subject:expr) => {
