@@ -9,8 +9,8 @@
 //!
 //! # Reading order
 //!
-//! 1. [`report`]: the three lists, and the mark that the consumer's records can refuse.
-//! 2. [`text`]: the same for a person.
+//! 1. [`report`](mod@report): the three lists, and the mark that the consumer's records can refuse.
+//! 2. [`text`](mod@text): the same for a person.
 //! 3. `bin/reconcile.rs`: the program.
 //!
 //! # Example
