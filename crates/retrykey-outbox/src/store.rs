@@ -6,6 +6,7 @@
 //! (`sqlite/store.rs`). Code without a runtime of its own (a one-shot program, a test, a load
 //! thread) waits for a call with [`wait`].
 
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
@@ -84,10 +85,29 @@ pub trait OutboxStore: Debug + Send + Sync {
     fn sweep(&self, kept: Duration) -> StoreCall<'_, usize>;
 }
 
+thread_local! {
+    /// Whether this thread is inside [`wait`], blocked already.
+    static WAITING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is inside [`wait`]: a backend whose calls block may then run one
+/// in place, since no runtime worker is held up by it, instead of handing it to another thread.
+pub(crate) fn waiting() -> bool {
+    WAITING.get()
+}
+
 /// Waits for `call` from code that is not async: on a small runtime of this process's own, so
 /// that a store's connections outlive one call. Must not be called from async code.
 pub fn wait<T>(call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    /// Marks the thread as waiting until it is dropped.
+    struct Waiting(bool);
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            WAITING.set(self.0);
+        }
+    }
+    let _waiting = Waiting(WAITING.replace(true));
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()

@@ -1,17 +1,19 @@
 //! SQLite as an [`OutboxStore`]: the one blocking adapter. Every call is the file's own
-//! (blocking) method, run on a blocking thread so that no runtime worker waits on the file.
+//! (blocking) method, run on a blocking thread so that no runtime worker waits on the file; a
+//! caller inside [`wait`](crate::store::wait) is blocked already, and runs it in place.
 
 use std::time::Duration;
 
 use retrykey::{Key, Request};
 
 use crate::sqlite::SqliteOutbox;
-use crate::store::{OutboxStore, StoreCall};
+use crate::store::{OutboxStore, StoreCall, waiting};
 use crate::{Accepted, Acted, ActionError, Claimed, Error, EventRow};
 
 impl SqliteOutbox {
-    /// Runs `call` on a clone of this handle, on a blocking thread. `what` names the call should
-    /// its thread end without an answer.
+    /// Runs `call` on a clone of this handle, on a blocking thread (in place inside
+    /// [`wait`](crate::store::wait)). `what` names the call should its thread end without an
+    /// answer.
     fn blocking<T: Send + 'static>(
         &self,
         what: &'static str,
@@ -19,6 +21,9 @@ impl SqliteOutbox {
     ) -> StoreCall<'static, T> {
         let outbox = self.clone();
         Box::pin(async move {
+            if waiting() {
+                return call(&outbox);
+            }
             tokio::task::spawn_blocking(move || call(&outbox))
                 .await
                 .map_err(|error| Error::Interrupted(format!("{what}: {error}")))?
