@@ -27,7 +27,7 @@ prepare:
     # across the packages of one invocation, so a --workspace build would not be reused.
     debug() {
         cargo test -q --no-run
-        for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-outbox-checks retrykey-tests; do
+        for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-reconcile retrykey-outbox-checks retrykey-tests; do
             cargo build -q -p "$package" --bins
             cargo test -q -p "$package" --no-run
         done
@@ -338,7 +338,7 @@ converter *args:
 # Stage 7: what is uncertain (`list`), and the operator's actions (`redrive EVENT`, `fail EVENT --reason TEXT`); `--json` for scripts.
 [no-exit-message]
 reconcile *args:
-    @cargo run -q -p retrykey-outbox --bin reconcile -- {{args}}
+    @cargo run -q -p retrykey-reconcile --bin reconcile -- {{args}}
 
 # Stage 7: kill, stop and restart the outbox's processes mid-run and count conversions; the table (SQLite in seconds; with PostgreSQL under a minute).
 [no-exit-message]

@@ -10,7 +10,7 @@ case ${1:-} in
     *) echo "usage: docs/outbox-demo.sh deliver|reconcile" >&2; exit 2 ;;
 esac
 
-cargo build -q -p retrykey-outbox -p retrykey-converter --bins
+cargo build -q -p retrykey-outbox -p retrykey-converter -p retrykey-reconcile --bins
 bin=${CARGO_TARGET_DIR:-target}/debug
 dir=$(mktemp -d)
 pids=()

@@ -31,7 +31,8 @@ use retrykey::{Key, Request};
 use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::pg::url_from_env;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{Documents, DocumentsOptions, Marks};
+use retrykey_outbox::store::wait;
+use retrykey_outbox::{DocumentsOptions, Marks, OutboxStore};
 use retrykey_outbox_checks::faults::Place;
 use retrykey_server::loopback::Server;
 use retrykey_testkit::pgbench::{self, quantile};
@@ -193,7 +194,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// The two databases of a fresh place, opened as the load needs them.
-fn open(place: &Place, args: &Args) -> (Arc<dyn Documents>, Arc<ConverterDb>) {
+fn open(place: &Place, args: &Args) -> (Arc<dyn OutboxStore>, Arc<ConverterDb>) {
     // SQLite refuses relaxed marks: its rows are measured with durable ones.
     let marks = match Marks::from_name(&args.marks) {
         Some(Marks::Relaxed) if place.backend == "postgres" => Marks::Relaxed,
@@ -253,8 +254,7 @@ fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow:
         Some(feeder),
         deadline,
     ))?;
-    let accepted: std::collections::HashMap<String, i64> = documents
-        .events()?
+    let accepted: std::collections::HashMap<String, i64> = wait(documents.events())?
         .into_iter()
         .map(|row| (row.event.id.to_string(), row.accepted_at_ms))
         .collect();
@@ -272,17 +272,16 @@ fn measure(args: &Args, place: impl Fn() -> Place, deadline: Instant) -> anyhow:
     })
 }
 
-fn accept(documents: &Arc<dyn Documents>, key: &str) -> anyhow::Result<()> {
+fn accept(documents: &Arc<dyn OutboxStore>, key: &str) -> anyhow::Result<()> {
     let request = Request::new("report.docx", 1)?;
-    documents
-        .accept(&Key::new(key)?, &request)
+    wait(documents.accept(&Key::new(key)?, &request))
         .with_context(|| format!("accepting {key}"))?;
     Ok(())
 }
 
 /// One handle per scope on the place's database, the accepting threads' connections shared
 /// out among them.
-fn tenants(place: &Place, args: &Args) -> Vec<Arc<dyn Documents>> {
+fn tenants(place: &Place, args: &Args) -> Vec<Arc<dyn OutboxStore>> {
     (0..args.scopes)
         .map(|n| {
             Arc::from(place.open_documents_with(DocumentsOptions {
@@ -297,7 +296,7 @@ fn tenants(place: &Place, args: &Args) -> Vec<Arc<dyn Documents>> {
 /// Accepts the jobs numbered `jobs` with `threads` threads, thread `t` in scope `t` of
 /// `tenants` (round the list).
 fn accept_backlog(
-    tenants: &[Arc<dyn Documents>],
+    tenants: &[Arc<dyn OutboxStore>],
     jobs: std::ops::Range<usize>,
     threads: usize,
 ) -> anyhow::Result<()> {
@@ -322,7 +321,7 @@ fn accept_backlog(
 /// Runs a dispatcher until the consumer holds `expected` conversions, or until `deadline`;
 /// events per second from its start. With a `feeder`, also waits for it.
 async fn dispatch(
-    documents: &Arc<dyn Documents>,
+    documents: &Arc<dyn OutboxStore>,
     consumer: &Arc<ConverterDb>,
     args: &Args,
     expected: usize,

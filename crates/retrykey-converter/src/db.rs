@@ -1,4 +1,4 @@
-//! The consumer's database, whichever backend holds it, and the rows it can be asked for.
+//! The consumer's database, whichever backend holds it.
 //!
 //! The plain calls block the calling thread (SQLite works in place; PostgreSQL drives its
 //! connection on a small runtime of its own): from async code, call it in
@@ -7,49 +7,14 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::pg::PgConverter;
-use crate::sqlite::{ConvertSteps, SqliteConverter};
+use crate::rows::{ConversionRow, Converted, ProcessedRow};
+use crate::sqlite::SqliteConverter;
+use crate::steps::{ConvertSteps, StandardConvert};
 use retrykey_wire::ConversionRequest;
 
 use crate::Error;
-
-/// What one delivery came to: the conversion's number, and whether an earlier delivery had
-/// already made it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Converted {
-    /// The conversion's number (`conversions.number`).
-    pub conversion: u64,
-    /// True when the event was already processed: nothing was written this time.
-    pub replayed: bool,
-}
-
-/// One stored conversion: the effect, as an operator reconciling it reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConversionRow {
-    /// Its number, in the order conversions were stored.
-    pub number: u64,
-    /// The event that asked for it.
-    pub event: String,
-    /// The document converted.
-    pub job: String,
-    /// The units converted.
-    pub units: u64,
-    /// When it was stored, in milliseconds since the Unix epoch.
-    pub converted_at_ms: i64,
-}
-
-/// One `processed` record: this event has been converted, as this conversion, at this time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessedRow {
-    /// The event id.
-    pub event: String,
-    /// The number of its conversion.
-    pub conversion: u64,
-    /// When the conversion was stored, in milliseconds since the Unix epoch.
-    pub converted_at_ms: i64,
-}
 
 /// The consumer's two tables, in SQLite or PostgreSQL.
 #[derive(Debug)]
@@ -66,12 +31,15 @@ enum Backend {
 impl ConverterDb {
     /// Opens (or creates) the SQLite file at `path`.
     pub fn open_sqlite(path: &Path) -> Result<Self, Error> {
-        Self::open_sqlite_with_steps(path, ConvertSteps::standard())
+        Self::open_sqlite_with_steps(path, &StandardConvert)
     }
 
     /// The same, with the dedup transaction a lab under `labs/` replaces.
     #[doc(hidden)]
-    pub fn open_sqlite_with_steps(path: &Path, steps: ConvertSteps) -> Result<Self, Error> {
+    pub fn open_sqlite_with_steps(
+        path: &Path,
+        steps: &'static dyn ConvertSteps,
+    ) -> Result<Self, Error> {
         Ok(Self {
             backend: Backend::Sqlite(SqliteConverter::open_with_steps(path, steps)?),
         })
@@ -154,13 +122,4 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(call)
         .await
         .map_err(|error| Error::Interrupted(error.to_string()))?
-}
-
-/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
-pub(crate) fn unix_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-        })
 }

@@ -14,7 +14,8 @@
 //!    file and connection around it.
 //! 3. [`pg`]: the same transaction on PostgreSQL, where the primary key of the record picks
 //!    the one delivery that converts.
-//! 4. [`db`]: [`ConverterDb`], the database a consumer opens, on either backend.
+//! 4. [`rows`]: what either backend answers with; [`db`]: [`ConverterDb`], the database a
+//!    consumer opens, on either backend; [`steps`]: the seam a lab plugs its transaction into.
 //! 5. [`service`] and [`problem`]: the HTTP endpoint and its refusals; [`crash`]: the point
 //!    the fault tests stop it at.
 //!
@@ -51,9 +52,12 @@ pub mod db;
 mod error;
 pub mod pg;
 pub mod problem;
+pub mod rows;
 pub mod service;
 pub mod sqlite;
+pub mod steps;
 
-pub use db::{ConversionRow, Converted, ConverterDb, ProcessedRow};
+pub use db::ConverterDb;
 pub use error::Error;
-pub use sqlite::ConvertSteps;
+pub use rows::{ConversionRow, Converted, ProcessedRow};
+pub use steps::{ConvertSteps, StandardConvert};

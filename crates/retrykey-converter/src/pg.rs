@@ -14,7 +14,7 @@ use retrykey_pg::{Connection, Settings};
 use tokio_postgres::Client;
 use tokio_postgres::types::{ToSql, Type};
 
-use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
+use crate::rows::{ConversionRow, Converted, ProcessedRow, unix_ms};
 use retrykey_wire::ConversionRequest;
 
 use crate::Error;

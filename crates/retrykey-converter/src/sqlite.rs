@@ -2,16 +2,17 @@
 //! dedup transaction.
 //!
 //! The transaction itself lives in [`convert`](crate::convert), one file, so that the lab
-//! `labs/consumer-without-dedup` can copy it whole and change one thing; [`ConvertSteps`] is
-//! where that copy plugs in.
+//! `labs/consumer-without-dedup` can copy it whole and change one thing; `ConvertSteps`
+//! (`steps.rs`) is where that copy plugs in.
 
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use retrykey_durable::Durability;
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use crate::db::{ConversionRow, Converted, ProcessedRow, unix_ms};
+use crate::rows::{ConversionRow, Converted, ProcessedRow, unix_ms};
+use crate::steps::ConvertSteps;
 use retrykey_wire::ConversionRequest;
 
 use crate::Error;
@@ -36,36 +37,24 @@ CREATE TABLE IF NOT EXISTS processed (
 -- ANCHOR_END: tables
 ";
 
-/// The replaceable pieces of the SQLite consumer: the dedup transaction's body.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct ConvertSteps {
-    /// Runs inside a `BEGIN IMMEDIATE` transaction that the caller commits.
-    pub convert: fn(&Transaction<'_>, &ConversionRequest, i64) -> rusqlite::Result<Converted>,
-}
-
-impl ConvertSteps {
-    /// The correct pieces: [`convert::convert`](crate::convert::convert).
-    pub fn standard() -> Self {
-        Self {
-            convert: crate::convert::convert,
-        }
-    }
-}
-
 /// The consumer's tables in one SQLite file.
 ///
 /// One connection, behind a mutex: deliveries to one process take turns, and `BEGIN IMMEDIATE`
 /// with a busy timeout makes other processes on the same file take turns with them.
-#[derive(Debug)]
 pub struct SqliteConverter {
     conn: Mutex<Connection>,
-    steps: ConvertSteps,
+    steps: &'static dyn ConvertSteps,
+}
+
+impl std::fmt::Debug for SqliteConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteConverter").finish_non_exhaustive()
+    }
 }
 
 impl SqliteConverter {
     /// Opens (or creates) `path` with WAL and a busy timeout, and creates the tables.
-    pub fn open_with_steps(path: &Path, steps: ConvertSteps) -> Result<Self, Error> {
+    pub fn open_with_steps(path: &Path, steps: &'static dyn ConvertSteps) -> Result<Self, Error> {
         let conn = retrykey_durable::sqlite::connect(path, Durability::Full)?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
@@ -78,7 +67,7 @@ impl SqliteConverter {
     pub fn convert(&self, request: &ConversionRequest) -> Result<Converted, Error> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let converted = (self.steps.convert)(&tx, request, unix_ms())?;
+        let converted = self.steps.convert(&tx, request, unix_ms())?;
         tx.commit()?;
         Ok(converted)
     }

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use retrykey::{Key, Request};
 use retrykey_durable::crash::{Hooks as LedgerHooks, Point as LedgerPoint};
+use retrykey_outbox::EventState;
 use retrykey_outbox::crash::{Hooks as DispatchHooks, Point as DispatchPoint};
-use retrykey_outbox::{Documents, EventState};
 use retrykey_program::Clock;
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_wire::{CONVERSIONS_PATH, ConversionRequest};
 
-use crate::Subject;
-use crate::rig::{AHEAD, LEASE, Rig, drain, events, refused_url, run};
+use crate::OutboxSubject;
+use crate::rig::{AHEAD, LEASE, OutboxRig, drain, events, refused_url, run};
 
 fn key(n: usize) -> Key {
     Key::new(format!("job-{n}")).expect("a valid key")
@@ -27,10 +27,10 @@ fn job(n: usize) -> Request {
 /// falls: a crash before the commit leaves neither the job nor its event, a crash after it
 /// leaves both, and the retry with the same key, in a new process on the same file, ends with
 /// one job and its one event.
-pub fn job_and_event_commit_together(subject: &Subject) {
+pub fn job_and_event_commit_together(subject: &OutboxSubject) {
     run(|| async {
         for point in LedgerPoint::ALL {
-            let rig = Rig::start(subject).await;
+            let rig = OutboxRig::start(subject).await;
             let crashing = rig.documents(
                 Clock::system(),
                 LedgerHooks::with(move |at| {
@@ -83,9 +83,9 @@ pub fn job_and_event_commit_together(subject: &Subject) {
 
 /// Every accepted job is converted exactly once, its event delivered, and a client's retry of
 /// an accept (same key) adds no job, no event and no conversion.
-pub fn every_accepted_job_is_converted_once(subject: &Subject) {
+pub fn every_accepted_job_is_converted_once(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
         let mut accepted = Vec::new();
         for n in 1..=5 {
@@ -118,9 +118,9 @@ pub fn every_accepted_job_is_converted_once(subject: &Subject) {
 /// The consumer converts at most once per event id: the same event delivered three times in a
 /// row, then eight times at once, makes one conversion, and every answer names it (the first
 /// 201, every other a 200 replay).
-pub fn redelivery_converts_once(subject: &Subject) {
+pub fn redelivery_converts_once(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let client = LoopbackClient::new(rig.url());
         let deliver = |event: &'static str| {
             let client = client.clone();
@@ -165,9 +165,9 @@ pub fn redelivery_converts_once(subject: &Subject) {
 /// The consumer crashes after its conversion commits and before it answers: the dispatcher
 /// hears nothing, tries again within the same delivery, and the retry is answered from the
 /// record. One conversion, and the event delivered.
-pub fn consumer_crash_after_converting_converts_once(subject: &Subject) {
+pub fn consumer_crash_after_converting_converts_once(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
         let accepted = documents.accept(&key(1), &job(1)).expect("accepted");
         rig.crash_consumer_once();
@@ -199,9 +199,9 @@ pub fn consumer_crash_after_converting_converts_once(subject: &Subject) {
 /// An event is marked delivered only once the consumer has acknowledged it: while the consumer
 /// is down the event stays pending (its failure noted), and once delivered it records the
 /// consumer's conversion number.
-pub fn delivered_only_after_acknowledgement(subject: &Subject) {
+pub fn delivered_only_after_acknowledgement(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
         documents.accept(&key(1), &job(1)).expect("accepted");
 
@@ -243,9 +243,9 @@ pub fn delivered_only_after_acknowledgement(subject: &Subject) {
 /// A dispatcher that crashes between sending an event and marking it delivered leaves it
 /// pending under its claim; once the claim's lease lapses another dispatcher delivers it again,
 /// the consumer answers from its record, and the event is delivered: one conversion.
-pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &Subject) {
+pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
         let accepted = documents.accept(&key(1), &job(1)).expect("accepted");
 
@@ -287,9 +287,9 @@ pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &Subject) {
 
 /// Two dispatchers on one outbox share the work: every event is claimed once and delivered
 /// once, and the consumer converts each once without a single redelivery.
-pub fn two_dispatchers_share_the_work(subject: &Subject) {
+pub fn two_dispatchers_share_the_work(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
         for n in 1..=12 {
             documents.accept(&key(n), &job(n)).expect("accepted");
@@ -316,9 +316,9 @@ pub fn two_dispatchers_share_the_work(subject: &Subject) {
 /// A dispatcher whose claim was taken over cannot settle the event any more: the takeover's
 /// token is higher, every settling write names its token, and the outbox refuses the old one,
 /// before and after the new owner settles.
-pub fn stale_dispatcher_cannot_settle_after_takeover(subject: &Subject) {
+pub fn stale_dispatcher_cannot_settle_after_takeover(subject: &OutboxSubject) {
     run(|| async {
-        let rig = Rig::start(subject).await;
+        let rig = OutboxRig::start(subject).await;
         let a = rig.documents(Clock::system(), LedgerHooks::none());
         a.accept(&key(1), &job(1)).expect("accepted");
         let b = rig.documents(Clock::ahead(AHEAD), LedgerHooks::none());

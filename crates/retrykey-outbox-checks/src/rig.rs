@@ -7,11 +7,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use retrykey_client::Policy;
-use retrykey_converter::{ConversionRow, ConverterDb, crash as consumer_crash, service};
+use retrykey_converter::{
+    ConversionRow, ConvertSteps, ConverterDb, StandardConvert, crash as consumer_crash, service,
+};
 use retrykey_durable::crash::Hooks as LedgerHooks;
 use retrykey_outbox::crash::Hooks as DispatchHooks;
-use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions, Tally};
-use retrykey_outbox::{Documents, DocumentsOptions, EventRow, SqliteDocuments, sqlite};
+use retrykey_outbox::dispatcher::{
+    DeliverySteps, Dispatcher, DispatcherOptions, StandardDelivery, Tally,
+};
+use retrykey_outbox::sqlite::{AcceptSteps, StandardAccept};
+use retrykey_outbox::{DocumentsOptions, EventRow, OutboxStore, SqliteOutbox};
 use retrykey_program::Clock;
 use retrykey_server::loopback::Server;
 use retrykey_testkit::ScratchFile;
@@ -19,37 +24,37 @@ use retrykey_testkit::ScratchFile;
 /// What the checks run against: the accepting transaction, the consumer's dedup transaction and
 /// the dispatcher's delivery. A variant replaces one of the three with its one changed file.
 #[derive(Clone, Copy)]
-pub struct Subject {
+pub struct OutboxSubject {
     /// How the document service accepts a job (`retrykey-outbox`'s `sqlite/accept.rs`).
-    pub documents: sqlite::AcceptSteps,
+    pub documents: &'static dyn AcceptSteps,
     /// How the consumer converts once (`retrykey-converter`'s `convert.rs`).
-    pub consumer: retrykey_converter::ConvertSteps,
+    pub consumer: &'static dyn ConvertSteps,
     /// How a dispatcher delivers one event (`retrykey-outbox`'s `deliver.rs`).
-    pub dispatcher: retrykey_outbox::dispatcher::DeliverySteps,
+    pub dispatcher: &'static dyn DeliverySteps,
 }
 
-impl Subject {
+impl OutboxSubject {
     /// The correct crates.
     pub fn correct() -> Self {
         Self {
-            documents: sqlite::AcceptSteps::standard(),
-            consumer: retrykey_converter::ConvertSteps::standard(),
-            dispatcher: retrykey_outbox::dispatcher::DeliverySteps::standard(),
+            documents: &StandardAccept,
+            consumer: &StandardConvert,
+            dispatcher: &StandardDelivery,
         }
     }
 
     /// The same, accepting jobs another way.
-    pub fn with_documents(self, documents: sqlite::AcceptSteps) -> Self {
+    pub fn with_documents(self, documents: &'static dyn AcceptSteps) -> Self {
         Self { documents, ..self }
     }
 
     /// The same, with another dedup transaction in the consumer.
-    pub fn with_consumer(self, consumer: retrykey_converter::ConvertSteps) -> Self {
+    pub fn with_consumer(self, consumer: &'static dyn ConvertSteps) -> Self {
         Self { consumer, ..self }
     }
 
     /// The same, delivering another way.
-    pub fn with_dispatcher(self, dispatcher: retrykey_outbox::dispatcher::DeliverySteps) -> Self {
+    pub fn with_dispatcher(self, dispatcher: &'static dyn DeliverySteps) -> Self {
         Self { dispatcher, ..self }
     }
 }
@@ -62,8 +67,8 @@ pub(crate) const LEASE: Duration = Duration::from_secs(30);
 pub(crate) const AHEAD: Duration = Duration::from_secs(120);
 
 /// A document service, a consumer and what the checks need to watch them.
-pub(crate) struct Rig {
-    subject: Subject,
+pub(crate) struct OutboxRig {
+    subject: OutboxSubject,
     documents_file: ScratchFile,
     /// The consumer's database (its conversions and dedup records).
     pub consumer: Arc<ConverterDb>,
@@ -75,9 +80,9 @@ pub(crate) struct Rig {
     _consumer_file: ScratchFile,
 }
 
-impl Rig {
+impl OutboxRig {
     /// A fresh document file, and a consumer on a fresh file behind a loopback server.
-    pub(crate) async fn start(subject: &Subject) -> Self {
+    pub(crate) async fn start(subject: &OutboxSubject) -> Self {
         let documents_file = ScratchFile::new("outbox-check-documents");
         let consumer_file = ScratchFile::new("outbox-check-consumer");
         let consumer = ConverterDb::open_sqlite_with_steps(consumer_file.path(), subject.consumer)
@@ -114,13 +119,13 @@ impl Rig {
 
     /// A handle on the document file, as one process opens it: reading `clock`, calling `hooks`
     /// at the ledger's crash points.
-    pub(crate) fn documents(&self, clock: Clock, hooks: LedgerHooks) -> Arc<SqliteDocuments> {
+    pub(crate) fn documents(&self, clock: Clock, hooks: LedgerHooks) -> Arc<SqliteOutbox> {
         let options = DocumentsOptions {
             clock,
             hooks,
             ..DocumentsOptions::default()
         };
-        let documents = SqliteDocuments::open_with_steps(
+        let documents = SqliteOutbox::open_with_steps(
             self.documents_file.path(),
             options,
             self.subject.documents,
@@ -132,7 +137,7 @@ impl Rig {
     /// A dispatcher named `owner` on `documents`, delivering to the consumer.
     pub(crate) fn dispatcher(
         &self,
-        documents: &Arc<SqliteDocuments>,
+        documents: &Arc<SqliteOutbox>,
         owner: &str,
         hooks: DispatchHooks,
     ) -> Dispatcher {
@@ -142,7 +147,7 @@ impl Rig {
     /// The same, delivering to `url`.
     pub(crate) fn dispatcher_to(
         &self,
-        documents: &Arc<SqliteDocuments>,
+        documents: &Arc<SqliteOutbox>,
         owner: &str,
         hooks: DispatchHooks,
         url: &str,
@@ -163,8 +168,8 @@ impl Rig {
             seed: Some(7),
             ..DispatcherOptions::new(url)
         };
-        let documents: Arc<dyn Documents> = Arc::clone(documents) as Arc<dyn Documents>;
-        Dispatcher::with_steps(documents, options, self.subject.dispatcher, hooks)
+        let store: Arc<dyn OutboxStore> = Arc::clone(documents) as Arc<dyn OutboxStore>;
+        Dispatcher::with_steps(store, options, self.subject.dispatcher, hooks)
             .expect("the checks' dispatcher options are valid")
     }
 
@@ -190,8 +195,8 @@ impl Rig {
 }
 
 /// Every event in `documents`, by job.
-pub(crate) fn events(documents: &SqliteDocuments) -> Vec<EventRow> {
-    Documents::events(documents).expect("the outbox's events")
+pub(crate) fn events(documents: &SqliteOutbox) -> Vec<EventRow> {
+    documents.events().expect("the outbox's events")
 }
 
 /// Runs rounds of `dispatcher` until one claims nothing, at most `rounds`; what they did.

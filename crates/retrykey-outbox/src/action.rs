@@ -57,3 +57,20 @@ fn settled_or_claimed(row: &EventRow, now_ms: i64) -> Result<(), ActionError> {
         _ => Ok(()),
     }
 }
+
+/// One of the operator's actions, as a backend carries it out: read the event, decide, write.
+#[derive(Clone, Copy)]
+pub(crate) enum OperatorAction<'a> {
+    Redrive,
+    Fail(&'a str),
+}
+
+impl OperatorAction<'_> {
+    /// Whether the action changes `row` at `now`, or why it is refused.
+    pub(crate) fn decide(self, row: &EventRow, now: i64) -> Result<bool, ActionError> {
+        match self {
+            OperatorAction::Redrive => redrive(row, now),
+            OperatorAction::Fail(reason) => mark_failed(row, reason, now),
+        }
+    }
+}

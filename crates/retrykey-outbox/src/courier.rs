@@ -15,12 +15,14 @@ use retrykey_client::{Client, JitterRng, Outcome, Policy, StatusFailure, backoff
 use retrykey_wire::{CONVERSIONS_PATH, Conversion, ConversionRequest};
 
 use crate::crash::{Hooks, Point};
-use crate::dispatcher::DispatcherOptions;
-use crate::documents;
-use crate::{Claimed, Documents, Error, Event};
+use crate::store::OutboxStore;
+use crate::{Claimed, Error, Event};
 
-/// A boxed future, as the delivery function returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// One delivery under way, as the delivery function returns it.
+pub type Delivering<'a> = Pin<Box<dyn Future<Output = Result<Delivery, Error>> + Send + 'a>>;
+
+/// What the consumer's answer to one send came to, as [`Courier::send`] returns it.
+pub type Sending<'a> = Pin<Box<dyn Future<Output = Outcome<HttpResponse>> + Send + 'a>>;
 
 /// What one delivery came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +65,7 @@ pub struct Acknowledgement {
 /// consumer's address, the retry client, the redelivery schedule and the crash hooks.
 #[derive(Debug)]
 pub struct Courier {
-    documents: Arc<dyn Documents>,
+    store: Arc<dyn OutboxStore>,
     url: String,
     client: Client,
     http: HttpAdapter,
@@ -73,14 +75,19 @@ pub struct Courier {
 }
 
 impl Courier {
-    /// Everything a dispatcher with `options` delivers with.
+    /// Everything a dispatcher delivers with: to the consumer at `consumer` (its base URL),
+    /// each delivery retried by `policy`, an unsettled event due again after `redelivery`'s
+    /// wait; the jitter seeded by `seed` when given.
     pub(crate) fn new(
-        documents: Arc<dyn Documents>,
-        options: &DispatcherOptions,
+        store: Arc<dyn OutboxStore>,
+        consumer: &str,
+        policy: Policy,
+        redelivery: Policy,
+        seed: Option<u64>,
         hooks: Hooks,
     ) -> Self {
-        let mut client = Client::builder(options.policy);
-        let rng = match options.seed {
+        let mut client = Client::builder(policy);
+        let rng = match seed {
             Some(seed) => {
                 client = client.seed(seed);
                 // A generator of its own for the redelivery waits, seeded apart from the
@@ -90,27 +97,24 @@ impl Courier {
             None => rand::make_rng(),
         };
         Self {
-            documents,
-            url: format!(
-                "{}{CONVERSIONS_PATH}",
-                options.consumer.trim_end_matches('/')
-            ),
+            store,
+            url: format!("{}{CONVERSIONS_PATH}", consumer.trim_end_matches('/')),
             client: client.build(),
             http: HttpAdapter::new(),
-            redelivery: options.redelivery,
+            redelivery,
             rng: Mutex::new(rng),
             hooks,
         }
     }
 
     /// The outbox it settles deliveries in.
-    pub(crate) fn documents(&self) -> &Arc<dyn Documents> {
-        &self.documents
+    pub(crate) fn store(&self) -> &dyn OutboxStore {
+        self.store.as_ref()
     }
 
     /// Sends `event` to the consumer: one operation under the event's id, retried by the
     /// policy. Every attempt presents the same `Idempotency-Key`.
-    pub fn send(&self, event: &Event) -> BoxFuture<'_, Outcome<HttpResponse>> {
+    pub fn send(&self, event: &Event) -> Sending<'_> {
         let key = match Key::new(event.id.as_str()) {
             Ok(key) => key,
             Err(error) => {
@@ -156,7 +160,7 @@ impl Courier {
         acknowledgement: Acknowledgement,
     ) -> Result<Delivery, Error> {
         let conversion = acknowledgement.conversion;
-        let marked = documents::mark_delivered(&self.documents, claimed, conversion).await?;
+        let marked = self.store.mark_delivered(claimed, conversion).await?;
         Ok(if marked {
             Delivery::Delivered {
                 conversion,
@@ -174,7 +178,7 @@ impl Courier {
             backoff::full_jitter(&self.redelivery, claimed.delivery, &mut rng)
         };
         let why = why.to_owned();
-        let postponed = documents::postpone(&self.documents, claimed, &why, wait).await?;
+        let postponed = self.store.postpone(claimed, &why, wait).await?;
         Ok(if postponed {
             Delivery::Postponed { why, wait }
         } else {
@@ -191,7 +195,7 @@ impl Courier {
         failure: &StatusFailure,
     ) -> Result<Delivery, Error> {
         let why = failure.to_string();
-        let rejected = documents::mark_rejected(&self.documents, claimed, &why).await?;
+        let rejected = self.store.mark_rejected(claimed, &why).await?;
         Ok(if rejected {
             Delivery::Rejected { why }
         } else {

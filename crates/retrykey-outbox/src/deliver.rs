@@ -10,17 +10,14 @@
 
 use retrykey_client::Outcome;
 
-use retrykey_outbox::courier::{BoxFuture, Courier, Delivery};
+use retrykey_outbox::Claimed;
+use retrykey_outbox::courier::{Courier, Delivering};
 use retrykey_outbox::crash::Point;
-use retrykey_outbox::{Claimed, Error};
 
 // ANCHOR: deliver
 /// Delivers `claimed`: one Stage 3 operation under the event's id, then the outbox is told
 /// what came of it.
-pub fn deliver<'a>(
-    courier: &'a Courier,
-    claimed: &'a Claimed,
-) -> BoxFuture<'a, Result<Delivery, Error>> {
+pub fn deliver<'a>(courier: &'a Courier, claimed: &'a Claimed) -> Delivering<'a> {
     Box::pin(async move {
         let acknowledgement = match courier.send(&claimed.event).await {
             Outcome::Succeeded {

@@ -18,12 +18,12 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-//! use retrykey_outbox::{DocumentsOptions, SqliteDocuments};
+//! use retrykey_outbox::{DocumentsOptions, SqliteOutbox};
 //!
 //! # #[tokio::main] async fn main() -> Result<(), retrykey_outbox::Error> {
-//! let documents = SqliteDocuments::open("documents.sqlite".as_ref(), DocumentsOptions::default())?;
+//! let outbox = SqliteOutbox::open("documents.sqlite".as_ref(), DocumentsOptions::default())?;
 //! let options = DispatcherOptions::new("http://127.0.0.1:8090");
-//! let dispatcher = Dispatcher::new(Arc::new(documents), options)?;
+//! let dispatcher = Dispatcher::new(Arc::new(outbox), options)?;
 //! let round = dispatcher.round().await?; // one claim of due events, each delivered
 //! println!("{} delivered", round.delivered);
 //! # Ok(()) }
@@ -37,10 +37,10 @@ use std::time::Duration;
 use retrykey_client::Policy;
 use tokio::task::JoinSet;
 
-use crate::courier::{BoxFuture, Courier, Delivery};
+use crate::courier::{Courier, Delivering, Delivery};
 use crate::crash::Hooks;
-use crate::documents;
-use crate::{Claimed, Documents, Error};
+use crate::store::OutboxStore;
+use crate::{Claimed, Error};
 
 /// How a dispatcher works.
 #[derive(Debug, Clone)]
@@ -125,22 +125,23 @@ impl DispatcherOptions {
     }
 }
 
-/// The delivery of one claimed event, as a plain function: a lab under `labs/` swaps it.
+/// The delivery of one claimed event, the piece a lab under `labs/` replaces: the one method
+/// has the correct default, and [`StandardDelivery`] uses it. A seam for the labs, hidden from
+/// the documented API (see `labs/README.md`).
 #[doc(hidden)]
-#[derive(Clone, Copy)]
-pub struct DeliverySteps {
-    /// Delivers one claimed event and settles it in the outbox.
-    pub deliver: for<'a> fn(&'a Courier, &'a Claimed) -> BoxFuture<'a, Result<Delivery, Error>>,
-}
-
-impl DeliverySteps {
-    /// The correct delivery: [`crate::deliver::deliver`].
-    pub fn standard() -> Self {
-        Self {
-            deliver: crate::deliver::deliver,
-        }
+pub trait DeliverySteps: Send + Sync + 'static {
+    /// Delivers one claimed event and settles it in the outbox: see
+    /// [`crate::deliver::deliver`].
+    fn deliver<'a>(&self, courier: &'a Courier, claimed: &'a Claimed) -> Delivering<'a> {
+        crate::deliver::deliver(courier, claimed)
     }
 }
+
+/// The correct delivery: what [`Dispatcher::new`] uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StandardDelivery;
+
+impl DeliverySteps for StandardDelivery {}
 
 /// What one round of a dispatcher came to, or a whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -186,31 +187,38 @@ impl Tally {
 pub struct Dispatcher {
     courier: Arc<Courier>,
     options: DispatcherOptions,
-    steps: DeliverySteps,
+    steps: &'static dyn DeliverySteps,
 }
 
-impl std::fmt::Debug for DeliverySteps {
+impl std::fmt::Debug for dyn DeliverySteps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("DeliverySteps")
     }
 }
 
 impl Dispatcher {
-    /// A dispatcher over `documents`, once `options` pass [`DispatcherOptions::check`].
-    pub fn new(documents: Arc<dyn Documents>, options: DispatcherOptions) -> Result<Self, Error> {
-        Self::with_steps(documents, options, DeliverySteps::standard(), Hooks::none())
+    /// A dispatcher over `store`, once `options` pass [`DispatcherOptions::check`].
+    pub fn new(store: Arc<dyn OutboxStore>, options: DispatcherOptions) -> Result<Self, Error> {
+        Self::with_steps(store, options, &StandardDelivery, Hooks::none())
     }
 
     /// The same, with the delivery a lab replaces and hooks at the crash point.
     #[doc(hidden)]
     pub fn with_steps(
-        documents: Arc<dyn Documents>,
+        store: Arc<dyn OutboxStore>,
         options: DispatcherOptions,
-        steps: DeliverySteps,
+        steps: &'static dyn DeliverySteps,
         hooks: Hooks,
     ) -> Result<Self, Error> {
         options.check()?;
-        let courier = Courier::new(documents, &options, hooks);
+        let courier = Courier::new(
+            store,
+            &options.consumer,
+            options.policy,
+            options.redelivery,
+            options.seed,
+            hooks,
+        );
         Ok(Self {
             courier: Arc::new(courier),
             options,
@@ -338,7 +346,7 @@ impl Dispatcher {
 
     async fn claim(&self, limit: usize) -> Result<Vec<Claimed>, Error> {
         let (owner, lease) = (&self.options.owner, self.options.lease);
-        documents::claim(self.courier.documents(), owner, lease, limit).await
+        self.courier.store().claim(owner, lease, limit).await
     }
 
     fn delivery(
@@ -346,9 +354,9 @@ impl Dispatcher {
         claimed: Claimed,
     ) -> impl Future<Output = (Claimed, Result<Delivery, Error>)> + use<> {
         let courier = Arc::clone(&self.courier);
-        let deliver = self.steps.deliver;
+        let steps = self.steps;
         async move {
-            let delivery = deliver(&courier, &claimed).await;
+            let delivery = steps.deliver(&courier, &claimed).await;
             (claimed, delivery)
         }
     }
@@ -394,7 +402,7 @@ impl Dispatcher {
 
     async fn sweep(&self) {
         let kept = self.options.keep_settled;
-        match documents::sweep(self.courier.documents(), kept).await {
+        match self.courier.store().sweep(kept).await {
             Ok(_) => {}
             Err(Error::Interrupted(_)) => eprintln!("dispatcher: the sweep did not finish"),
             Err(error) => eprintln!("dispatcher: cannot sweep settled events: {error}"),

@@ -28,9 +28,6 @@ pub enum Error {
         /// The job's operation number.
         operation: u64,
     },
-    /// The consumer's database, read by the reconciliation, failed.
-    #[error("the consumer's database: {0}")]
-    Consumer(#[from] retrykey_converter::Error),
     /// A dispatcher setting that cannot work, named.
     #[error("{0}")]
     Config(String),

@@ -1,8 +1,14 @@
 //! An outgoing event: its id, what it asks the consumer to do, and where it stands.
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::Serialize;
+
+/// A duration in milliseconds, as the tables store times.
+pub fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// The longest reason an operator may give when marking an event failed, in characters.
 pub const MAX_REASON_CHARS: usize = 200;

@@ -14,8 +14,9 @@
 //!    only once the consumer has acknowledged it ([`deliver`]): *at least once*.
 //! 3. **The consumer** (`retrykey-converter`) converts at most once per event id, its record
 //!    committing with its effect: at least once plus dedup is *exactly one effect*.
-//! 4. **Reconciliation** ([`reconcile`]) shows an operator what is still uncertain and offers
-//!    two idempotent actions: re-drive an event, or mark it failed with a reason.
+//! 4. **Reconciliation** (`retrykey-reconcile`, which reads both databases) shows an operator
+//!    what is still uncertain; the two idempotent actions it offers, re-drive an event or mark
+//!    it failed with a reason, are this crate's ([`action`]).
 //!
 //! # Reading order
 //!
@@ -24,32 +25,33 @@
 //!    outbox's statements (claim, the fenced settling writes); [`sqlite`]: the file.
 //! 3. [`deliver`]: send first, mark second, with the steps of [`courier`]; then
 //!    [`dispatcher`], the loop around it.
-//! 4. [`documents`]: the one interface both backends offer; [`pg`]: the same on PostgreSQL.
-//! 5. [`action`] and [`reconcile`]: the operator's view and actions.
-//! 6. `bin/documents.rs`, `bin/dispatcher.rs` and `bin/reconcile.rs`: the programs (the
-//!    consumer's server, `converter`, is `retrykey-converter`'s); `retrykey_server::signalled`:
-//!    when they stop; [`output`]: what they print.
+//! 4. [`store`]: the one interface both backends offer, async; [`pg`]: the same on
+//!    PostgreSQL; [`backend`]: the one a `--db` flag names.
+//! 5. [`action`]: the operator's actions.
+//! 6. `bin/documents.rs` and `bin/dispatcher.rs`: the programs (the consumer's server,
+//!    `converter`, is `retrykey-converter`'s; `reconcile` is `retrykey-reconcile`'s);
+//!    `retrykey_server::signalled`: when they stop; [`output`]: what they print.
 //!
 //! # Example
 //!
 //! ```
 //! use retrykey::{Key, Request};
-//! use retrykey_outbox::{Documents, DocumentsOptions, EventState, SqliteDocuments};
+//! use retrykey_outbox::{DocumentsOptions, EventState, SqliteOutbox};
 //!
 //! let path = std::env::temp_dir().join(format!("retrykey-outbox-doc-{}.sqlite", std::process::id()));
 //! # retrykey_durable::sqlite::remove_files(&path);
-//! let documents = SqliteDocuments::open(&path, DocumentsOptions::default())?;
+//! let outbox = SqliteOutbox::open(&path, DocumentsOptions::default())?;
 //! let key = Key::new("job-1")?;
 //! let job = Request::new("report.docx", 7)?;
 //!
-//! let first = documents.accept(&key, &job)?;   // the job and its event commit together
-//! let retry = documents.accept(&key, &job)?;   // the retry finds the job's record
+//! let first = outbox.accept(&key, &job)?;   // the job and its event commit together
+//! let retry = outbox.accept(&key, &job)?;   // the retry finds the job's record
 //! assert_eq!(first.event, retry.event);
 //! assert!(retry.receipt.replayed);
-//! let events = Documents::events(&documents)?;
+//! let events = outbox.events()?;
 //! assert_eq!(events.len(), 1);                 // one job, one event
 //! assert_eq!(events[0].state, EventState::Pending);
-//! # drop(documents);
+//! # drop(outbox);
 //! # retrykey_durable::sqlite::remove_files(&path);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -59,26 +61,26 @@ extern crate self as retrykey_outbox;
 
 pub mod accepted;
 pub mod action;
+pub mod backend;
 pub mod courier;
 pub mod crash;
 pub mod deliver;
 pub mod dispatcher;
-pub mod documents;
 mod error;
 pub mod event;
 mod options;
 pub mod output;
 pub mod pg;
-pub mod reconcile;
 pub mod sqlite;
+pub mod store;
 
 pub use accepted::{Accepted, NewEvent};
 pub use action::Acted;
-pub use documents::Documents;
 pub use error::{ActionError, Error};
 pub use event::{Claimed, Event, EventId, EventRow, EventState, check_reason};
 pub use options::{
     DEFAULT_MAX_JOBS, DEFAULT_MAX_UNITS, DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions, Marks,
 };
-pub use pg::PgDocuments;
-pub use sqlite::SqliteDocuments;
+pub use pg::PgOutbox;
+pub use sqlite::SqliteOutbox;
+pub use store::OutboxStore;

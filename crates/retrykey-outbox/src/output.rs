@@ -27,3 +27,15 @@ pub fn printed(program: &str, text: &str) -> ExitCode {
         }
     }
 }
+
+/// A duration for people: `850ms`, `42s`, `3m05s`, `2h07m`.
+pub fn age(ms: i64) -> String {
+    let ms = ms.max(0);
+    let seconds = ms / 1_000;
+    match seconds {
+        0 => format!("{ms}ms"),
+        1..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3_600, seconds % 3_600 / 60),
+    }
+}

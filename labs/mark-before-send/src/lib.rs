@@ -10,18 +10,15 @@
 
 use retrykey_client::Outcome;
 
+use retrykey_outbox::Claimed;
 // NEGATIVE: `Acknowledgement`, for the answer this copy records before it has one (below).
-use retrykey_outbox::courier::{Acknowledgement, BoxFuture, Courier, Delivery};
+use retrykey_outbox::courier::{Acknowledgement, Courier, Delivering};
 use retrykey_outbox::crash::Point;
-use retrykey_outbox::{Claimed, Error};
 
 // ANCHOR: deliver
 /// Delivers `claimed`: one Stage 3 operation under the event's id, then the outbox is told
 /// what came of it.
-pub fn deliver<'a>(
-    courier: &'a Courier,
-    claimed: &'a Claimed,
-) -> BoxFuture<'a, Result<Delivery, Error>> {
+pub fn deliver<'a>(courier: &'a Courier, claimed: &'a Claimed) -> Delivering<'a> {
     Box::pin(async move {
         // NEGATIVE: the event is marked delivered first and sent second. A crash between the
         // two leaves an event that looks delivered and never reached the consumer: nothing will

@@ -10,25 +10,25 @@
 // NEGATIVE: `Ledger`, for the plain `apply` this copy commits the job with (below).
 use retrykey::{Key, Ledger, Request};
 
-use retrykey_outbox::sqlite::{SqliteDocuments, events};
+use retrykey_outbox::sqlite::{SqliteOutbox, events};
 use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
 
 // ANCHOR: accept
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
 /// the first answer.
-pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
-    let (id, scope, now) = (EventId::random(), documents.scope(), documents.now_ms());
+pub fn accept(outbox: &SqliteOutbox, key: &Key, job: &Request) -> Result<Accepted, Error> {
+    let (id, scope, now) = (EventId::random(), outbox.scope(), outbox.now_ms());
     // NEGATIVE: the job commits on its own, and its event is written afterwards, in a
     // transaction of its own. A crash between the two commits leaves an accepted job whose
     // event is never written, so its work never happens; and the client's retry finds the job's
     // record and writes no event either. (Writing the event first, before the job's
     // transaction, is the mirror image: a crash in between sends an event for a job that never
     // committed.)
-    let receipt = documents.ledger().apply(key, job)?;
+    let receipt = outbox.ledger().apply(key, job)?;
     if !receipt.replayed {
         let new = NewEvent::for_job(&id, scope, receipt, job, now);
-        documents.write(|tx| events::insert(tx, &new))?;
+        outbox.write(|tx| events::insert(tx, &new))?;
     }
-    documents.accepted(receipt, id)
+    outbox.accepted(receipt, id)
 }
 // ANCHOR_END: accept

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use retrykey::{Key, Request};
-use retrykey_outbox::{Documents, EventId, EventState};
+use retrykey_outbox::store::{OutboxStore, wait};
+use retrykey_outbox::{EventId, EventState};
 
 use crate::rig::free_port;
 pub use place::Place;
@@ -198,7 +199,7 @@ struct Scenario<'a> {
     programs: &'a Programs,
     port: u16,
     /// Dropped before `place`, so that its connections close before the databases go.
-    documents: Box<dyn Documents>,
+    documents: Box<dyn OutboxStore>,
     place: Place,
     accepted: Vec<EventId>,
 }
@@ -361,7 +362,7 @@ impl<'a> Scenario<'a> {
         let job = Request::new(format!("report-{n}.docx"), n as u64).expect("a job");
         let deadline = Instant::now() + WAIT;
         loop {
-            match self.documents.accept(&key, &job) {
+            match wait(self.documents.accept(&key, &job)) {
                 Ok(accepted) => return accepted.event,
                 Err(_) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(100));
@@ -383,7 +384,7 @@ impl<'a> Scenario<'a> {
     fn wait_until(&self, what: &str, done: impl Fn(usize) -> bool) {
         let deadline = Instant::now() + WAIT;
         loop {
-            if let Ok(events) = self.documents.events() {
+            if let Ok(events) = wait(self.documents.events()) {
                 let delivered = events
                     .iter()
                     .filter(|row| row.state == EventState::Delivered)
@@ -402,7 +403,7 @@ impl<'a> Scenario<'a> {
 
     /// Reads both databases and holds them to the rule.
     fn row(&self, fault: Fault, dispatchers: &[&Program]) -> Row {
-        let events = self.documents.events().expect("the outbox's events");
+        let events = wait(self.documents.events()).expect("the outbox's events");
         let conversions = self
             .place
             .open_consumer()

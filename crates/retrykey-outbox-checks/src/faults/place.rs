@@ -3,7 +3,7 @@
 
 use retrykey_converter::ConverterDb;
 use retrykey_durable::pg::URL_VAR;
-use retrykey_outbox::{Documents, DocumentsOptions, documents};
+use retrykey_outbox::{DocumentsOptions, OutboxStore, backend};
 use retrykey_program::flags::Database;
 use retrykey_testkit::FreshSchema;
 use retrykey_testkit::ScratchFile;
@@ -112,17 +112,17 @@ impl Place {
     }
 
     /// The document service's database, opened in this process (the accepting side).
-    pub fn open_documents(&self) -> Box<dyn Documents> {
+    pub fn open_documents(&self) -> Box<dyn OutboxStore> {
         self.open_documents_with(DocumentsOptions::default())
     }
 
     /// [`Place::open_documents`] with `options` (a scope, a pool size); the schema is the
     /// place's own.
-    pub fn open_documents_with(&self, mut options: DocumentsOptions) -> Box<dyn Documents> {
+    pub fn open_documents_with(&self, mut options: DocumentsOptions) -> Box<dyn OutboxStore> {
         if let Db::Postgres { schema, .. } = &self.documents {
             options.pg_schema = schema.name().to_owned();
         }
-        documents::open(&self.documents.database(), options)
+        backend::open(&self.documents.database(), options)
             .expect("the document service's database opens")
     }
 

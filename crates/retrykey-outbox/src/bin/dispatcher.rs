@@ -13,7 +13,7 @@ use retrykey_client::Policy;
 use retrykey_crashpoints::pause_at;
 use retrykey_outbox::crash::Point;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, Marks, documents};
+use retrykey_outbox::{DEFAULT_SCHEMA, DocumentsOptions, Marks, backend};
 use retrykey_program::flags::{self, Database, FlagError, Span, positive};
 use retrykey_server::signalled;
 
@@ -159,12 +159,12 @@ async fn dispatch(args: Args, options: DispatcherOptions) -> anyhow::Result<()> 
         marks: args.marks,
         ..DocumentsOptions::default()
     };
-    let documents = tokio::task::spawn_blocking(move || documents::open(&db, documents_options))
+    let outbox = tokio::task::spawn_blocking(move || backend::open(&db, documents_options))
         .await?
         .context("cannot open the outbox")?;
     let owner = options.owner.clone();
     let consumer = options.consumer.clone();
-    let dispatcher = Dispatcher::new(Arc::from(documents), options)?;
+    let dispatcher = Dispatcher::new(Arc::from(outbox), options)?;
     println!("dispatching to {consumer} as {owner}");
     let tally = dispatcher.run(signalled()).await;
     println!(

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use retrykey::{Key, Request};
-use retrykey_outbox::output;
-use retrykey_outbox::reconcile::age;
-use retrykey_outbox::{DEFAULT_SCHEMA, DEFAULT_SCOPE, Documents, DocumentsOptions, documents};
+use retrykey_outbox::output::{self, age};
+use retrykey_outbox::store::{OutboxStore, wait};
+use retrykey_outbox::{DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions, backend};
 use retrykey_program::flags::{self, Database};
 
 /// Accept conversion jobs into the outbox, and list their events.
@@ -78,21 +78,21 @@ fn main() -> ExitCode {
         pg_connections: 1,
         ..DocumentsOptions::default()
     };
-    let documents = match documents::open(db, options) {
-        Ok(documents) => documents,
+    let outbox = match backend::open(db, options) {
+        Ok(outbox) => outbox,
         Err(error) => {
             eprintln!("documents: {error}");
             return ExitCode::FAILURE;
         }
     };
     match accept {
-        Some((key, job)) => run_accept(documents.as_ref(), &key, &job),
-        None => run_events(documents.as_ref()),
+        Some((key, job)) => run_accept(outbox.as_ref(), &key, &job),
+        None => run_events(outbox.as_ref()),
     }
 }
 
-fn run_accept(documents: &dyn Documents, key: &Key, job: &Request) -> ExitCode {
-    match documents.accept(key, job) {
+fn run_accept(outbox: &dyn OutboxStore, key: &Key, job: &Request) -> ExitCode {
+    match wait(outbox.accept(key, job)) {
         Ok(accepted) => {
             let receipt = accepted.receipt;
             let how = if receipt.replayed {
@@ -118,15 +118,15 @@ fn run_accept(documents: &dyn Documents, key: &Key, job: &Request) -> ExitCode {
     }
 }
 
-fn run_events(documents: &dyn Documents) -> ExitCode {
-    let events = match documents.events() {
+fn run_events(outbox: &dyn OutboxStore) -> ExitCode {
+    let events = match wait(outbox.events()) {
         Ok(events) => events,
         Err(error) => {
             eprintln!("documents: {error}");
             return ExitCode::FAILURE;
         }
     };
-    let now = documents.now_ms();
+    let now = outbox.now_ms();
     let mut text = String::new();
     for row in &events {
         let event = &row.event;

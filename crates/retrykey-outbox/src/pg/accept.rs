@@ -5,20 +5,20 @@ use retrykey::{Key, Receipt, Request};
 use retrykey_durable::{LedgerTx, PgTx, WithRecord};
 use tokio_postgres::Client;
 
-use crate::pg::{PgDocuments, events};
+use crate::pg::{PgOutbox, events};
 use crate::{Accepted, Error, EventId, NewEvent};
 
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
 /// the first answer.
-pub fn accept(documents: &PgDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
+pub fn accept(outbox: &PgOutbox, key: &Key, job: &Request) -> Result<Accepted, Error> {
     let event = WithEvent {
         id: EventId::random(),
-        scope: documents.scope(),
+        scope: outbox.scope(),
         job,
-        now: documents.now_ms(),
+        now: outbox.now_ms(),
     };
-    let receipt = documents.ledger().apply_with(key, job, &event)?;
-    documents.accepted(receipt, event.id)
+    let receipt = outbox.ledger().apply_with(key, job, &event)?;
+    outbox.accepted(receipt, event.id)
 }
 
 /// The rows a job's transaction writes besides the ledger's: its event.

@@ -7,9 +7,9 @@
 
 pub mod accept;
 pub mod events;
+mod store;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::PgLedger;
@@ -17,8 +17,7 @@ use retrykey_durable::pg::{BlockingPool, Failed, storage};
 use retrykey_pg::{Connection, Settings, Work};
 use retrykey_program::Clock;
 
-use crate::documents::millis;
-use crate::{Accepted, Claimed, DocumentsOptions, Error, EventId};
+use crate::{Accepted, DocumentsOptions, Error, EventId};
 
 /// The outbox's table, sequence and indexes, as on SQLite (see [`crate::sqlite::SCHEMA`]);
 /// created after the ledger's tables.
@@ -50,20 +49,21 @@ CREATE SEQUENCE IF NOT EXISTS outbox_token;
 CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation);
 ";
 
-/// The document service's database in one PostgreSQL schema.
-#[derive(Debug)]
-pub struct PgDocuments {
-    ledger: PgLedger,
-    /// For the synchronous calls (accepting, the operator's tools): blocks on a runtime of its
+/// The document service's database in one PostgreSQL schema. A handle: clones share the
+/// pools.
+#[derive(Debug, Clone)]
+pub struct PgOutbox {
+    ledger: Arc<PgLedger>,
+    /// For the synchronous calls (accepting, which the ledger does): blocks on a runtime of its
     /// own.
     pool: Arc<BlockingPool>,
-    /// For the dispatcher, which awaits it on its own runtime: no thread blocked per call. Its
-    /// connections open on first use, on that runtime.
-    serving: Box<retrykey_pg::Pool>,
-    options: DocumentsOptions,
+    /// For the [`OutboxStore`](crate::store::OutboxStore) calls, awaited on the caller's
+    /// runtime: no thread blocked per call. Its connections open on first use, on that runtime.
+    serving: Arc<retrykey_pg::Pool>,
+    options: Arc<DocumentsOptions>,
 }
 
-impl PgDocuments {
+impl PgOutbox {
     /// Connects to `url` and creates what is missing in `options.pg_schema`. Blocks.
     pub fn connect(url: &str, options: DocumentsOptions) -> Result<Self, Error> {
         // One pool for the ledger and the outbox: a one-shot command logs in once. The ledger's
@@ -74,7 +74,7 @@ impl PgDocuments {
             options.pg_connections,
             "retrykey-documents",
         )?);
-        let ledger = PgLedger::with_pool(Arc::clone(&pool), options.ledger())?;
+        let ledger = Arc::new(PgLedger::with_pool(Arc::clone(&pool), options.ledger())?);
         pool.run(async |client| {
             // Two processes creating the tables at once would race in the catalog.
             let tx = client.transaction().await.map_err(storage)?;
@@ -91,12 +91,13 @@ impl PgDocuments {
         Ok(Self {
             ledger,
             pool,
-            serving: Box::new(serving),
-            options,
+            serving: Arc::new(serving),
+            options: Arc::new(options),
         })
     }
 
-    /// Accepts `job` under `key`: the job and its event commit together.
+    /// Accepts `job` under `key`: the job and its event commit together. Blocks, as the ledger
+    /// does; as an [`OutboxStore`](crate::store::OutboxStore) call it runs on a blocking thread.
     pub fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error> {
         accept::accept(self, key, job)
     }
@@ -144,20 +145,12 @@ impl PgDocuments {
         Ok(Accepted { receipt, event })
     }
 
-    /// Runs `work` on one of the outbox's connections.
-    pub(crate) fn run<T>(
+    /// Runs `work` on one of the ledger's pool's connections, blocking.
+    fn run<T>(
         &self,
         work: impl AsyncFnMut(&mut tokio_postgres::Client) -> Result<T, retrykey::Error>,
     ) -> Result<T, Error> {
         self.pool.run(work).map_err(Error::postgres)
-    }
-
-    /// [`PgDocuments::run`] with the connection itself, for the statements it keeps prepared.
-    pub(crate) fn run_prepared<T>(
-        &self,
-        work: impl AsyncFnMut(&mut Connection) -> Result<T, retrykey::Error>,
-    ) -> Result<T, Error> {
-        self.pool.run_prepared(work).map_err(Error::postgres)
     }
 
     /// Runs `work` on one of the serving connections, awaited on the caller's runtime. Like
@@ -168,109 +161,7 @@ impl PgDocuments {
     {
         match self.serving.run(work).await {
             Ok(done) => done.map_err(|Failed(error)| Error::postgres(error)),
-            Err(retrykey_pg::Error::Postgres(error)) => Err(Error::Postgres(Box::new(error))),
             Err(error) => Err(Error::Postgres(Box::new(error))),
         }
-    }
-
-    /// [`Documents::claim`](crate::Documents::claim), awaited.
-    pub(crate) async fn claim_async(
-        &self,
-        owner: &str,
-        lease: Duration,
-        limit: usize,
-    ) -> Result<Vec<Claimed>, Error> {
-        let now = self.now_ms();
-        let until = now + millis(lease);
-        self.run_async(|connection| {
-            let owner = owner.to_owned();
-            Box::pin(async move {
-                events::claim(connection, &owner, now, until, limit)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await
-    }
-
-    /// [`Documents::mark_delivered`](crate::Documents::mark_delivered), awaited.
-    pub(crate) async fn mark_delivered_async(
-        &self,
-        claimed: &Claimed,
-        conversion: Option<u64>,
-    ) -> Result<bool, Error> {
-        let now = self.now_ms();
-        let marks = self.options.marks;
-        self.run_async(|connection| {
-            let claimed = claimed.clone();
-            Box::pin(async move {
-                events::mark_delivered(connection, &claimed, conversion, now, marks)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await
-    }
-
-    /// [`Documents::postpone`](crate::Documents::postpone), awaited.
-    pub(crate) async fn postpone_async(
-        &self,
-        claimed: &Claimed,
-        error: &str,
-        wait: Duration,
-    ) -> Result<bool, Error> {
-        let due = self.now_ms() + millis(wait);
-        self.run_async(|connection| {
-            let (claimed, error) = (claimed.clone(), error.to_owned());
-            Box::pin(async move {
-                events::postpone(connection, &claimed, &error, due)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await
-    }
-
-    /// [`Documents::mark_rejected`](crate::Documents::mark_rejected), awaited.
-    pub(crate) async fn mark_rejected_async(
-        &self,
-        claimed: &Claimed,
-        error: &str,
-    ) -> Result<bool, Error> {
-        let now = self.now_ms();
-        self.run_async(|connection| {
-            let (claimed, error) = (claimed.clone(), error.to_owned());
-            Box::pin(async move {
-                events::mark_rejected(connection, &claimed, &error, now)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await
-    }
-
-    /// [`Documents::sweep`](crate::Documents::sweep), awaited: the ledger's expired records
-    /// (the statement [`PgLedger::sweep`] runs), then the settled events whose record is gone.
-    pub(crate) async fn sweep_async(&self, kept: Duration) -> Result<usize, Error> {
-        let ledger = self.ledger.options();
-        let cutoff = ledger.sweep_cutoff(SystemTime::now());
-        self.run_async(|connection| {
-            let scope = ledger.scope.clone();
-            Box::pin(async move {
-                retrykey_durable::pg::delete_expired(connection.client_mut(), &scope, cutoff)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await?;
-        let before = self.now_ms() - millis(kept);
-        self.run_async(|connection| {
-            Box::pin(async move {
-                events::sweep(connection.client(), before)
-                    .await
-                    .map_err(Failed)
-            })
-        })
-        .await
     }
 }

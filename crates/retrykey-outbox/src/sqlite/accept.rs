@@ -9,19 +9,19 @@
 
 use retrykey::{Key, Request};
 
-use retrykey_outbox::sqlite::{SqliteDocuments, events};
+use retrykey_outbox::sqlite::{SqliteOutbox, events};
 use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
 
 // ANCHOR: accept
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets
 /// the first answer.
-pub fn accept(documents: &SqliteDocuments, key: &Key, job: &Request) -> Result<Accepted, Error> {
-    let (id, scope, now) = (EventId::random(), documents.scope(), documents.now_ms());
+pub fn accept(outbox: &SqliteOutbox, key: &Key, job: &Request) -> Result<Accepted, Error> {
+    let (id, scope, now) = (EventId::random(), outbox.scope(), outbox.now_ms());
     // One more row of the job's own transaction, after its record, before its commit.
     let event = |tx: &rusqlite::Transaction<'_>, receipt| {
         events::insert(tx, &NewEvent::for_job(&id, scope, receipt, job, now))
     };
-    let receipt = documents.ledger().apply_with(key, job, &event)?;
-    documents.accepted(receipt, id)
+    let receipt = outbox.ledger().apply_with(key, job, &event)?;
+    outbox.accepted(receipt, id)
 }
 // ANCHOR_END: accept

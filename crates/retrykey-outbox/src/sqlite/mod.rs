@@ -7,16 +7,22 @@
 
 pub mod accept;
 pub mod events;
+mod store;
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use retrykey::{Key, Receipt, Request};
 use retrykey_durable::SqliteLedger;
 use retrykey_program::Clock;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
-use crate::{Accepted, DocumentsOptions, Error, EventId, Marks};
+use crate::action::OperatorAction;
+use crate::event::millis;
+use crate::{
+    Accepted, Acted, ActionError, Claimed, DocumentsOptions, Error, EventId, EventRow, Marks,
+};
 
 /// The outbox: one row per accepted job, the job's outgoing event and its delivery history.
 ///
@@ -57,40 +63,57 @@ INSERT OR IGNORE INTO outbox_tokens VALUES (0, 0);
 CREATE INDEX IF NOT EXISTS operations_by_number ON operations (scope, operation);
 ";
 
-/// The accepting transaction, as a plain function: a lab under `labs/` swaps it.
+/// The accepting transaction, the piece a lab under `labs/` replaces: the one method has the
+/// correct default, and [`StandardAccept`] uses it. A seam for the labs, hidden from the
+/// documented API (see `labs/README.md`).
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct AcceptSteps {
-    /// Accepts a job under a key, writing its outgoing event.
-    pub accept: fn(&SqliteDocuments, &Key, &Request) -> Result<Accepted, Error>,
-}
-
-impl AcceptSteps {
-    /// The correct accept: [`accept::accept`].
-    pub fn standard() -> Self {
-        Self {
-            accept: accept::accept,
-        }
+pub trait AcceptSteps: Send + Sync + 'static {
+    /// Accepts a job under a key, writing its outgoing event: see [`accept::accept`].
+    fn accept(&self, outbox: &SqliteOutbox, key: &Key, job: &Request) -> Result<Accepted, Error> {
+        accept::accept(outbox, key, job)
     }
 }
 
+/// The correct accept: what [`SqliteOutbox::open`] uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StandardAccept;
+
+impl AcceptSteps for StandardAccept {}
+
 /// The document service's database in one SQLite file: the ledger that accepts jobs under
-/// operation keys, and the outbox beside it.
-#[derive(Debug)]
-pub struct SqliteDocuments {
+/// operation keys, and the outbox beside it. A handle: clones share the file's connections.
+///
+/// Its methods block; as an [`OutboxStore`](crate::store::OutboxStore) each call runs on a
+/// blocking thread.
+#[derive(Clone)]
+pub struct SqliteOutbox {
+    file: Arc<OutboxFile>,
+}
+
+/// What the handles of one opened file share.
+struct OutboxFile {
     ledger: SqliteLedger,
     /// A second connection, for the outbox's own statements: the ledger's connection is private
     /// to its apply transaction, and a dispatcher's claims need not wait for an accept's lock
     /// on it in this process (SQLite's file lock orders the two).
     conn: Mutex<Connection>,
     options: DocumentsOptions,
-    steps: AcceptSteps,
+    steps: &'static dyn AcceptSteps,
 }
 
-impl SqliteDocuments {
+impl std::fmt::Debug for SqliteOutbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteOutbox")
+            .field("ledger", &self.file.ledger)
+            .field("options", &self.file.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteOutbox {
     /// Opens (or creates) the file at `path`: the ledger's tables and the outbox's.
     pub fn open(path: &Path, options: DocumentsOptions) -> Result<Self, Error> {
-        Self::open_with_steps(path, options, AcceptSteps::standard())
+        Self::open_with_steps(path, options, &StandardAccept)
     }
 
     /// The same, with the accepting transaction a lab under `labs/` replaces.
@@ -98,7 +121,7 @@ impl SqliteDocuments {
     pub fn open_with_steps(
         path: &Path,
         options: DocumentsOptions,
-        steps: AcceptSteps,
+        steps: &'static dyn AcceptSteps,
     ) -> Result<Self, Error> {
         if options.marks != Marks::Durable {
             return Err(Error::Config(
@@ -112,27 +135,29 @@ impl SqliteDocuments {
         let conn = retrykey_durable::sqlite::connect(path, options.durability)?;
         conn.execute_batch(SCHEMA)?;
         Ok(Self {
-            ledger,
-            conn: Mutex::new(conn),
-            options,
-            steps,
+            file: Arc::new(OutboxFile {
+                ledger,
+                conn: Mutex::new(conn),
+                options,
+                steps,
+            }),
         })
     }
 
     /// Accepts `job` under `key`: the job and its event commit together; a retry with the same
     /// key answers from the ledger's record and writes nothing.
     pub fn accept(&self, key: &Key, job: &Request) -> Result<Accepted, Error> {
-        (self.steps.accept)(self, key, job)
+        self.file.steps.accept(self, key, job)
     }
 
     /// The ledger jobs are accepted by.
     pub fn ledger(&self) -> &SqliteLedger {
-        &self.ledger
+        &self.file.ledger
     }
 
     /// The scope jobs are accepted in.
     pub fn scope(&self) -> &str {
-        &self.options.scope
+        &self.file.options.scope
     }
 
     /// The clock's time, in ms since the Unix epoch.
@@ -142,7 +167,7 @@ impl SqliteDocuments {
 
     /// The clock this database reads.
     pub fn clock(&self) -> Clock {
-        self.options.clock
+        self.file.options.clock
     }
 
     /// The answer for the job `receipt` names: the receipt and the job's event, `written` when
@@ -187,6 +212,115 @@ impl SqliteDocuments {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction dropped it, which rolled it back: the connection is
         // still usable.
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+        self.file
+            .conn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The jobs the ledger has accepted (and not yet swept), by number.
+    pub fn jobs(&self) -> Result<Vec<u64>, Error> {
+        let scope = self.scope().to_owned();
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT operation FROM operations WHERE scope = ?1 ORDER BY operation",
+            )?
+            .query_map([scope], |row| Ok(row.get::<_, i64>(0)?.cast_unsigned()))?
+            .collect()
+        })
+    }
+
+    /// Claims up to `limit` due events for `owner`, each for `lease`, with a new token.
+    pub fn claim(&self, owner: &str, lease: Duration, limit: usize) -> Result<Vec<Claimed>, Error> {
+        let now = self.now_ms();
+        // A look takes no lock: only one that finds due events takes the file's write lock,
+        // which accepting jobs needs too.
+        if !self.read(|conn| events::any_due(conn, now))? {
+            return Ok(Vec::new());
+        }
+        self.write(|tx| events::claim(tx, owner, now, now + millis(lease), limit))
+    }
+
+    /// Marks a claimed event delivered, if the claim is still current.
+    pub fn mark_delivered(
+        &self,
+        claimed: &Claimed,
+        conversion: Option<u64>,
+    ) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.write(|tx| events::mark_delivered(tx, claimed, conversion, now))
+    }
+
+    /// Lets a claim go, the event due again after `wait`.
+    pub fn postpone(&self, claimed: &Claimed, error: &str, wait: Duration) -> Result<bool, Error> {
+        let due = self.now_ms() + millis(wait);
+        self.write(|tx| events::postpone(tx, claimed, error, due))
+    }
+
+    /// Settles a claimed event as rejected by the consumer.
+    pub fn mark_rejected(&self, claimed: &Claimed, error: &str) -> Result<bool, Error> {
+        let now = self.now_ms();
+        self.write(|tx| events::mark_rejected(tx, claimed, error, now))
+    }
+
+    /// The event `id`, as stored.
+    pub fn find(&self, id: &str) -> Result<Option<EventRow>, Error> {
+        self.read(|conn| events::find(conn, id))
+    }
+
+    /// Events the consumer has not acknowledged, oldest first, at most `limit`.
+    pub fn not_delivered(&self, limit: usize) -> Result<Vec<EventRow>, Error> {
+        self.read(|conn| events::not_delivered(conn, limit))
+    }
+
+    /// Every event, by job.
+    pub fn events(&self) -> Result<Vec<EventRow>, Error> {
+        self.read(events::all)
+    }
+
+    /// The operator's re-drive of event `id`.
+    pub fn redrive(&self, id: &str) -> Result<Result<Acted, ActionError>, Error> {
+        self.act(id, OperatorAction::Redrive)
+    }
+
+    /// The operator's decision that event `id` failed, for `reason`.
+    pub fn mark_failed(&self, id: &str, reason: &str) -> Result<Result<Acted, ActionError>, Error> {
+        self.act(id, OperatorAction::Fail(reason))
+    }
+
+    /// The retention sweep: the ledger's expired records, then the settled events whose record
+    /// is gone.
+    pub fn sweep(&self, kept: Duration) -> Result<usize, Error> {
+        self.ledger().sweep(SystemTime::now())?;
+        let before = self.now_ms() - millis(kept);
+        self.write(|tx| events::sweep(tx, before))
+    }
+
+    /// Reads event `id`, decides, and writes the change, all in one `BEGIN IMMEDIATE`
+    /// transaction.
+    fn act(
+        &self,
+        id: &str,
+        action: OperatorAction<'_>,
+    ) -> Result<Result<Acted, ActionError>, Error> {
+        let now = self.now_ms();
+        self.write(|tx| {
+            let Some(row) = events::find(tx, id)? else {
+                return Ok(Err(ActionError::UnknownEvent(id.to_owned())));
+            };
+            let changed = match action.decide(&row, now) {
+                Ok(changed) => changed,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            if changed {
+                match action {
+                    OperatorAction::Redrive => events::redrive(tx, id, now)?,
+                    OperatorAction::Fail(reason) => events::mark_failed(tx, id, reason, now)?,
+                }
+            }
+            let event =
+                events::find(tx, id)?.expect("the row read in this transaction is still there");
+            Ok(Ok(Acted { changed, event }))
+        })
     }
 }

@@ -14,13 +14,13 @@ use retrykey::{Key, Request};
 use retrykey_client::Policy;
 use retrykey_http::IdempotencyKey;
 use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{Documents, DocumentsOptions, Error, EventState, Marks, SqliteDocuments};
+use retrykey_outbox::{DocumentsOptions, Error, EventState, Marks, OutboxStore, SqliteOutbox};
 use retrykey_server::loopback::Server;
 use retrykey_testkit::ScratchFile;
 
 /// A document file with one accepted job, deleted on drop.
 struct Outbox {
-    documents: Arc<SqliteDocuments>,
+    documents: Arc<SqliteOutbox>,
     _file: ScratchFile,
 }
 
@@ -32,7 +32,7 @@ impl Outbox {
     fn with_jobs(name: &str, jobs: u64) -> Self {
         let file = ScratchFile::new(&format!("dispatcher-{name}"));
         let documents =
-            SqliteDocuments::open(file.path(), DocumentsOptions::default()).expect("opens");
+            SqliteOutbox::open(file.path(), DocumentsOptions::default()).expect("opens");
         for n in 1..=jobs {
             documents
                 .accept(
@@ -61,7 +61,7 @@ impl Outbox {
             seed: Some(1),
             ..DispatcherOptions::new(url)
         };
-        let documents: Arc<dyn Documents> = Arc::clone(&self.documents) as Arc<dyn Documents>;
+        let documents: Arc<dyn OutboxStore> = Arc::clone(&self.documents) as Arc<dyn OutboxStore>;
         Dispatcher::new(documents, options).expect("valid options")
     }
 }
@@ -204,7 +204,7 @@ async fn a_batch_is_claimed_ahead_only_within_the_lease() {
             seed: Some(2),
             ..DispatcherOptions::new(consumer.url())
         };
-        let documents: Arc<dyn Documents> = Arc::clone(&outbox.documents) as Arc<dyn Documents>;
+        let documents: Arc<dyn OutboxStore> = Arc::clone(&outbox.documents) as Arc<dyn OutboxStore>;
         let dispatcher = Dispatcher::new(documents, options).expect("valid options");
         assert_eq!(dispatcher.claims_ahead(), ahead);
 
@@ -225,7 +225,7 @@ async fn a_batch_is_claimed_ahead_only_within_the_lease() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let claimed = |documents: &SqliteDocuments| {
+        let claimed = |documents: &SqliteOutbox| {
             documents
                 .events()
                 .unwrap()
@@ -266,7 +266,7 @@ async fn a_batch_is_claimed_ahead_only_within_the_lease() {
 #[test]
 fn impossible_settings_are_refused() {
     let outbox = Outbox::with_one_job("settings");
-    let documents: Arc<dyn Documents> = Arc::clone(&outbox.documents) as Arc<dyn Documents>;
+    let documents: Arc<dyn OutboxStore> = Arc::clone(&outbox.documents) as Arc<dyn OutboxStore>;
     let base = DispatcherOptions::new("http://127.0.0.1:9");
     let cases = [
         (
@@ -313,7 +313,7 @@ fn relaxed_marks_are_refused_on_sqlite() {
         marks: Marks::Relaxed,
         ..DocumentsOptions::default()
     };
-    match SqliteDocuments::open(file.path(), options) {
+    match SqliteOutbox::open(file.path(), options) {
         Err(Error::Config(why)) => assert!(why.contains("PostgreSQL"), "{why}"),
         other => panic!("relaxed marks on SQLite: {other:?}"),
     }

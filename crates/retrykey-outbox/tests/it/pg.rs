@@ -1,6 +1,7 @@
 //! The outbox on PostgreSQL: the job and its event in one transaction, claims that never
-//! overlap across processes, the fence, the operator's actions, and the whole path to a consumer
-//! on PostgreSQL. Ignored, not passed, without a server.
+//! overlap across processes, the fence and the operator's actions. (The whole path to a
+//! consumer on PostgreSQL is the converter's test, `outbox_pg.rs`.) Ignored, not passed,
+//! without a server.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -8,13 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_converter::{ConverterDb, service};
 use retrykey_durable::crash::{Hooks, Point};
 use retrykey_durable_checks::admin::url;
-use retrykey_outbox::dispatcher::{Dispatcher, DispatcherOptions};
-use retrykey_outbox::{ActionError, Documents, DocumentsOptions, EventState, Marks, PgDocuments};
+use retrykey_outbox::store::wait;
+use retrykey_outbox::{ActionError, DocumentsOptions, EventState, OutboxStore, PgOutbox};
 use retrykey_program::Clock;
-use retrykey_server::loopback::Server;
 use retrykey_testkit::FreshSchema;
 
 /// A schema of one test's own, empty at the start and dropped at the end.
@@ -25,7 +24,7 @@ impl Schema {
         Self(FreshSchema::new(&url()))
     }
 
-    fn open(&self, clock: Clock, hooks: Hooks) -> PgDocuments {
+    fn open(&self, clock: Clock, hooks: Hooks) -> PgOutbox {
         self.open_with(DocumentsOptions {
             clock,
             hooks,
@@ -33,12 +32,12 @@ impl Schema {
         })
     }
 
-    fn open_with(&self, options: DocumentsOptions) -> PgDocuments {
+    fn open_with(&self, options: DocumentsOptions) -> PgOutbox {
         let options = DocumentsOptions {
             pg_schema: self.0.name().to_owned(),
             ..options
         };
-        PgDocuments::connect(&url(), options).expect("connects")
+        PgOutbox::connect(&url(), options).expect("connects")
     }
 }
 
@@ -47,27 +46,6 @@ fn job(n: u64) -> (Key, Request) {
         Key::new(format!("job-{n}")).unwrap(),
         Request::new(format!("report-{n}.docx"), n).unwrap(),
     )
-}
-
-/// `jobs` jobs accepted on fresh PostgreSQL documents, and a consumer whose records are in a
-/// fresh schema of its own; the schemas are dropped with the first value.
-fn accepted_with_consumer(
-    jobs: u64,
-    marks: Marks,
-) -> ((Schema, FreshSchema), Arc<PgDocuments>, Arc<ConverterDb>) {
-    let schema = Schema::new();
-    let consumer_schema = FreshSchema::new(&url());
-    let documents = Arc::new(schema.open_with(DocumentsOptions {
-        marks,
-        ..DocumentsOptions::default()
-    }));
-    for n in 1..=jobs {
-        let (key, request) = job(n);
-        documents.accept(&key, &request).expect("accepted");
-    }
-    let consumer =
-        Arc::new(ConverterDb::connect_postgres(&url(), consumer_schema.name()).expect("connects"));
-    ((schema, consumer_schema), documents, consumer)
 }
 
 // A crash at any point of the job's transaction leaves the job and its event both or neither,
@@ -92,8 +70,8 @@ fn pg_job_and_event_commit_together() {
         let restarted = schema.open(Clock::system(), Hooks::none());
         let committed = point == Point::AfterCommit;
         let left = (
-            restarted.jobs().unwrap().len(),
-            restarted.events().unwrap().len(),
+            wait(restarted.jobs()).unwrap().len(),
+            wait(restarted.events()).unwrap().len(),
         );
         assert_eq!(
             left,
@@ -102,7 +80,7 @@ fn pg_job_and_event_commit_together() {
         );
         let retry = restarted.accept(&key, &request).expect("the retry");
         assert_eq!(retry.receipt.replayed, committed);
-        let events = restarted.events().unwrap();
+        let events = wait(restarted.events()).unwrap();
         assert_eq!(events.len(), 1, "after {point} and the retry");
         assert_eq!(events[0].event.id, retry.event);
     }
@@ -130,9 +108,9 @@ fn pg_claims_never_overlap() {
                 barrier.wait();
                 let mut mine = Vec::new();
                 loop {
-                    let claimed = handle
-                        .claim(&format!("claimer-{n}"), Duration::from_secs(60), 3)
-                        .expect("claims");
+                    let owner = format!("claimer-{n}");
+                    let claimed =
+                        wait(handle.claim(&owner, Duration::from_secs(60), 3)).expect("claims");
                     if claimed.is_empty() {
                         return mine;
                     }
@@ -149,7 +127,7 @@ fn pg_claims_never_overlap() {
     }
     assert_eq!(claims.len(), 40, "events claimed");
     assert!(claims.values().all(|&n| n == 1), "{claims:?}");
-    let rows = handles[0].events().unwrap();
+    let rows = wait(handles[0].events()).unwrap();
     assert!(rows.iter().all(|row| row.deliveries == 1));
 }
 
@@ -165,145 +143,54 @@ fn pg_fence_and_actions() {
         let (key, request) = job(n);
         a.accept(&key, &request).expect("accepted");
     }
-    let held_by_a = a.claim("dispatcher-a", Duration::from_secs(1), 1).unwrap();
-    let taken = later
-        .claim("dispatcher-b", Duration::from_secs(60), 1)
-        .unwrap();
+    let held_by_a = wait(a.claim("dispatcher-a", Duration::from_secs(1), 1)).unwrap();
+    let taken = wait(later.claim("dispatcher-b", Duration::from_secs(60), 1)).unwrap();
     assert_eq!(
         taken[0].event.id, held_by_a[0].event.id,
         "the oldest due event, taken over"
     );
     assert!(taken[0].token > held_by_a[0].token);
-    assert!(!a.postpone(&held_by_a[0], "late", Duration::ZERO).unwrap());
-    assert!(later.mark_delivered(&taken[0], Some(7)).unwrap());
-    assert!(!a.mark_delivered(&held_by_a[0], Some(8)).unwrap());
+    assert!(!wait(a.postpone(&held_by_a[0], "late", Duration::ZERO)).unwrap());
+    assert!(wait(later.mark_delivered(&taken[0], Some(7))).unwrap());
+    assert!(!wait(a.mark_delivered(&held_by_a[0], Some(8))).unwrap());
 
     let delivered = taken[0].event.id.to_string();
-    let before = a.events().unwrap();
+    let before = wait(a.events()).unwrap();
     assert!(matches!(
-        a.redrive(&delivered).unwrap(),
+        wait(a.redrive(&delivered)).unwrap(),
         Err(ActionError::Delivered { .. })
     ));
     assert!(matches!(
-        a.mark_failed(&delivered, "no").unwrap(),
+        wait(a.mark_failed(&delivered, "no")).unwrap(),
         Err(ActionError::Delivered { .. })
     ));
     assert!(matches!(
-        a.redrive("nope").unwrap(),
+        wait(a.redrive("nope")).unwrap(),
         Err(ActionError::UnknownEvent(_))
     ));
-    assert_eq!(a.events().unwrap(), before, "refusals change nothing");
+    assert_eq!(wait(a.events()).unwrap(), before, "refusals change nothing");
 
     let other = before
         .iter()
         .find(|row| row.state == EventState::Pending)
         .unwrap();
     let id = other.event.id.to_string();
-    let failed = a
-        .mark_failed(&id, "job withdrawn")
+    let failed = wait(a.mark_failed(&id, "job withdrawn"))
         .unwrap()
         .expect("failed");
     assert!(failed.changed);
     assert!(
-        !a.mark_failed(&id, "job withdrawn")
+        !wait(a.mark_failed(&id, "job withdrawn"))
             .unwrap()
             .expect("again")
             .changed
     );
     assert_eq!(
-        a.events()
+        wait(a.events())
             .unwrap()
             .iter()
             .map(|row| row.state)
             .collect::<Vec<_>>(),
         vec![EventState::Delivered, EventState::Failed]
     );
-}
-
-// The whole path on PostgreSQL: jobs accepted, a dispatcher delivers them to a consumer whose
-// records are in PostgreSQL too; each converted once, each delivered with its number.
-#[test]
-#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-fn pg_jobs_are_converted_once() {
-    converted_once(Marks::Durable);
-}
-
-// The same with marks that do not wait for the disk: the mark's own transaction, sent in one
-// round trip, settles every event as the durable one does.
-#[test]
-#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-fn pg_relaxed_marks_settle_every_event() {
-    converted_once(Marks::Relaxed);
-}
-
-fn converted_once(marks: Marks) {
-    let (_schemas, documents, consumer) = accepted_with_consumer(5, marks);
-    assert_eq!(documents.marks(), marks);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let round = runtime.block_on(async {
-        let server = Server::start(service::router(Arc::clone(&consumer)))
-            .await
-            .unwrap();
-        let options = DispatcherOptions {
-            seed: Some(3),
-            ..DispatcherOptions::new(server.url())
-        };
-        let outbox: Arc<dyn Documents> = Arc::clone(&documents) as Arc<dyn Documents>;
-        let dispatcher = Dispatcher::new(outbox, options).expect("valid options");
-        let round = dispatcher.round().await.expect("a round");
-        server.stop().await;
-        round
-    });
-    assert_eq!((round.claimed, round.delivered), (5, 5), "{round:?}");
-    let conversions = consumer.list().unwrap();
-    assert_eq!(conversions.len(), 5);
-    for row in &documents.events().unwrap() {
-        let number = conversions
-            .iter()
-            .find(|c| c.event == row.event.id.as_str())
-            .map(|c| c.number);
-        assert_eq!((row.state, row.conversion), (EventState::Delivered, number));
-    }
-}
-
-// On PostgreSQL the dispatcher's calls and the consumer's dedup transaction are awaited on
-// their runtime, not run on blocking threads: with the runtime's only blocking thread held for
-// the whole round, the round still delivers every job.
-#[test]
-#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
-fn pg_delivery_needs_no_blocking_thread() {
-    let (_schemas, documents, consumer) = accepted_with_consumer(3, Marks::Durable);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .max_blocking_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let holder = runtime.spawn_blocking(move || held.recv());
-    let round = runtime.block_on(async {
-        let server = Server::start(service::router(Arc::clone(&consumer)))
-            .await
-            .unwrap();
-        let options = DispatcherOptions {
-            seed: Some(5),
-            ..DispatcherOptions::new(server.url())
-        };
-        let outbox: Arc<dyn Documents> = Arc::clone(&documents) as Arc<dyn Documents>;
-        let dispatcher = Dispatcher::new(outbox, options).expect("valid options");
-        let round = tokio::time::timeout(Duration::from_secs(30), dispatcher.round()).await;
-        release.send(()).expect("the holder waits");
-        holder.await.expect("the holder ends").expect("released");
-        server.stop().await;
-        round
-    });
-    let round = round
-        .expect("the round ends without a blocking thread")
-        .expect("a round");
-    assert_eq!((round.claimed, round.delivered), (3, 3), "{round:?}");
-    assert_eq!(consumer.count().unwrap(), 3);
 }

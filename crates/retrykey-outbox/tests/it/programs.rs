@@ -18,7 +18,6 @@ fn run(program: &str, args: &[&str]) -> Output {
         "documents" => env!("CARGO_BIN_EXE_documents").into(),
         "dispatcher" => env!("CARGO_BIN_EXE_dispatcher").into(),
         "converter" => converter_binary(),
-        "reconcile" => env!("CARGO_BIN_EXE_reconcile").into(),
         other => panic!("no program {other}"),
     };
     Command::new(path)
@@ -67,10 +66,6 @@ fn bad_values_are_one_line_and_create_nothing() {
         ("converter", vec!["--db", &db, "--listen", "localhost"], "--listen"),
         ("converter", vec!["--db", "sqlite:", "--listen", "127.0.0.1:0"], "sqlite: needs a file path"),
         ("converter", vec!["--db", &db, "--pause-at", "before"], "expected converted"),
-        ("reconcile", vec!["list"], "--db is required"),
-        ("reconcile", vec!["--db", &db, "fail", "some-event", "--reason", " "], "--reason"),
-        ("reconcile", vec!["--db", &db, "list", "--after", "1 minute"], "--after"),
-        ("reconcile", vec!["--db", &db, "undo", "some-event"], "unrecognized subcommand"),
     ];
     for (program, args, says) in cases {
         let output = run(program, &args);
@@ -83,9 +78,10 @@ fn bad_values_are_one_line_and_create_nothing() {
 }
 
 // A job accepted, the same key again (a replay, nothing written), the key with another job
-// (refused, status 1); the events listed; the operator's view and an action on them.
+// (refused, status 1); the events listed. (The operator's view and actions on them are
+// `retrykey-reconcile`'s program test.)
 #[test]
-fn a_job_from_accept_to_reconcile() {
+fn a_job_from_accept_to_its_event() {
     let file = ScratchFile::new("programs-accept");
     let db = db_flag(&file);
     let accept = |job: &str| {
@@ -120,55 +116,6 @@ fn a_job_from_accept_to_reconcile() {
         "{events}"
     );
     assert!(events.ends_with("\n1 event\n"), "{events}");
-
-    let list = run(
-        "reconcile",
-        &["--db", &db, "--json", "list", "--after", "1ms"],
-    );
-    assert!(list.status.success());
-    let report: serde_json::Value = serde_json::from_slice(&list.stdout).expect("JSON");
-    assert_eq!(report["undelivered"][0]["event"], event.as_str());
-    assert_eq!(report["undelivered"][0]["deliveries"], 0);
-    assert_eq!(
-        report["converted_not_acknowledged"],
-        serde_json::Value::Null
-    );
-
-    let unknown = run("reconcile", &["--db", &db, "redrive", "no-such-event"]);
-    assert_refused(
-        &unknown,
-        1,
-        "reconcile",
-        "no event no-such-event; nothing changed",
-    );
-    let failed = run(
-        "reconcile",
-        &["--db", &db, "fail", &event, "--reason", "withdrawn"],
-    );
-    assert_eq!(
-        stdout(&failed),
-        format!("fail: event {event} is now failed (withdrawn)\n")
-    );
-    let again = run(
-        "reconcile",
-        &["--db", &db, "fail", &event, "--reason", "withdrawn"],
-    );
-    assert_eq!(
-        stdout(&again),
-        format!("fail: event {event} was already failed (withdrawn); nothing changed\n")
-    );
-    let redrive = run("reconcile", &["--db", &db, "redrive", &event]);
-    assert_refused(
-        &redrive,
-        1,
-        "reconcile",
-        "was marked failed: withdrawn; nothing changed",
-    );
-    let events = stdout(&run("documents", &["--db", &db, "events"]));
-    assert!(
-        events.contains(&format!("event {event} failed")),
-        "{events}"
-    );
 }
 
 // A reader that goes away early (`documents events | head`) ends the output, not the program:
@@ -176,7 +123,7 @@ fn a_job_from_accept_to_reconcile() {
 #[test]
 fn a_closed_pipe_ends_the_listing_quietly() {
     let file = ScratchFile::new("programs-closed-pipe");
-    let documents = retrykey_outbox::SqliteDocuments::open(
+    let documents = retrykey_outbox::SqliteOutbox::open(
         file.path(),
         retrykey_outbox::DocumentsOptions::default(),
     )

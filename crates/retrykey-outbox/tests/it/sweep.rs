@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use retrykey::{Key, Request};
-use retrykey_outbox::{Documents, DocumentsOptions, EventState, SqliteDocuments};
+use retrykey_outbox::{DocumentsOptions, EventState, SqliteOutbox};
 use retrykey_testkit::ScratchFile;
 
 fn job(n: u64) -> (Key, Request) {
@@ -25,7 +25,7 @@ fn a_settled_event_goes_with_its_job_record_not_before() {
         ..DocumentsOptions::default()
     };
     let documents =
-        SqliteDocuments::open(file.path(), window(Duration::from_secs(3600))).expect("opens");
+        SqliteOutbox::open(file.path(), window(Duration::from_secs(3600))).expect("opens");
     let (key_1, job_1) = job(1);
     let (key_2, job_2) = job(2);
     let first = documents.accept(&key_1, &job_1).expect("accepted");
@@ -56,7 +56,7 @@ fn a_settled_event_goes_with_its_job_record_not_before() {
     // when the sleep ends, however late.
     drop(documents);
     let documents =
-        SqliteDocuments::open(file.path(), window(Duration::from_secs(1))).expect("reopens");
+        SqliteOutbox::open(file.path(), window(Duration::from_secs(1))).expect("reopens");
     std::thread::sleep(Duration::from_millis(2_100));
     assert_eq!(documents.sweep(Duration::ZERO).unwrap(), 1);
     let left: Vec<_> = documents

@@ -12,17 +12,21 @@
 //!   the outbox does not show as delivered (pending, rejected, or even marked failed): the effect
 //!   happened, the acknowledgement was lost. Only with the consumer's database at hand.
 //!
-//! The actions ([`crate::action`]) are "re-drive" (deliver again now; a converted event then
-//! gets its acknowledgement recorded) and "mark failed" with a reason.
+//! The actions (`retrykey_outbox::action`) are "re-drive" (deliver again now; a converted
+//! event then gets its acknowledgement recorded) and "mark failed" with a reason.
+//!
+//! Both functions here wait for the outbox's calls ([`retrykey_outbox::store::wait`]): call
+//! them from code that is not async.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use retrykey_converter::ConverterDb;
+use retrykey_outbox::event::millis;
+use retrykey_outbox::store::{OutboxStore, wait};
+use retrykey_outbox::{Acted, ActionError, EventId, EventRow, EventState};
 use serde::Serialize;
 
-use crate::documents::millis;
-use crate::{Acted, ActionError, Documents, Error, EventId, EventRow, EventState};
+use crate::Error;
 
 /// How old an undelivered job must be to be listed, unless told otherwise.
 pub const DEFAULT_UNDELIVERED_AFTER: Duration = Duration::from_secs(60);
@@ -86,15 +90,15 @@ impl Report {
 
 /// Reads the report from the outbox and, if given, the consumer's database.
 pub fn report(
-    documents: &dyn Documents,
+    outbox: &dyn OutboxStore,
     consumer: Option<&ConverterDb>,
     undelivered_after: Duration,
 ) -> Result<Report, Error> {
-    let now = documents.now_ms();
+    let now = outbox.now_ms();
     // Every event without an acknowledgement: the first two lists take the pending and rejected
     // ones; the third looks at the failed ones too, since a dispatcher that was only paused may
     // have sent an event after an operator marked it failed.
-    let unacknowledged = documents.not_delivered(MAX_LISTED)?;
+    let unacknowledged = wait(outbox.not_delivered(MAX_LISTED))?;
     let threshold = millis(undelivered_after);
     let mut report = Report {
         now_ms: now,
@@ -158,7 +162,7 @@ fn uncertain(row: &EventRow, age_ms: i64) -> Uncertain {
 /// Marks event `id` failed for `reason`, unless the consumer's records (when given) show that it
 /// was converted: then the right action is a re-drive, which records the acknowledgement.
 pub fn mark_failed(
-    documents: &dyn Documents,
+    outbox: &dyn OutboxStore,
     consumer: Option<&ConverterDb>,
     id: &str,
     reason: &str,
@@ -172,133 +176,5 @@ pub fn mark_failed(
             }));
         }
     }
-    documents.mark_failed(id, reason)
-}
-
-/// The report as text for a person: one section per list, a line per operation.
-pub fn text(report: &Report) -> String {
-    let mut out = String::new();
-    let lease = &report.keys_in_flight_past_lease;
-    let _ = writeln!(
-        out,
-        "keys in flight past their lease: {}",
-        count(lease.len())
-    );
-    for item in lease {
-        let lapsed = item.lease_lapsed_ms.unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "  {}  job {}  {}  claimed by {}, lease lapsed {} ago, age {}, deliveries {}",
-            item.event,
-            item.operation,
-            item.job,
-            item.owner.as_deref().unwrap_or("-"),
-            age(lapsed),
-            age(item.age_ms),
-            item.deliveries
-        );
-    }
-    let _ = writeln!(
-        out,
-        "undelivered after {}: {}",
-        age(report.undelivered_after_ms),
-        count(report.undelivered.len())
-    );
-    for item in &report.undelivered {
-        let _ = writeln!(
-            out,
-            "  {}  job {}  {}  {}, age {}, deliveries {}, last claimed by {}{}",
-            item.event,
-            item.operation,
-            item.job,
-            item.state,
-            age(item.age_ms),
-            item.deliveries,
-            item.owner.as_deref().unwrap_or("-"),
-            item.last_error
-                .as_deref()
-                .map(|error| format!(", last error: {error}"))
-                .unwrap_or_default()
-        );
-    }
-    match &report.converted_not_acknowledged {
-        None => {
-            let _ = writeln!(
-                out,
-                "converted, not acknowledged: not checked (give --consumer-db)"
-            );
-        }
-        Some(converted) => {
-            let _ = writeln!(
-                out,
-                "converted, not acknowledged: {}",
-                count(converted.len())
-            );
-            for item in converted {
-                let _ = writeln!(
-                    out,
-                    "  {}  job {}  {}  conversion {} made {} ago, not acknowledged; last claimed by {}",
-                    item.event,
-                    item.operation,
-                    item.job,
-                    item.conversion.unwrap_or_default(),
-                    age(item.age_ms),
-                    item.owner.as_deref().unwrap_or("-")
-                );
-            }
-        }
-    }
-    if !report.is_clear() {
-        let _ = writeln!(
-            out,
-            "actions: reconcile redrive EVENT (deliver again now), reconcile fail EVENT --reason TEXT"
-        );
-    }
-    out
-}
-
-/// What an action did, as text for a person.
-pub fn acted_text(action: &str, acted: &Acted) -> String {
-    let row = &acted.event;
-    let what = if acted.changed {
-        format!("{action}: event {} is now {}", row.event.id, describe(row))
-    } else {
-        format!(
-            "{action}: event {} was already {}; nothing changed",
-            row.event.id,
-            describe(row)
-        )
-    };
-    format!("{what}\n")
-}
-
-fn describe(row: &EventRow) -> String {
-    match row.state {
-        EventState::Pending => "pending, due now".to_owned(),
-        EventState::Failed => format!(
-            "failed ({})",
-            row.reason.as_deref().unwrap_or("no reason given")
-        ),
-        state => state.to_string(),
-    }
-}
-
-fn count(n: usize) -> String {
-    if n == 0 {
-        "none".to_owned()
-    } else {
-        n.to_string()
-    }
-}
-
-/// A duration for people: `850ms`, `42s`, `3m05s`, `2h07m`.
-pub fn age(ms: i64) -> String {
-    let ms = ms.max(0);
-    let seconds = ms / 1_000;
-    match seconds {
-        0 => format!("{ms}ms"),
-        1..60 => format!("{seconds}s"),
-        60..3_600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
-        _ => format!("{}h{:02}m", seconds / 3_600, seconds % 3_600 / 60),
-    }
+    Ok(wait(outbox.mark_failed(id, reason))?)
 }

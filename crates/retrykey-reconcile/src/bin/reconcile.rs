@@ -11,10 +11,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use retrykey_converter::ConverterDb;
+use retrykey_outbox::output;
+use retrykey_outbox::store::{OutboxStore, wait};
 use retrykey_outbox::{
-    Acted, ActionError, DEFAULT_SCHEMA, Documents, DocumentsOptions, check_reason, documents,
+    Acted, ActionError, DEFAULT_SCHEMA, DocumentsOptions, backend, check_reason,
 };
-use retrykey_outbox::{output, reconcile};
 use retrykey_program::flags::{self, Database, Span};
 
 /// List the operations whose outcome is uncertain, re-drive an event, or mark it failed.
@@ -80,8 +81,8 @@ fn main() -> ExitCode {
         pg_schema: args.pg_schema.clone(),
         ..DocumentsOptions::default()
     };
-    let documents = match documents::open(db, options) {
-        Ok(documents) => documents,
+    let outbox = match backend::open(db, options) {
+        Ok(outbox) => outbox,
         Err(error) => return refuse(1, &error.to_string()),
     };
     let consumer = match &args.consumer_db {
@@ -95,25 +96,29 @@ fn main() -> ExitCode {
         Ok(consumer) => consumer,
         Err(error) => return refuse(1, &format!("the consumer's database: {error}")),
     };
-    let documents = documents.as_ref();
+    let outbox = outbox.as_ref();
     match &args.command {
-        Command::List { after } => list(documents, consumer.as_ref(), after, args.json),
-        Command::Redrive { event } => acted(args.json, "redrive", documents.redrive(event)),
+        Command::List { after } => list(outbox, consumer.as_ref(), after, args.json),
+        Command::Redrive { event } => acted(
+            args.json,
+            "redrive",
+            wait(outbox.redrive(event)).map_err(retrykey_reconcile::Error::from),
+        ),
         Command::Fail { event, reason } => acted(
             args.json,
             "fail",
-            reconcile::mark_failed(documents, consumer.as_ref(), event, reason),
+            retrykey_reconcile::mark_failed(outbox, consumer.as_ref(), event, reason),
         ),
     }
 }
 
 fn list(
-    documents: &dyn Documents,
+    outbox: &dyn OutboxStore,
     consumer: Option<&ConverterDb>,
     after: &Span,
     json: bool,
 ) -> ExitCode {
-    match reconcile::report(documents, consumer, after.0) {
+    match retrykey_reconcile::report(outbox, consumer, after.0) {
         Ok(report) if json => output::printed(
             "reconcile",
             &format!(
@@ -121,7 +126,7 @@ fn list(
                 serde_json::to_string_pretty(&report).expect("a report serializes")
             ),
         ),
-        Ok(report) => output::printed("reconcile", &reconcile::text(&report)),
+        Ok(report) => output::printed("reconcile", &retrykey_reconcile::text(&report)),
         Err(error) => refuse(1, &error.to_string()),
     }
 }
@@ -129,7 +134,7 @@ fn list(
 fn acted(
     json: bool,
     action: &str,
-    result: Result<Result<Acted, ActionError>, retrykey_outbox::Error>,
+    result: Result<Result<Acted, ActionError>, retrykey_reconcile::Error>,
 ) -> ExitCode {
     match result {
         Ok(Ok(acted)) if json => output::printed(
@@ -139,7 +144,9 @@ fn acted(
                 serde_json::to_string_pretty(&acted).expect("an action serializes")
             ),
         ),
-        Ok(Ok(acted)) => output::printed("reconcile", &reconcile::acted_text(action, &acted)),
+        Ok(Ok(acted)) => {
+            output::printed("reconcile", &retrykey_reconcile::acted_text(action, &acted))
+        }
         Ok(Err(refused)) => refuse(1, &format!("{action}: {refused}; nothing changed")),
         Err(error) => refuse(1, &format!("{action}: {error}")),
     }

@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use retrykey::{Key, Request};
 use retrykey_converter::ConverterDb;
-use retrykey_outbox::reconcile::{self, report};
 use retrykey_outbox::{
-    Acted, ActionError, Claimed, Documents, DocumentsOptions, EventId, EventRow, EventState,
-    SqliteDocuments,
+    Acted, ActionError, Claimed, DocumentsOptions, EventId, EventRow, EventState, SqliteOutbox,
 };
 use retrykey_program::Clock;
+use retrykey_reconcile::{self as reconcile, report};
 use retrykey_testkit::ScratchFile;
 use retrykey_wire::ConversionRequest;
 
@@ -30,12 +29,12 @@ impl Files {
     }
 
     /// The document service's file, read with a clock `ahead` of this one.
-    fn documents(&self, ahead: Duration) -> SqliteDocuments {
+    fn documents(&self, ahead: Duration) -> SqliteOutbox {
         let options = DocumentsOptions {
             clock: Clock::ahead(ahead),
             ..DocumentsOptions::default()
         };
-        SqliteDocuments::open(self.documents.path(), options).expect("opens")
+        SqliteOutbox::open(self.documents.path(), options).expect("opens")
     }
 }
 
@@ -47,13 +46,13 @@ const LATER: Duration = Duration::from_secs(120);
 /// Four jobs, one in each situation an operator meets:
 /// 1 delivered; 2 claimed by a dispatcher that vanished; 3 whose delivery failed (waiting to be
 /// tried again); 4 whose delivery failed although the consumer converted it (its answer lost).
-fn four_jobs(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventId>) {
+fn four_jobs(files: &Files) -> (SqliteOutbox, ConverterDb, Vec<EventId>) {
     let (documents, consumer, events, _) = four_jobs_claimed(files);
     (documents, consumer, events)
 }
 
 /// The same, with the claims the four jobs were taken under.
-fn four_jobs_claimed(files: &Files) -> (SqliteDocuments, ConverterDb, Vec<EventId>, Vec<Claimed>) {
+fn four_jobs_claimed(files: &Files) -> (SqliteOutbox, ConverterDb, Vec<EventId>, Vec<Claimed>) {
     let documents = files.documents(Duration::ZERO);
     let events: Vec<EventId> = (1..=4)
         .map(|n| {
@@ -178,8 +177,8 @@ fn uncertain_operations_are_listed_with_age_and_owner() {
 }
 
 /// Every event, to compare before and after a refused action.
-fn snapshot(documents: &SqliteDocuments) -> Vec<EventRow> {
-    Documents::events(documents).expect("events")
+fn snapshot(documents: &SqliteOutbox) -> Vec<EventRow> {
+    documents.events().expect("events")
 }
 
 // Re-driving and marking failed are idempotent: the second time changes nothing and says so.
