@@ -1,4 +1,4 @@
-//! Stage 5: the operator's reconciliation. What is still uncertain between the outbox and its
+//! Stage 7: the operator's reconciliation. What is still uncertain between the outbox and its
 //! consumer, and the two idempotent actions that settle it.
 //!
 //! The outbox (the producer) and the converter (its consumer) are two services that talk over
