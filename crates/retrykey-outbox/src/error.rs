@@ -36,6 +36,13 @@ pub enum Error {
     /// event is claimed again.
     #[error("{0} ended without an answer")]
     Interrupted(String),
+    /// [`wait`](crate::store::wait) was called on a thread that runs async code, where blocking
+    /// would stall the runtime: nothing was called.
+    #[error("a blocking store call from async code: await the store's call instead")]
+    WaitInAsync,
+    /// The runtime that blocking calls wait on could not start: nothing was called.
+    #[error("the outbox store's runtime did not start: {0}")]
+    Runtime(String),
 }
 
 impl Error {

@@ -97,9 +97,10 @@ pub(crate) fn waiting() -> bool {
 }
 
 /// Waits for `call` from code that is not async: on a small runtime of this process's own, so
-/// that a store's connections outlive one call. Must not be called from async code.
+/// that a store's connections outlive one call. Refused, with nothing called, on a thread that
+/// runs async code, where it would stall the runtime.
 pub fn wait<T>(call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    static RUNTIME: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
     /// Marks the thread as waiting until it is dropped.
     struct Waiting(bool);
     impl Drop for Waiting {
@@ -107,15 +108,19 @@ pub fn wait<T>(call: impl Future<Output = Result<T, Error>>) -> Result<T, Error>
             WAITING.set(self.0);
         }
     }
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::WaitInAsync);
+    }
+    let runtime = RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("retrykey-outbox-store")
+            .enable_all()
+            .build()
+    });
+    let runtime = runtime
+        .as_ref()
+        .map_err(|error| Error::Runtime(error.to_string()))?;
     let _waiting = Waiting(WAITING.replace(true));
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("retrykey-outbox-store")
-                .enable_all()
-                .build()
-                .expect("the outbox store's runtime starts")
-        })
-        .block_on(call)
+    runtime.block_on(call)
 }

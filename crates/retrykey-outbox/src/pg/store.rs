@@ -1,5 +1,6 @@
 //! PostgreSQL as an [`OutboxStore`]: every call awaited on the caller's runtime, on the serving
-//! pool. Only accepting blocks (the ledger's transaction is synchronous), on a blocking thread.
+//! pool. Only accepting blocks (the ledger's transaction is synchronous): on a blocking thread,
+//! or in place for a caller inside [`wait`](crate::store::wait), which is blocked already.
 
 use std::time::{Duration, SystemTime};
 
@@ -10,13 +11,18 @@ use retrykey_pg::Connection;
 use crate::action::OperatorAction;
 use crate::event::millis;
 use crate::pg::{PgOutbox, events};
-use crate::store::{OutboxStore, StoreCall};
+use crate::store::{OutboxStore, StoreCall, waiting};
 use crate::{Accepted, Acted, ActionError, Claimed, Error, EventRow};
 
 impl OutboxStore for PgOutbox {
     fn accept<'a>(&'a self, key: &'a Key, job: &'a Request) -> StoreCall<'a, Accepted> {
         let (outbox, key, job) = (self.clone(), key.clone(), job.clone());
         Box::pin(async move {
+            // A caller inside `wait` is blocked already: the ledger's own runtime may block it
+            // in place, out of `wait`'s runtime, with no thread to hand the call to.
+            if waiting() {
+                return tokio::task::block_in_place(|| outbox.accept(&key, &job));
+            }
             tokio::task::spawn_blocking(move || outbox.accept(&key, &job))
                 .await
                 .map_err(|error| Error::Interrupted(format!("the accept: {error}")))?

@@ -7,7 +7,8 @@ mod dispatcher;
 mod faults;
 mod pg;
 mod programs;
+mod store;
 mod sweep;
 
 // The Stage 7 outbox checks against the correct crates: every one must pass.
-retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxSubject::correct());
+retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxUnderTest::correct());
