@@ -12,7 +12,7 @@ use retrykey_program::Clock;
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
 use retrykey_wire::{CONVERSIONS_PATH, ConversionRequest};
 
-use crate::OutboxSubject;
+use crate::OutboxUnderTest;
 use crate::rig::{AHEAD, LEASE, OutboxRig, drain, events, refused_url, run};
 
 fn key(n: usize) -> Key {
@@ -27,7 +27,7 @@ fn job(n: usize) -> Request {
 /// falls: a crash before the commit leaves neither the job nor its event, a crash after it
 /// leaves both, and the retry with the same key, in a new process on the same file, ends with
 /// one job and its one event.
-pub fn job_and_event_commit_together(subject: &OutboxSubject) {
+pub fn job_and_event_commit_together(subject: &OutboxUnderTest) {
     run(|| async {
         for point in LedgerPoint::ALL {
             let rig = OutboxRig::start(subject).await;
@@ -83,7 +83,7 @@ pub fn job_and_event_commit_together(subject: &OutboxSubject) {
 
 /// Every accepted job is converted exactly once, its event delivered, and a client's retry of
 /// an accept (same key) adds no job, no event and no conversion.
-pub fn every_accepted_job_is_converted_once(subject: &OutboxSubject) {
+pub fn every_accepted_job_is_converted_once(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
@@ -118,7 +118,7 @@ pub fn every_accepted_job_is_converted_once(subject: &OutboxSubject) {
 /// The consumer converts at most once per event id: the same event delivered three times in a
 /// row, then eight times at once, makes one conversion, and every answer names it (the first
 /// 201, every other a 200 replay).
-pub fn redelivery_converts_once(subject: &OutboxSubject) {
+pub fn redelivery_converts_once(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let client = LoopbackClient::new(rig.url());
@@ -165,7 +165,7 @@ pub fn redelivery_converts_once(subject: &OutboxSubject) {
 /// The consumer crashes after its conversion commits and before it answers: the dispatcher
 /// hears nothing, tries again within the same delivery, and the retry is answered from the
 /// record. One conversion, and the event delivered.
-pub fn consumer_crash_after_converting_converts_once(subject: &OutboxSubject) {
+pub fn consumer_crash_after_converting_converts_once(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
@@ -199,7 +199,7 @@ pub fn consumer_crash_after_converting_converts_once(subject: &OutboxSubject) {
 /// An event is marked delivered only once the consumer has acknowledged it: while the consumer
 /// is down the event stays pending (its failure noted), and once delivered it records the
 /// consumer's conversion number.
-pub fn delivered_only_after_acknowledgement(subject: &OutboxSubject) {
+pub fn delivered_only_after_acknowledgement(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
@@ -243,7 +243,7 @@ pub fn delivered_only_after_acknowledgement(subject: &OutboxSubject) {
 /// A dispatcher that crashes between sending an event and marking it delivered leaves it
 /// pending under its claim; once the claim's lease lapses another dispatcher delivers it again,
 /// the consumer answers from its record, and the event is delivered: one conversion.
-pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &OutboxSubject) {
+pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
@@ -287,7 +287,7 @@ pub fn dispatcher_crash_between_send_and_mark_redelivers(subject: &OutboxSubject
 
 /// Two dispatchers on one outbox share the work: every event is claimed once and delivered
 /// once, and the consumer converts each once without a single redelivery.
-pub fn two_dispatchers_share_the_work(subject: &OutboxSubject) {
+pub fn two_dispatchers_share_the_work(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let documents = rig.documents(Clock::system(), LedgerHooks::none());
@@ -316,7 +316,7 @@ pub fn two_dispatchers_share_the_work(subject: &OutboxSubject) {
 /// A dispatcher whose claim was taken over cannot settle the event any more: the takeover's
 /// token is higher, every settling write names its token, and the outbox refuses the old one,
 /// before and after the new owner settles.
-pub fn stale_dispatcher_cannot_settle_after_takeover(subject: &OutboxSubject) {
+pub fn stale_dispatcher_cannot_settle_after_takeover(subject: &OutboxUnderTest) {
     run(|| async {
         let rig = OutboxRig::start(subject).await;
         let a = rig.documents(Clock::system(), LedgerHooks::none());

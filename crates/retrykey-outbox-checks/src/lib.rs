@@ -2,9 +2,9 @@
 //! variant under `labs/`.
 //!
 //! Each check runs the whole path in one process: a document service on a fresh SQLite file
-//! (its accept from the [`OutboxSubject`]), a consumer on another file behind a real loopback
-//! server (its dedup from the [`OutboxSubject`]), and dispatchers between them (their delivery
-//! from the [`OutboxSubject`]). A crash is a panic at a named point (the open transaction never
+//! (its accept from the [`OutboxUnderTest`]), a consumer on another file behind a real loopback
+//! server (its dedup from the [`OutboxUnderTest`]), and dispatchers between them (their delivery
+//! from the [`OutboxUnderTest`]). A crash is a panic at a named point (the open transaction never
 //! commits, the delivery's task dies, the connection closes without an answer); a dispatcher
 //! that comes back later is one whose clock runs past the dead one's lease. The checks assert
 //! on what the two files hold: the jobs, the events and their states, the conversions.
@@ -13,7 +13,7 @@
 //!
 //! ```ignore
 //! // tests/it/main.rs of an outbox crate or of a variant: every check as a #[test].
-//! retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxSubject::correct());
+//! retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxUnderTest::correct());
 //! ```
 //!
 //! # Reading order
@@ -30,10 +30,10 @@ mod rig;
 
 use std::collections::BTreeSet;
 
-pub use rig::OutboxSubject;
+pub use rig::OutboxUnderTest;
 
 /// One check: it runs against a subject and panics with the requirement that subject breaks.
-pub type Check = fn(&OutboxSubject);
+pub type Check = fn(&OutboxUnderTest);
 
 // The scaffold the exported macros expand to, so a caller needs no dependency of its own on it.
 #[doc(hidden)]
@@ -43,7 +43,7 @@ pub use retrykey_checks as __checks;
 pub const CHECKS: &[(&str, Check)] = &crate::__with_outbox_checks!(table {});
 
 /// The checks that fail against `subject`, named as `cargo test` prints them (`outbox::<check>`).
-pub fn failing_checks(subject: &OutboxSubject) -> BTreeSet<String> {
+pub fn failing_checks(subject: &OutboxUnderTest) -> BTreeSet<String> {
     retrykey_checks::failing_checks(CHECKS, |check| check(subject))
 }
 
@@ -88,7 +88,7 @@ macro_rules! __outbox_checks {
 /// Every check as a `#[test]` in a module `outbox`, against `subject`.
 ///
 /// `outbox_suite!(subject)` or `outbox_suite!(#[attribute] subject)`, where `subject` is an
-/// [`OutboxSubject`] expression and the attribute goes on every test. Without an attribute the
+/// [`OutboxUnderTest`] expression and the attribute goes on every test. Without an attribute the
 /// tests carry `#[cfg_attr(any(), ignore)]`, which is never active (`any()` is false).
 #[macro_export]
 macro_rules! outbox_suite {

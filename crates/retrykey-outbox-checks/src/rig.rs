@@ -24,7 +24,7 @@ use retrykey_testkit::ScratchFile;
 /// What the checks run against: the accepting transaction, the consumer's dedup transaction and
 /// the dispatcher's delivery. A variant replaces one of the three with its one changed file.
 #[derive(Clone, Copy)]
-pub struct OutboxSubject {
+pub struct OutboxUnderTest {
     /// How the document service accepts a job (`retrykey-outbox`'s `sqlite/accept.rs`).
     pub documents: &'static dyn AcceptSteps,
     /// How the consumer converts once (`retrykey-converter`'s `convert.rs`).
@@ -33,7 +33,7 @@ pub struct OutboxSubject {
     pub dispatcher: &'static dyn DeliverySteps,
 }
 
-impl OutboxSubject {
+impl OutboxUnderTest {
     /// The correct crates.
     pub fn correct() -> Self {
         Self {
@@ -68,7 +68,7 @@ pub(crate) const AHEAD: Duration = Duration::from_secs(120);
 
 /// A document service, a consumer and what the checks need to watch them.
 pub(crate) struct OutboxRig {
-    subject: OutboxSubject,
+    subject: OutboxUnderTest,
     documents_file: ScratchFile,
     /// The consumer's database (its conversions and dedup records).
     pub consumer: Arc<ConverterDb>,
@@ -82,7 +82,7 @@ pub(crate) struct OutboxRig {
 
 impl OutboxRig {
     /// A fresh document file, and a consumer on a fresh file behind a loopback server.
-    pub(crate) async fn start(subject: &OutboxSubject) -> Self {
+    pub(crate) async fn start(subject: &OutboxUnderTest) -> Self {
         let documents_file = ScratchFile::new("outbox-check-documents");
         let consumer_file = ScratchFile::new("outbox-check-consumer");
         let consumer = ConverterDb::open_sqlite_with_steps(consumer_file.path(), subject.consumer)

@@ -5,7 +5,10 @@
 
 use std::collections::BTreeSet;
 
-fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_checks::OutboxSubject) {
+fn assert_outbox_fails_as_declared(
+    variant: &str,
+    subject: retrykey_outbox_checks::OutboxUnderTest,
+) {
     retrykey_tests::assert_fails_as_declared(
         variant,
         7,
@@ -17,7 +20,7 @@ fn assert_outbox_fails_as_declared(variant: &str, subject: retrykey_outbox_check
 // The correct outbox, consumer and dispatcher fail no outbox check.
 #[test]
 fn correct_outbox_fails_nothing() {
-    let subject = retrykey_outbox_checks::OutboxSubject::correct();
+    let subject = retrykey_outbox_checks::OutboxUnderTest::correct();
     assert_eq!(
         retrykey_outbox_checks::failing_checks(&subject),
         BTreeSet::new()
@@ -40,8 +43,8 @@ impl retrykey_outbox::sqlite::AcceptSteps for PublishOutsideTransaction {
 
 #[test]
 fn publish_outside_transaction_fails_as_declared() {
-    let subject =
-        retrykey_outbox_checks::OutboxSubject::correct().with_documents(&PublishOutsideTransaction);
+    let subject = retrykey_outbox_checks::OutboxUnderTest::correct()
+        .with_documents(&PublishOutsideTransaction);
     assert_outbox_fails_as_declared("publish-outside-transaction", subject);
 }
 
@@ -62,7 +65,7 @@ impl retrykey_converter::ConvertSteps for ConsumerWithoutDedup {
 #[test]
 fn consumer_without_dedup_fails_as_declared() {
     let subject =
-        retrykey_outbox_checks::OutboxSubject::correct().with_consumer(&ConsumerWithoutDedup);
+        retrykey_outbox_checks::OutboxUnderTest::correct().with_consumer(&ConsumerWithoutDedup);
     assert_outbox_fails_as_declared("consumer-without-dedup", subject);
 }
 
@@ -81,6 +84,7 @@ impl retrykey_outbox::dispatcher::DeliverySteps for MarkBeforeSend {
 
 #[test]
 fn mark_before_send_fails_as_declared() {
-    let subject = retrykey_outbox_checks::OutboxSubject::correct().with_dispatcher(&MarkBeforeSend);
+    let subject =
+        retrykey_outbox_checks::OutboxUnderTest::correct().with_dispatcher(&MarkBeforeSend);
     assert_outbox_fails_as_declared("mark-before-send", subject);
 }

@@ -8,4 +8,4 @@ mod pg;
 mod service;
 
 // The Stage 7 outbox checks against the correct crates: every one must pass.
-retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxSubject::correct());
+retrykey_outbox_checks::outbox_suite!(retrykey_outbox_checks::OutboxUnderTest::correct());

@@ -24,5 +24,5 @@ impl ConvertSteps for Variant {
 // The Stage 7 outbox checks with this variant's conversion in the consumer: the checks
 // declared in Cargo.toml must fail.
 retrykey_outbox_checks::outbox_suite!(
-    retrykey_outbox_checks::OutboxSubject::correct().with_consumer(&Variant)
+    retrykey_outbox_checks::OutboxUnderTest::correct().with_consumer(&Variant)
 );

@@ -19,5 +19,5 @@ impl DeliverySteps for Variant {
 // The Stage 7 outbox checks with this variant's delivery in every dispatcher: the checks
 // declared in Cargo.toml must fail.
 retrykey_outbox_checks::outbox_suite!(
-    retrykey_outbox_checks::OutboxSubject::correct().with_dispatcher(&Variant)
+    retrykey_outbox_checks::OutboxUnderTest::correct().with_dispatcher(&Variant)
 );

@@ -19,5 +19,5 @@ impl AcceptSteps for Variant {
 // The Stage 7 outbox checks with this variant's accept in the document service: the checks
 // declared in Cargo.toml must fail.
 retrykey_outbox_checks::outbox_suite!(
-    retrykey_outbox_checks::OutboxSubject::correct().with_documents(&Variant)
+    retrykey_outbox_checks::OutboxUnderTest::correct().with_documents(&Variant)
 );
