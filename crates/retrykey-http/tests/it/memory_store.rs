@@ -265,3 +265,19 @@ async fn a_stale_token_cannot_release_a_new_reservation() {
     ));
     assert_eq!(store.len(), 1);
 }
+
+// A store dropped with a first attempt still running tells its waiters the attempt was
+// released, so that a duplicate never waits on an attempt that can no longer end.
+#[tokio::test]
+async fn waiters_of_a_dropped_store_are_told_released() {
+    let store = Arc::new(MemoryEntries::default());
+    let _token = reserved(&store, "a").await;
+    let Lookup::InFlight { wait, .. } = store.lookup(&id("a")).await.unwrap() else {
+        panic!("a is running")
+    };
+    drop(store);
+    let end = tokio::time::timeout(Duration::from_secs(5), wait)
+        .await
+        .expect("the waiter is woken when the store goes away");
+    assert!(matches!(end, AttemptEnd::Released));
+}
