@@ -52,7 +52,7 @@ impl LayerUnderTest {
 
 /// Runs one check on its own runtime, bounded so a hang fails instead of blocking forever.
 pub(crate) fn run(check: impl Future<Output = ()>) {
-    retrykey_testkit::run_within(Duration::from_secs(60), check);
+    retrykey_testkit::run_check_within(Duration::from_secs(60), check);
 }
 
 /// Awaits `future`, failing the check if it takes more than 20 s (a hang, not a speed limit).

@@ -232,5 +232,5 @@ pub(crate) fn free_port() -> std::io::Result<u16> {
 
 /// Runs one check on its own runtime, bounded so that a hang fails instead of blocking forever.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce() -> Fut) {
-    retrykey_testkit::run_within(Duration::from_secs(30), check());
+    retrykey_testkit::run_check_within(Duration::from_secs(30), check());
 }

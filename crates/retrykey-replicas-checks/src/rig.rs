@@ -93,9 +93,9 @@ pub(crate) const PAY: &str = r#"{"amount":5}"#;
 /// instead of blocking forever. The file is deleted afterwards, whether the check passed or not.
 pub(crate) fn run<Fut: Future<Output = ()>>(check: impl FnOnce(PathBuf) -> Fut) {
     let file = ScratchFile::new("replicas-check");
-    // The runtime, with the replicas on it, ends inside `run_within`: they close their
+    // The runtime, with the replicas on it, ends inside `run_check_within`: they close their
     // connections before the file goes.
-    retrykey_testkit::run_within(Duration::from_secs(60), check(file.path().to_owned()));
+    retrykey_testkit::run_check_within(Duration::from_secs(60), check(file.path().to_owned()));
 }
 
 /// Awaits `future`, failing the check if the step takes longer than [`STEP`].

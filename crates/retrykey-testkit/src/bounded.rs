@@ -7,7 +7,7 @@ use std::time::Duration;
 /// takes longer than `limit`: a hang fails instead of blocking the test run forever.
 ///
 /// A runtime per check keeps one check's stray tasks from outliving it into the next.
-pub fn run_within(limit: Duration, check: impl Future<Output = ()>) {
+pub fn run_check_within(limit: Duration, check: impl Future<Output = ()>) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -9,7 +9,7 @@
 //!   plays an outage.
 //! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
 //! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
-//! - [`run_within`]: one check on a runtime of its own, failed if it hangs.
+//! - [`run_check_within`]: one check on a runtime of its own, failed if it hangs.
 //!
 //! # Reading order
 //!
@@ -40,5 +40,5 @@ mod plain;
 pub mod proxy;
 pub mod scratch;
 
-pub use bounded::run_within;
+pub use bounded::run_check_within;
 pub use scratch::{FreshSchema, ScratchFile, remove_files};
