@@ -10,6 +10,7 @@
 //! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
 //! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
 //! - [`run_check_within`]: one check on a runtime of its own, failed if it hangs.
+//! - [`program`]: a finished program's output and one-line refusals, read as an operator would.
 //!
 //! # Reading order
 //!
@@ -37,6 +38,7 @@ mod bounded;
 pub mod load;
 pub mod pgbench;
 mod plain;
+pub mod program;
 pub mod proxy;
 pub mod scratch;
 

@@ -7,11 +7,7 @@ use std::process::{Command, Output};
 
 use retrykey_outbox_checks::faults::converter_binary;
 use retrykey_testkit::ScratchFile;
-
-/// The `--db` value that names `file`.
-fn db_flag(file: &ScratchFile) -> String {
-    format!("sqlite:{}", file.path().display())
-}
+use retrykey_testkit::program::{assert_refused, db_flag, stdout};
 
 fn run(program: &str, args: &[&str]) -> Output {
     let path: PathBuf = match program {
@@ -25,20 +21,6 @@ fn run(program: &str, args: &[&str]) -> Output {
         .env_remove("RETRYKEY_PG_URL")
         .output()
         .expect("the program runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-/// Exit status `code`, and stderr one line that starts with `program: ` and contains `says`.
-#[track_caller]
-fn assert_refused(output: &Output, code: i32, program: &str, says: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(code), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
-    assert!(stderr.starts_with(&format!("{program}: ")), "{stderr:?}");
-    assert!(stderr.contains(says), "{stderr:?} should say {says:?}");
 }
 
 // A bad value for any program is one line and status 2, and creates no database.
