@@ -42,6 +42,13 @@ use crate::crash::Hooks;
 use crate::store::OutboxStore;
 use crate::{Claimed, Error};
 
+/// After a claim that found events, the next look comes after this share of `poll`: a busy
+/// outbox is drained quickly, and an idle one still costs one query per `poll`.
+pub const BUSY_POLL_SHARE: u32 = 16;
+
+/// The shortest wait between two looks at a busy outbox.
+pub const MIN_BUSY_POLL: Duration = Duration::from_millis(1);
+
 /// How a dispatcher works.
 #[derive(Debug, Clone)]
 pub struct DispatcherOptions {
@@ -259,8 +266,8 @@ impl Dispatcher {
         let mut ready: VecDeque<Claimed> = VecDeque::new();
         let mut tally = Tally::default();
         let mut since_sweep = tokio::time::Instant::now();
-        let busy_wait = (self.options.poll / 16)
-            .max(Duration::from_millis(1))
+        let busy_wait = (self.options.poll / BUSY_POLL_SHARE)
+            .max(MIN_BUSY_POLL)
             .min(self.options.poll);
         let mut wait = self.options.poll;
         // Whether the last wait ran to its end: only a whole wait that found nothing doubles

@@ -4,6 +4,7 @@
 //! dependencies): one module per behaviour, and the shared suites by their own names.
 
 mod blanks;
+mod book_facts;
 mod book_rules;
 mod diagrams;
 mod exercise;
