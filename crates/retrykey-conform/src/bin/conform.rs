@@ -1,0 +1,93 @@
+//! The kit's program: every check against one server, a table, a witness under each failure.
+//!
+//! Exit status 0 when every check that ran passed (and, with `--require-all`, none was
+//! skipped); 1 when one failed; 2 for a flag or profile it refuses, before any request is sent.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use retrykey_conform::{Base, CHECKS, PAYMENTS_PROFILE, Profile};
+
+/// Check an Idempotency-Key server against the draft's rules and the lab's, over HTTP.
+#[derive(Debug, Parser)]
+#[command(name = "conform")]
+struct Args {
+    /// The server's base URL (http://HOST:PORT[/PREFIX]); default: the profile's `base`.
+    #[arg(long, value_name = "URL")]
+    base: Option<String>,
+    /// The profile that describes the server (TOML); default: the lab's payments profile.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Run only this check (repeat for more).
+    #[arg(long = "check", value_name = "NAME")]
+    checks: Vec<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Fail when a check is skipped, too.
+    #[arg(long)]
+    require_all: bool,
+    /// List the checks, with where each rule comes from, and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+fn main() -> ExitCode {
+    let args = match retrykey_program::parse::<Args>("conform") {
+        Ok(args) => args,
+        Err(exit) => return exit,
+    };
+    if args.list {
+        for check in CHECKS {
+            println!("{:<38} {}", check.name, check.source);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let (profile, base) = match setting_up(&args) {
+        Ok(ready) => ready,
+        Err(error) => {
+            eprintln!("conform: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut verdict = ExitCode::SUCCESS;
+    let outcome = retrykey_program::run("conform", async {
+        let report = retrykey_conform::run(&profile, &base, &args.checks).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", report.text());
+        }
+        let skipped_counts = args.require_all && !report.skipped().is_empty();
+        if !report.failed().is_empty() || skipped_counts {
+            verdict = ExitCode::FAILURE;
+        }
+        Ok(())
+    });
+    if outcome == ExitCode::SUCCESS {
+        verdict
+    } else {
+        outcome
+    }
+}
+
+/// The profile and the base URL, each checked before anything is sent.
+fn setting_up(args: &Args) -> anyhow::Result<(Profile, Base)> {
+    let profile = match &args.profile {
+        Some(path) => Profile::read(path)?,
+        None => Profile::parse(PAYMENTS_PROFILE)?,
+    };
+    let Some(base) = args.base.clone().or_else(|| profile.base.clone()) else {
+        anyhow::bail!("no --base, and the profile names no base");
+    };
+    let base: Base = base.parse()?;
+    if let Some(unknown) = args
+        .checks
+        .iter()
+        .find(|name| !CHECKS.iter().any(|c| c.name == name.as_str()))
+    {
+        anyhow::bail!("--check {unknown:?}: the kit has no such check (--list shows them)");
+    }
+    Ok((profile, base))
+}

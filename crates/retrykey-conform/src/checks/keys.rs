@@ -1,0 +1,107 @@
+//! The key header itself: missing, malformed, too long, or sent twice. Each refusal is a 400
+//! that runs nothing.
+
+use super::assert::{effects_before, effects_grew, ran, refused};
+use crate::session::{Breach, IDEMPOTENCY_KEY, Session};
+use crate::wire::WireRequest;
+
+/// A request without a key, on a route that requires one, gets 400 and runs nothing.
+pub async fn missing_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let request = session.keyless(op.n, &op.path, 0);
+    let sent = session.exchange(request, None).await;
+    refused(session, &sent, 400, "a request without a key")?;
+    effects_grew(session, before, 0, &[sent.number]).await
+}
+
+/// Values that are neither the draft's string nor (where the profile allows them) a token.
+fn malformed_values(bare_tokens: bool, key: &str) -> Vec<String> {
+    let mut values = vec![
+        format!("\"{key}"),              // a string never closed
+        format!("{key} {key}"),          // two words
+        format!("\"{key}\", \"{key}\""), // a list of two strings
+        format!("\"{key}\\q\""),         // an escape the draft's strings do not have
+    ];
+    if !bare_tokens {
+        values.push(key.to_owned()); // a token, where only strings are keys
+    }
+    values
+}
+
+/// Each malformed key value gets 400 and runs nothing.
+pub async fn malformed_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let mut shown = Vec::new();
+    for value in malformed_values(session.profile().key.bare_tokens, &op.key) {
+        let sent = session
+            .exchange(with_key_lines(session, &[&value]), None)
+            .await;
+        shown.push(sent.number);
+        refused(session, &sent, 400, &format!("the key {value:?}"))?;
+    }
+    effects_grew(session, before, 0, &shown).await
+}
+
+/// A key of the longest declared length runs; one character more gets 400.
+pub async fn overlong_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let max = session.profile().key.max_length.unwrap_or(0);
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let longest: String = op
+        .key
+        .chars()
+        .chain(std::iter::repeat('x'))
+        .take(max)
+        .collect();
+    let at_limit = session
+        .exchange(with_key_lines(session, &[&format!("\"{longest}\"")]), None)
+        .await;
+    ran(session, &at_limit, &format!("a key of {max} characters"))?;
+    let over = format!("\"{longest}y\"");
+    let sent = session
+        .exchange(with_key_lines(session, &[&over]), None)
+        .await;
+    refused(
+        session,
+        &sent,
+        400,
+        &format!("a key of {} characters", max + 1),
+    )
+    .map_err(|mut breach| {
+        breach.exchanges.insert(0, at_limit.number);
+        breach
+    })?;
+    effects_grew(session, before, 1, &[at_limit.number, sent.number]).await
+}
+
+/// The key on two header lines gets 400, whether the two agree or not, and runs nothing.
+pub async fn repeated_key_header_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let other = session.operation();
+    let same = format!("\"{}\"", op.key);
+    let different = format!("\"{}\"", other.key);
+    let mut shown = Vec::new();
+    for lines in [[&same, &same], [&same, &different]] {
+        let request = with_key_lines(session, &[lines[0], lines[1]]);
+        let sent = session.exchange(request, None).await;
+        shown.push(sent.number);
+        refused(session, &sent, 400, "a key on two header lines")?;
+    }
+    effects_grew(session, before, 0, &shown).await
+}
+
+/// A fresh operation's request, its key header replaced by `lines`, written raw.
+fn with_key_lines(session: &Session<'_>, lines: &[&str]) -> WireRequest {
+    let op = session.operation();
+    let mut request = session.request(&op, &[]);
+    request.headers.retain(|(name, _)| name != IDEMPOTENCY_KEY);
+    for line in lines {
+        request
+            .headers
+            .push((IDEMPOTENCY_KEY.to_owned(), (*line).to_owned()));
+    }
+    request
+}

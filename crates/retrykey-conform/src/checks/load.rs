@@ -1,0 +1,85 @@
+//! Many keys at once: a burst that fills the server, operations sent three times each.
+
+use super::assert::{all, answered, effects_before, effects_grew, replay_of};
+use crate::session::{Breach, Operation, Sent, Session};
+
+/// A burst of `size` fresh keys: each is accepted or refused with the declared status, never
+/// anything else; then every accepted key replays its answer, so none was evicted while live.
+pub async fn burst_keeps_live_records(session: &Session<'_>, size: usize) -> Result<(), Breach> {
+    let refusal = session
+        .profile()
+        .burst
+        .as_ref()
+        .and_then(|b| b.refusal_status);
+    let before = effects_before(session).await?;
+    let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
+    let firsts = in_waves(session, &ops, 1).await;
+    let mut accepted = Vec::new();
+    for (op, first) in ops.iter().zip(&firsts) {
+        let answer = answered(first)?;
+        match answer.status {
+            200..=299 => accepted.push((op.clone(), first.clone())),
+            status if Some(status) == refusal => {}
+            status => {
+                let expected =
+                    refusal.map_or("a success".to_owned(), |r| format!("a success or {r}"));
+                return Err(Breach::new(
+                    format!("a fresh key in a burst of {size} got {status}, not {expected}"),
+                    &[first.number],
+                ));
+            }
+        }
+    }
+    let retried: Vec<Operation> = accepted.iter().map(|(op, _)| op.clone()).collect();
+    let retries = in_waves(session, &retried, 2).await;
+    for ((_, first), retry) in accepted.iter().zip(&retries) {
+        replay_of(
+            session,
+            retry,
+            first,
+            &format!("the retry of an accepted key, after a burst of {size}"),
+        )?;
+    }
+    effects_grew(session, before, accepted.len() as u64, &[]).await
+}
+
+/// Sends attempt `attempt` of every operation, `scale.parallel` at a time, in order.
+async fn in_waves(session: &Session<'_>, ops: &[Operation], attempt: u32) -> Vec<Sent> {
+    let mut sent = Vec::with_capacity(ops.len());
+    for wave in ops.chunks(session.profile().scale.parallel) {
+        sent.extend(
+            all(wave
+                .iter()
+                .map(|op| session.send(op, attempt, &[]))
+                .collect())
+            .await,
+        );
+    }
+    sent
+}
+
+/// `size` operations, each sent twice at once and then once more: exactly `size` effects.
+pub async fn effects_match_operations(session: &Session<'_>, size: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
+    let pairs = all(ops
+        .iter()
+        .map(|op| async move {
+            let (a, b) = tokio::join!(session.send(op, 1, &[]), session.send(op, 2, &[]));
+            let c = session.send(op, 3, &[]).await;
+            [a, b, c]
+        })
+        .collect())
+    .await;
+    let shown: Vec<usize> = pairs.iter().flatten().map(|sent| sent.number).collect();
+    for sent in pairs.iter().flatten() {
+        let status = answered(sent)?.status;
+        if !(200..300).contains(&status) && status != 409 {
+            return Err(Breach::new(
+                format!("an operation sent three times got {status}, neither a success nor 409"),
+                &[sent.number],
+            ));
+        }
+    }
+    effects_grew(session, before, size as u64, &shown).await
+}

@@ -1,0 +1,182 @@
+//! The checks: one function per promise, each stated as its name says, in the order they run.
+//!
+//! A check takes a [`Session`] and a size (the burst, the duplicates or the operations it
+//! sends, for a check that has one), sends what it needs, and returns the breach it saw with
+//! the exchanges that show it. The shared history rules judge every session as well.
+
+mod assert;
+mod keys;
+mod load;
+mod runs;
+mod same_key;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::profile::{MAX_EXPIRY_MS, Profile};
+use crate::session::{Breach, Session};
+
+/// Where a check's rule comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A section of `draft-ietf-httpapi-idempotency-key-header-07`.
+    Draft(&'static str),
+    /// A promise of the lab's layer that the draft leaves open.
+    Lab,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Draft(section) => write!(f, "draft {section}"),
+            Source::Lab => f.write_str("lab"),
+        }
+    }
+}
+
+/// A check's future.
+pub type CheckFuture<'s> = Pin<Box<dyn Future<Output = Result<(), Breach>> + Send + 's>>;
+
+/// One check of the kit.
+#[derive(Clone, Copy)]
+pub struct KitCheck {
+    /// Its name, as a variant's manifest declares it.
+    pub name: &'static str,
+    /// Where its rule comes from.
+    pub source: Source,
+    /// Why the profile leaves it out, or `None` when it runs.
+    pub skipped: fn(&Profile) -> Option<String>,
+    /// The size it runs at first, for a check the kit may shrink (`None`: it has no size).
+    pub size: fn(&Profile) -> Option<usize>,
+    /// The check.
+    pub run: for<'s> fn(&'s Session<'s>, usize) -> CheckFuture<'s>,
+}
+
+impl std::fmt::Debug for KitCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KitCheck")
+            .field("name", &self.name)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+fn runs(_: &Profile) -> Option<String> {
+    None
+}
+
+fn no_size(_: &Profile) -> Option<usize> {
+    None
+}
+
+fn lacking(what: &str) -> String {
+    format!("the profile declares no {what}")
+}
+
+fn needs_changed_path(profile: &Profile) -> Option<String> {
+    profile
+        .request
+        .changed_path
+        .is_none()
+        .then(|| lacking("changed_path"))
+}
+
+fn needs_slow_request(profile: &Profile) -> Option<String> {
+    profile
+        .in_flight
+        .is_none()
+        .then(|| lacking("[in_flight] slow request"))
+}
+
+fn needs_required_key(profile: &Profile) -> Option<String> {
+    (!profile.key.required)
+        .then(|| "the profile declares the key optional on this route".to_owned())
+}
+
+fn needs_max_length(profile: &Profile) -> Option<String> {
+    profile
+        .key
+        .max_length
+        .is_none()
+        .then(|| lacking("key.max_length"))
+}
+
+fn needs_fail_once(profile: &Profile) -> Option<String> {
+    profile
+        .fail_once
+        .is_none()
+        .then(|| lacking("[fail_once] header"))
+}
+
+fn needs_callers(profile: &Profile) -> Option<String> {
+    profile.callers.is_none().then(|| lacking("caller header"))
+}
+
+fn needs_short_expiry(profile: &Profile) -> Option<String> {
+    match &profile.expiry {
+        None => Some(lacking("expiry")),
+        Some(expiry) if expiry.after_ms > MAX_EXPIRY_MS => Some(format!(
+            "the profile's expiry ({} ms) is longer than the kit waits ({MAX_EXPIRY_MS} ms)",
+            expiry.after_ms
+        )),
+        Some(_) => None,
+    }
+}
+
+fn needs_burst(profile: &Profile) -> Option<String> {
+    profile.burst.is_none().then(|| lacking("[burst]"))
+}
+
+fn needs_effects(profile: &Profile) -> Option<String> {
+    profile.effects.is_none().then(|| lacking("effects path"))
+}
+
+fn duplicates(profile: &Profile) -> Option<usize> {
+    Some(profile.scale.duplicates)
+}
+
+fn burst_keys(profile: &Profile) -> Option<usize> {
+    profile.burst.as_ref().map(|burst| burst.keys)
+}
+
+fn operations(profile: &Profile) -> Option<usize> {
+    Some(profile.scale.operations)
+}
+
+macro_rules! kit_checks {
+    ($( $name:literal => $check:path, $source:expr, $skipped:path, $size:path; )*) => {
+        /// Every check, in the order the kit runs them.
+        pub const CHECKS: &[KitCheck] = &[
+            $( KitCheck {
+                name: $name,
+                source: $source,
+                skipped: $skipped,
+                size: $size,
+                run: |session, size| Box::pin($check(session, size)),
+            }, )*
+        ];
+    };
+}
+
+kit_checks! {
+    "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size;
+    "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size;
+    "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size;
+    "changed-path-is-422" => same_key::changed_path_is_422, Source::Lab, needs_changed_path, no_size;
+    "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates;
+    "missing-key-is-400" => keys::missing_key_is_400, Source::Draft("§2.7"), needs_required_key, no_size;
+    "malformed-key-is-400" => keys::malformed_key_is_400, Source::Draft("§2.1"), runs, no_size;
+    "overlong-key-is-400" => keys::overlong_key_is_400, Source::Lab, needs_max_length, no_size;
+    "repeated-key-header-is-400" => keys::repeated_key_header_is_400, Source::Draft("§2.1"), runs, no_size;
+    "server-error-releases-the-key" => runs::server_error_releases_the_key, Source::Lab, needs_fail_once, no_size;
+    "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size;
+    "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size;
+    "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size;
+    "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys;
+    "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations;
+}
+
+/// The check named `name`.
+pub fn by_name(name: &str) -> Option<&'static KitCheck> {
+    CHECKS.iter().find(|check| check.name == name)
+}

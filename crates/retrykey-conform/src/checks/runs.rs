@@ -1,0 +1,132 @@
+//! A first attempt while it runs: duplicates that arrive meanwhile, a 5xx it ends in, a client
+//! that leaves it.
+
+use std::time::Duration;
+
+use super::assert::{all, effects_before, effects_grew, ran, refused, replay_of};
+use crate::profile::DuplicatePolicy;
+use crate::session::{Breach, Session};
+
+/// The profile's slow-request header, and how long such a request runs.
+fn slow(session: &Session<'_>) -> (Vec<(String, String)>, u64) {
+    let duplicates = session.profile().in_flight.as_ref();
+    let header = duplicates.map(|d| (d.slow_header.name.clone(), d.slow_header.value.clone()));
+    (
+        header.into_iter().collect(),
+        duplicates.map_or(0, |d| d.slow_ms),
+    )
+}
+
+/// `size` duplicates sent while the first attempt runs each wait for it and replay its answer,
+/// or each get 409, as the profile declares; the operation runs once.
+pub async fn duplicate_waits_or_conflicts(
+    session: &Session<'_>,
+    size: usize,
+) -> Result<(), Breach> {
+    let policy = session.profile().in_flight.as_ref().map(|d| d.policy);
+    let (slow_header, slow_ms) = slow(session);
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let later = async {
+        // A quarter of the first attempt's run: it has begun, and is far from done.
+        tokio::time::sleep(Duration::from_millis(slow_ms / 4)).await;
+        all((0..size)
+            .map(|n| session.send(&op, n as u32 + 2, &[]))
+            .collect())
+        .await
+    };
+    let (first, duplicates) = tokio::join!(session.send(&op, 1, &slow_header), later);
+    ran(session, &first, "the first attempt")?;
+    for duplicate in &duplicates {
+        match policy {
+            Some(DuplicatePolicy::Conflict) => refused(
+                session,
+                duplicate,
+                409,
+                "a duplicate sent while the first attempt ran",
+            )
+            .map_err(|mut breach| {
+                breach.exchanges.insert(0, first.number);
+                breach
+            })?,
+            _ => replay_of(
+                session,
+                duplicate,
+                &first,
+                "a duplicate sent while the first attempt ran",
+            )?,
+        }
+    }
+    let mut shown = vec![first.number];
+    shown.extend(duplicates.iter().map(|d| d.number));
+    effects_grew(session, before, 1, &shown).await
+}
+
+/// A first attempt that ends in a 5xx releases its key: the retry runs, once.
+pub async fn server_error_releases_the_key(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let header = session
+        .profile()
+        .fail_once
+        .as_ref()
+        .map(|f| f.header.clone())
+        .unwrap_or_default();
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let fail = [(header, format!("fail-{}", op.key))];
+    let first = session.send(&op, 1, &fail).await;
+    let status = super::assert::answered(&first)?.status;
+    if !(500..600).contains(&status) {
+        return Err(Breach::new(
+            format!(
+                "the request asked to fail got {status}, not a 5xx: the profile's [fail_once] header did not work"
+            ),
+            &[first.number],
+        ));
+    }
+    let retry = session.send(&op, 2, &fail).await;
+    ran(session, &retry, "the retry after a 5xx").map_err(|mut breach| {
+        breach.exchanges.insert(0, first.number);
+        breach
+    })?;
+    effects_grew(session, before, 1, &[first.number, retry.number]).await
+}
+
+/// A first attempt whose client left still runs to its end; the retry replays its answer.
+pub async fn disconnected_first_attempt_completes(
+    session: &Session<'_>,
+    _: usize,
+) -> Result<(), Breach> {
+    let (slow_header, slow_ms) = slow(session);
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let linger = Duration::from_millis(slow_ms / 4);
+    let left = session.send_and_leave(&op, &slow_header, linger).await;
+    if let crate::session::Ending::Failed(why) = &left.outcome {
+        return Err(Breach::new(
+            format!("the first attempt could not be sent: {why}"),
+            &[left.number],
+        ));
+    }
+    // Past the attempt's end, with room for the answer to be recorded.
+    tokio::time::sleep(Duration::from_millis(slow_ms + slow_ms / 2 + 100)).await;
+    let retry = session.send(&op, 2, &[]).await;
+    let answer = super::assert::answered(&retry).map_err(|mut breach| {
+        breach.exchanges.insert(0, left.number);
+        breach
+    })?;
+    if !(200..300).contains(&answer.status) || !session.is_replay(answer) {
+        return Err(Breach::new(
+            format!(
+                "the retry after the client left got {}{}: the first attempt did not complete and keep its answer",
+                answer.status,
+                if session.is_replay(answer) {
+                    " (replayed)"
+                } else {
+                    ", not a replay"
+                }
+            ),
+            &[left.number, retry.number],
+        ));
+    }
+    effects_grew(session, before, 1, &[left.number, retry.number]).await
+}

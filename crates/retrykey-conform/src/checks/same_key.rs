@@ -1,0 +1,135 @@
+//! One key used again: by a retry, by a changed request, by another caller, after its expiry.
+
+use std::time::Duration;
+
+use super::assert::{effects_before, effects_grew, ran, refused, replay_of};
+use crate::session::{Breach, Operation, Session};
+
+/// A first request with a fresh key runs, once.
+pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &[]).await;
+    ran(session, &first, "the first request")?;
+    effects_grew(session, before, 1, &[first.number]).await
+}
+
+/// The same key with the same request gets the first answer again, marked as a replay.
+pub async fn retry_replays_the_first_answer(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &[]).await;
+    ran(session, &first, "the first request")?;
+    let retry = session.send(&op, 2, &[]).await;
+    replay_of(session, &retry, &first, "the retry")?;
+    effects_grew(session, before, 1, &[first.number, retry.number]).await
+}
+
+/// The same key with another body gets 422, and changes nothing: a retry still replays.
+pub async fn changed_body_is_422(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let op = session.operation();
+    let changed = session.changed_body(&op);
+    reused_is_refused(session, &op, &changed, "the changed body").await
+}
+
+/// The same key on another path gets 422, and changes nothing.
+pub async fn changed_path_is_422(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let path = session
+        .profile()
+        .request
+        .changed_path
+        .clone()
+        .unwrap_or_default();
+    let op = session.operation();
+    let changed = session.changed_path(&op, &path);
+    reused_is_refused(session, &op, &changed, "the request on another path").await
+}
+
+async fn reused_is_refused(
+    session: &Session<'_>,
+    op: &Operation,
+    changed: &Operation,
+    what: &str,
+) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let first = session.send(op, 1, &[]).await;
+    ran(session, &first, "the first request")?;
+    let reused = session.send(changed, 1, &[]).await;
+    refused(session, &reused, 422, &format!("{what} under a used key"))
+        .map_err(|breach| with_first(breach, first.number))?;
+    let retry = session.send(op, 2, &[]).await;
+    replay_of(session, &retry, &first, "the retry after the 422")?;
+    effects_grew(
+        session,
+        before,
+        1,
+        &[first.number, reused.number, retry.number],
+    )
+    .await
+}
+
+fn with_first(mut breach: Breach, first: usize) -> Breach {
+    breach.exchanges.insert(0, first);
+    breach
+}
+
+/// Two callers with one key are two operations: each runs, and each retry replays its own.
+pub async fn callers_are_kept_apart(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let first = session.operation();
+    let alice = Operation {
+        caller: 1,
+        ..first.clone()
+    };
+    let bob = Operation {
+        caller: 2,
+        id: session.operation().id,
+        ..first
+    };
+    let alice_first = session.send(&alice, 1, &[]).await;
+    ran(session, &alice_first, "the first caller's request")?;
+    let bob_first = session.send(&bob, 1, &[]).await;
+    ran(
+        session,
+        &bob_first,
+        "the second caller's request under the same key",
+    )
+    .map_err(|breach| with_first(breach, alice_first.number))?;
+    let alice_retry = session.send(&alice, 2, &[]).await;
+    replay_of(
+        session,
+        &alice_retry,
+        &alice_first,
+        "the first caller's retry",
+    )?;
+    let bob_retry = session.send(&bob, 2, &[]).await;
+    replay_of(session, &bob_retry, &bob_first, "the second caller's retry")?;
+    let shown = [alice_first.number, bob_first.number];
+    effects_grew(session, before, 2, &shown).await
+}
+
+/// A key replays while its expiry has not passed, and is a new key after it.
+pub async fn key_expires_when_declared(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let after_ms = session.profile().expiry.as_ref().map_or(0, |e| e.after_ms);
+    let before = effects_before(session).await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &[]).await;
+    ran(session, &first, "the first request")?;
+    // Halfway through the expiry, then a quarter past it: a store may sweep a little late.
+    tokio::time::sleep(Duration::from_millis(after_ms / 2)).await;
+    let inside = session.send(&op, 2, &[]).await;
+    replay_of(session, &inside, &first, "a retry before the expiry")?;
+    tokio::time::sleep(Duration::from_millis(
+        after_ms - after_ms / 2 + after_ms / 4 + 250,
+    ))
+    .await;
+    let reborn = Operation {
+        life: 2,
+        id: session.operation().id,
+        ..op
+    };
+    let past = session.send(&reborn, 1, &[]).await;
+    ran(session, &past, "the key used again after its expiry")
+        .map_err(|breach| with_first(breach, first.number))?;
+    effects_grew(session, before, 2, &[first.number, past.number]).await
+}

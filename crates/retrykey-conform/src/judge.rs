@@ -1,0 +1,74 @@
+//! A session's keyed exchanges as a history, judged by the rules that judge a simulated run.
+//!
+//! The kit sees only what a client sees: what it sent under which key, and what came back.
+//! So the history holds attempts and their replies, with no handler runs and no per-key
+//! effects; the shared rules that read only those (a replay carries the first answer, a
+//! changed request gets no success) decide it exactly as they decide a simulated history.
+
+use retrykey_history::{Entry, HistoryEvent, NoReply, OpId, Reply, violations};
+
+use crate::profile::Profile;
+use crate::session::{Breach, Ending, Exchange, marked_replay};
+
+/// The history of `exchanges`: each keyed attempt sent, and what it got.
+pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for exchange in exchanges {
+        let Some((op, attempt)) = &exchange.attempt else {
+            continue;
+        };
+        let id = OpId {
+            client: op.caller as u32 + 1,
+            op: op.id,
+        };
+        let host = format!("client-{}", id.client);
+        let sent = HistoryEvent::Sent {
+            id,
+            attempt: *attempt,
+            key: op.judged_key(),
+            amount: op.identity(profile),
+        };
+        let reply = match &exchange.outcome {
+            Ending::Answered(answer) => Reply::Answer {
+                status: answer.status,
+                body: answer.body.clone(),
+                replayed: marked_replay(profile, answer),
+            },
+            Ending::Left => Reply::None(NoReply::GaveUp),
+            Ending::Failed(_) => Reply::None(NoReply::Cut),
+        };
+        let got = HistoryEvent::Got {
+            id,
+            attempt: *attempt,
+            reply,
+        };
+        for event in [sent, got] {
+            entries.push(Entry {
+                at_ms: exchange.at_ms,
+                host: host.clone(),
+                event,
+            });
+        }
+    }
+    entries
+}
+
+/// Every shared rule the session's history breaks, each with the exchanges of its keys.
+pub fn judge(profile: &Profile, exchanges: &[Exchange]) -> Vec<Breach> {
+    violations(&history(profile, exchanges))
+        .into_iter()
+        .map(|violation| {
+            let shown: Vec<usize> = exchanges
+                .iter()
+                .filter(|exchange| {
+                    exchange
+                        .attempt
+                        .as_ref()
+                        .is_some_and(|(op, _)| violation.keys.contains(&op.judged_key()))
+                })
+                .map(|exchange| exchange.number)
+                .collect();
+            Breach::new(format!("shared rule {violation}"), &shown)
+        })
+        .collect()
+}

@@ -1,0 +1,337 @@
+//! The profile: what the kit must know of the server under test, read from TOML.
+//!
+//! A server's idempotency promises differ in details the draft leaves open (wait or 409, bare
+//! keys or only quoted ones, the replay marker, the expiry), and the kit cannot guess them. The
+//! profile states them; a check whose needs the profile does not state is skipped, with why.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// The text a body template carries where the kit puts an operation's number.
+pub const PLACEHOLDER: &str = "{n}";
+
+/// The longest expiry the kit waits out; a longer one skips the expiry check.
+pub const MAX_EXPIRY_MS: u64 = 10_000;
+
+/// The server under test, as a profile describes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// The base URL the kit talks to when no `--base` is given.
+    pub base: Option<String>,
+    /// The keyed route and its requests.
+    pub request: RequestShape,
+    /// What the server accepts as a key.
+    #[serde(default)]
+    pub key: KeyRules,
+    /// How a replayed answer is marked, and what it must keep.
+    pub replay: Replay,
+    /// A duplicate that arrives while the first attempt runs.
+    pub in_flight: Option<Duplicates>,
+    /// The header that names the caller, and two callers to use.
+    pub callers: Option<Callers>,
+    /// How to make the handler fail once with a 5xx.
+    pub fail_once: Option<FailOnce>,
+    /// How long a finished key is kept.
+    pub expiry: Option<Expiry>,
+    /// A burst of distinct keys.
+    pub burst: Option<Burst>,
+    /// Where the server counts its effects.
+    pub effects: Option<Effects>,
+    /// What the server's own refusals (400, 409, 422) look like.
+    #[serde(default)]
+    pub errors: Errors,
+    /// How hard and how long the kit tries.
+    #[serde(default)]
+    pub scale: Scale,
+}
+
+/// What the server's own refusals look like.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Errors {
+    /// The media type of their bodies (`application/problem+json`); without one, any
+    /// non-empty body will do.
+    pub media_type: Option<String>,
+}
+
+/// The keyed route.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestShape {
+    /// `POST` unless stated.
+    #[serde(default = "post")]
+    pub method: String,
+    /// The route's path (with any query), after the base URL's own path.
+    pub path: String,
+    /// Another path, to reuse a key on: the changed-path check is skipped without one.
+    pub changed_path: Option<String>,
+    /// The body's media type, sent as `Content-Type`.
+    pub content_type: Option<String>,
+    /// The body, with `{n}` where the kit writes a number of its choosing: each operation gets
+    /// its own number, and a changed body another.
+    pub body: String,
+    /// Headers every request carries (an API token, say).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+fn post() -> String {
+    "POST".to_owned()
+}
+
+/// What the server accepts as a key.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRules {
+    /// The route refuses a request without a key (400); otherwise the missing-key check is skipped.
+    #[serde(default)]
+    pub required: bool,
+    /// A bare token (`abc`) is a key as well as the draft's string (`"abc"`).
+    #[serde(default)]
+    pub bare_tokens: bool,
+    /// The longest key accepted, in characters; the overlong-key check is skipped without one.
+    pub max_length: Option<usize>,
+}
+
+/// The replay marker, and what a replay must keep of the first answer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Replay {
+    /// The header that marks a replay (`Idempotent-Replayed`).
+    pub header: String,
+    /// Its value on a replay (`true`).
+    pub value: String,
+    /// Headers of the first answer that a replay must carry unchanged (`Location`, ...).
+    #[serde(default)]
+    pub kept_headers: Vec<String>,
+}
+
+/// What a duplicate of a running request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuplicatePolicy {
+    /// It waits for the first attempt and replays its answer (the lab's default).
+    Wait,
+    /// It gets 409 at once (the draft's rule).
+    Conflict,
+}
+
+/// A duplicate that arrives while the first attempt runs, and how to make one run long enough.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Duplicates {
+    /// Wait and replay, or 409.
+    pub policy: DuplicatePolicy,
+    /// A header that makes the handler take `slow_ms` longer (`X-Delay-Ms: 400`).
+    pub slow_header: Header,
+    /// How long a request with that header runs, at least.
+    pub slow_ms: u64,
+}
+
+/// One header, by name and value.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Its name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+}
+
+/// The header that names the caller, and two values for two different callers.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Callers {
+    /// `Authorization`, say.
+    pub header: String,
+    /// Two callers' values (`["Bearer alice", "Bearer bob"]`).
+    pub values: Vec<String>,
+}
+
+/// A header whose first request with each distinct value fails with a 5xx before any effect.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailOnce {
+    /// The header's name; the kit picks a fresh value per operation.
+    pub header: String,
+}
+
+/// How long a finished key's answer is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expiry {
+    /// Milliseconds after the answer.
+    pub after_ms: u64,
+}
+
+/// A burst of distinct keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    /// How many keys.
+    pub keys: usize,
+    /// The status a fresh key gets when the server holds as many as it will (`503`); without
+    /// one, every key of the burst must be accepted.
+    pub refusal_status: Option<u16>,
+}
+
+/// Where the server counts its effects.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Effects {
+    /// A path answering `GET` with a JSON object.
+    pub path: String,
+    /// The object's field holding the count.
+    pub field: String,
+}
+
+/// How hard and how long the kit tries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    /// Duplicates sent while a first attempt runs.
+    #[serde(default = "four")]
+    pub duplicates: usize,
+    /// Operations in the effects check, each sent three times.
+    #[serde(default = "eight")]
+    pub operations: usize,
+    /// Requests in flight at once during a burst.
+    #[serde(default = "eight")]
+    pub parallel: usize,
+    /// The longest the kit waits for one answer, in milliseconds.
+    #[serde(default = "ten_seconds")]
+    pub timeout_ms: u64,
+}
+
+impl Default for Scale {
+    fn default() -> Self {
+        Self {
+            duplicates: four(),
+            operations: eight(),
+            parallel: eight(),
+            timeout_ms: ten_seconds(),
+        }
+    }
+}
+
+fn four() -> usize {
+    4
+}
+
+fn eight() -> usize {
+    8
+}
+
+fn ten_seconds() -> u64 {
+    10_000
+}
+
+/// Why a profile was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// The file could not be read.
+    #[error("cannot read the profile {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not TOML of the profile's shape.
+    #[error("the profile is not valid: {0}")]
+    Parse(#[from] toml::de::Error),
+    /// A value breaks a rule that TOML's types cannot state.
+    #[error("the profile's {field} {problem}")]
+    Invalid {
+        /// The field, as a TOML path.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+impl Profile {
+    /// Reads and checks a profile file.
+    pub fn read(path: &Path) -> Result<Self, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text)
+    }
+
+    /// Parses and checks a profile's text.
+    pub fn parse(text: &str) -> Result<Self, ProfileError> {
+        let profile: Profile = toml::from_str(text)?;
+        profile.validate()?;
+        Ok(profile)
+    }
+
+    fn validate(&self) -> Result<(), ProfileError> {
+        let invalid = |field, problem: &str| {
+            Err(ProfileError::Invalid {
+                field,
+                problem: problem.to_owned(),
+            })
+        };
+        if !self.request.body.contains(PLACEHOLDER) {
+            return invalid("request.body", "has no {n}: the kit could not change it");
+        }
+        if !self.request.method.bytes().all(|b| b.is_ascii_uppercase()) {
+            return invalid("request.method", "is not an upper-case method name");
+        }
+        for (field, path) in self.paths() {
+            if !path.starts_with('/') {
+                return invalid(field, "does not start with /");
+            }
+        }
+        if let Some(callers) = &self.callers
+            && (callers.values.len() != 2 || callers.values[0] == callers.values[1])
+        {
+            return invalid("callers.values", "must name two different callers");
+        }
+        if self.burst.as_ref().is_some_and(|burst| burst.keys == 0) {
+            return invalid("burst.keys", "is 0");
+        }
+        if self.key.max_length == Some(0) {
+            return invalid("key.max_length", "is 0");
+        }
+        self.validate_scale()
+    }
+
+    fn validate_scale(&self) -> Result<(), ProfileError> {
+        let scale = &self.scale;
+        let zero = [
+            ("scale.duplicates", scale.duplicates),
+            ("scale.operations", scale.operations),
+            ("scale.parallel", scale.parallel),
+            ("scale.timeout_ms", scale.timeout_ms as usize),
+        ];
+        match zero.into_iter().find(|(_, value)| *value == 0) {
+            Some((field, _)) => Err(ProfileError::Invalid {
+                field,
+                problem: "is 0".to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn paths(&self) -> Vec<(&'static str, &str)> {
+        let mut paths = vec![("request.path", self.request.path.as_str())];
+        if let Some(changed) = &self.request.changed_path {
+            paths.push(("request.changed_path", changed));
+        }
+        if let Some(effects) = &self.effects {
+            paths.push(("effects.path", &effects.path));
+        }
+        paths
+    }
+
+    /// The body of operation number `n`.
+    pub fn body(&self, n: u64) -> String {
+        self.request.body.replace(PLACEHOLDER, &n.to_string())
+    }
+}

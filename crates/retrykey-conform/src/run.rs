@@ -1,0 +1,159 @@
+//! Running the checks: each once, judged by its own expectations and the shared rules; a
+//! failure run again at smaller sizes, so that its witness is the smallest run that fails.
+
+use std::time::Instant;
+
+use crate::checks::{CHECKS, KitCheck};
+use crate::judge::judge;
+use crate::profile::Profile;
+use crate::report::{CheckReport, CheckVerdict, Failure, KitReport};
+use crate::session::{Breach, Exchange, Session};
+use crate::wire::Base;
+use crate::witness::witness;
+
+/// A check name the kit does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the kit has no check named {0:?}")]
+pub struct UnknownCheck(pub String);
+
+/// One failing run: what broke, and every exchange of the run.
+struct Failed {
+    breaches: Vec<Breach>,
+    exchanges: Vec<Exchange>,
+    size: Option<usize>,
+}
+
+/// Runs every check (or those named in `only`) against the server at `base`.
+pub async fn run(
+    profile: &Profile,
+    base: &Base,
+    only: &[String],
+) -> Result<KitReport, UnknownCheck> {
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| crate::checks::by_name(name).is_none())
+    {
+        return Err(UnknownCheck(unknown.clone()));
+    }
+    let kit = run_id();
+    let mut checks = Vec::new();
+    for (index, check) in CHECKS.iter().enumerate() {
+        if only.is_empty() || only.iter().any(|name| name == check.name) {
+            let run = format!("{kit}.{index}");
+            checks.push(run_check(profile, base, check, &run).await);
+        }
+    }
+    Ok(KitReport {
+        base: base.to_string(),
+        checks,
+    })
+}
+
+async fn run_check(profile: &Profile, base: &Base, check: &KitCheck, run: &str) -> CheckReport {
+    let started = Instant::now();
+    let verdict = match (check.skipped)(profile) {
+        Some(reason) => CheckVerdict::Skipped(reason),
+        None => match judged_run(
+            profile,
+            base,
+            check,
+            (check.size)(profile),
+            &format!("{run}.0"),
+        )
+        .await
+        {
+            None => CheckVerdict::Passed,
+            Some(failed) => {
+                let smallest = shrink(profile, base, check, failed, run).await;
+                CheckVerdict::Failed(failure(profile, smallest, (check.size)(profile)))
+            }
+        },
+    };
+    CheckReport {
+        name: check.name,
+        source: check.source.to_string(),
+        verdict,
+        ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// One run of `check` at `size`: `None` when nothing broke.
+async fn judged_run(
+    profile: &Profile,
+    base: &Base,
+    check: &KitCheck,
+    size: Option<usize>,
+    run: &str,
+) -> Option<Failed> {
+    let session = Session::new(profile, base, run.to_owned());
+    let own = (check.run)(&session, size.unwrap_or(1)).await;
+    let exchanges = session.exchanges();
+    let mut breaches: Vec<Breach> = own.err().into_iter().collect();
+    breaches.extend(judge(profile, &exchanges));
+    (!breaches.is_empty()).then_some(Failed {
+        breaches,
+        exchanges,
+        size,
+    })
+}
+
+/// The smallest failing run: sizes halved while they still fail, then the gap between the
+/// last failing size and the first passing one searched by halves.
+async fn shrink(
+    profile: &Profile,
+    base: &Base,
+    check: &KitCheck,
+    failed: Failed,
+    run: &str,
+) -> Failed {
+    let Some(mut failing) = failed.size else {
+        return failed;
+    };
+    let mut smallest = failed;
+    let mut passing = 0;
+    let mut tries = 0;
+    while failing - passing > 1 {
+        let size = if passing == 0 {
+            failing / 2
+        } else {
+            passing + (failing - passing) / 2
+        };
+        tries += 1;
+        match judged_run(profile, base, check, Some(size), &format!("{run}.{tries}")).await {
+            Some(failed) => {
+                failing = size;
+                smallest = failed;
+            }
+            None => passing = size,
+        }
+    }
+    smallest
+}
+
+fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> Failure {
+    let shown: Vec<usize> = failed
+        .breaches
+        .iter()
+        .flat_map(|breach| breach.exchanges.iter().copied())
+        .collect();
+    Failure {
+        breaches: failed
+            .breaches
+            .iter()
+            .map(|breach| breach.what.clone())
+            .collect(),
+        size: failed.size,
+        first_size,
+        exchanges: failed.exchanges.len(),
+        witness: witness(profile, &failed.exchanges, &shown),
+    }
+}
+
+/// A short name for this run of the kit, so its keys are new to a server that keeps old ones.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+    let mixed = (nanos ^ (u64::from(std::process::id()) << 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    format!("{:06x}", mixed >> 40)
+}

@@ -1,0 +1,338 @@
+//! One run of one check: the operations it makes and every exchange it sends, in order.
+//!
+//! Every request goes through here, so the record is whole: the witness of a failure and the
+//! history the shared rules judge are both read from it, never from what a check remembers.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::profile::Profile;
+use crate::wire::{self, Base, WireAnswer, WireRequest};
+
+/// The header the draft names.
+pub const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+
+/// One logical operation: a key, who sends it, and which request it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    /// Its number in the run, from 1: the judge's operation id.
+    pub id: u32,
+    /// The key, as chosen (sent as the draft's string, `"..."`).
+    pub key: String,
+    /// Which of the profile's callers sends it (0: none).
+    pub caller: usize,
+    /// The number written into the body template.
+    pub n: u64,
+    /// The path it is sent to.
+    pub path: String,
+    /// The key's life: 2 once the key has expired and is used again.
+    pub life: u32,
+}
+
+impl Operation {
+    /// The key as the shared rules know it: one per caller and life, so that two callers' (or
+    /// two lives') uses of one key are judged as the different operations they are.
+    pub fn judged_key(&self) -> String {
+        let life = if self.life > 1 {
+            format!("life{}:", self.life)
+        } else {
+            String::new()
+        };
+        let caller = match self.caller {
+            0 => String::new(),
+            caller => format!("c{caller}:"),
+        };
+        format!("{caller}{life}{}", self.key)
+    }
+
+    /// What the request asks for, as one number: the body's number, and the path apart.
+    pub fn identity(&self, profile: &Profile) -> u64 {
+        let elsewhere = u64::from(self.path != profile.request.path) << 40;
+        self.n | elsewhere
+    }
+}
+
+/// How an exchange ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// A whole answer.
+    Answered(WireAnswer),
+    /// The kit closed the connection on purpose, without reading.
+    Left,
+    /// No answer: the connection failed or timed out.
+    Failed(String),
+}
+
+/// One request and what came of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// Its number in the run, from 1.
+    pub number: usize,
+    /// When it was sent, in milliseconds since the run began.
+    pub at_ms: u64,
+    /// How long it took.
+    pub took_ms: u64,
+    /// The operation and attempt it belongs to, for a request with a valid key.
+    pub attempt: Option<(Operation, u32)>,
+    /// What was sent.
+    pub request: WireRequest,
+    /// What came back.
+    pub outcome: Ending,
+}
+
+impl Exchange {
+    /// The answer, if one came.
+    pub fn answer(&self) -> Option<&WireAnswer> {
+        match &self.outcome {
+            Ending::Answered(answer) => Some(answer),
+            _ => None,
+        }
+    }
+}
+
+/// A check's failure: what broke, and the exchanges that show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breach {
+    /// What broke, in one or two sentences.
+    pub what: String,
+    /// The numbers of the exchanges that show it.
+    pub exchanges: Vec<usize>,
+}
+
+impl Breach {
+    /// A finding shown by these exchanges.
+    pub fn new(what: impl Into<String>, exchanges: &[usize]) -> Self {
+        Self {
+            what: what.into(),
+            exchanges: exchanges.to_vec(),
+        }
+    }
+}
+
+/// One check's run against one server.
+#[derive(Debug)]
+pub struct Session<'a> {
+    profile: &'a Profile,
+    base: &'a Base,
+    run: String,
+    start: Instant,
+    next_op: AtomicU32,
+    exchanges: Mutex<Vec<Exchange>>,
+}
+
+impl<'a> Session<'a> {
+    /// A session whose keys start with `run` (unique to this run of the kit).
+    pub fn new(profile: &'a Profile, base: &'a Base, run: String) -> Self {
+        Self {
+            profile,
+            base,
+            run,
+            start: Instant::now(),
+            next_op: AtomicU32::new(1),
+            exchanges: Mutex::default(),
+        }
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &Profile {
+        self.profile
+    }
+
+    /// Every exchange so far, in the order they were sent.
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Exchange>> {
+        self.exchanges
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new operation: a fresh key and a fresh body, on the profile's path, with no caller.
+    pub fn operation(&self) -> Operation {
+        let id = self.next_op.fetch_add(1, Ordering::Relaxed);
+        Operation {
+            id,
+            key: format!("k{id}-{}", self.run),
+            caller: 0,
+            n: u64::from(id),
+            path: self.profile.request.path.clone(),
+            life: 1,
+        }
+    }
+
+    /// Another operation under `op`'s key: the same request with a new body number.
+    pub fn changed_body(&self, op: &Operation) -> Operation {
+        let fresh = self.operation();
+        Operation {
+            n: fresh.n,
+            id: fresh.id,
+            ..op.clone()
+        }
+    }
+
+    /// Another operation under `op`'s key: the same body, sent to `path`.
+    pub fn changed_path(&self, op: &Operation, path: &str) -> Operation {
+        Operation {
+            id: self.operation().id,
+            path: path.to_owned(),
+            ..op.clone()
+        }
+    }
+
+    /// The request for `op`, with `extra` headers after the profile's.
+    pub fn request(&self, op: &Operation, extra: &[(String, String)]) -> WireRequest {
+        let mut request = self.keyless(op.n, &op.path, op.caller);
+        request
+            .headers
+            .push((IDEMPOTENCY_KEY.to_owned(), format!("\"{}\"", op.key)));
+        request.headers.extend(extra.iter().cloned());
+        request
+    }
+
+    /// The request for body number `n` on `path` by `caller`, without a key.
+    pub fn keyless(&self, n: u64, path: &str, caller: usize) -> WireRequest {
+        let shape = &self.profile.request;
+        let mut headers: Vec<(String, String)> = shape
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        if let Some(content_type) = &shape.content_type {
+            headers.push(("Content-Type".to_owned(), content_type.clone()));
+        }
+        if let (Some(callers), Some(index)) = (&self.profile.callers, caller.checked_sub(1)) {
+            headers.push((callers.header.clone(), callers.values[index].clone()));
+        }
+        WireRequest {
+            method: shape.method.clone(),
+            path: path.to_owned(),
+            headers,
+            body: self.profile.body(n),
+        }
+    }
+
+    /// Sends `op` (attempt number `attempt`) and records the exchange.
+    pub async fn send(&self, op: &Operation, attempt: u32, extra: &[(String, String)]) -> Sent {
+        let request = self.request(op, extra);
+        self.exchange(request, Some((op.clone(), attempt))).await
+    }
+
+    /// Sends any request and records it, as part of `attempt` when it carries a valid key.
+    pub async fn exchange(&self, request: WireRequest, attempt: Option<(Operation, u32)>) -> Sent {
+        let limit = Duration::from_millis(self.profile.scale.timeout_ms);
+        let at = self.start.elapsed();
+        let outcome = match wire::exchange(self.base, &request, limit).await {
+            Ok(answer) => Ending::Answered(answer),
+            Err(error) => Ending::Failed(error.to_string()),
+        };
+        self.record(at, request, attempt, outcome)
+    }
+
+    /// Sends `op` whole, then closes the connection after `linger` without reading.
+    pub async fn send_and_leave(
+        &self,
+        op: &Operation,
+        extra: &[(String, String)],
+        linger: Duration,
+    ) -> Sent {
+        let request = self.request(op, extra);
+        let at = self.start.elapsed();
+        let outcome = match wire::send_and_leave(self.base, &request, linger).await {
+            Ok(()) => Ending::Left,
+            Err(error) => Ending::Failed(error.to_string()),
+        };
+        self.record(at, request, Some((op.clone(), 1)), outcome)
+    }
+
+    fn record(
+        &self,
+        at: Duration,
+        request: WireRequest,
+        attempt: Option<(Operation, u32)>,
+        outcome: Ending,
+    ) -> Sent {
+        let took = self.start.elapsed() - at;
+        let mut exchanges = self.lock();
+        let number = exchanges.len() + 1;
+        exchanges.push(Exchange {
+            number,
+            at_ms: at.as_millis() as u64,
+            took_ms: took.as_millis() as u64,
+            attempt,
+            request,
+            outcome: outcome.clone(),
+        });
+        Sent { number, outcome }
+    }
+
+    /// The server's effect count, read from the profile's effects path (`None` without one).
+    pub async fn effects(&self) -> Result<Option<(u64, usize)>, Breach> {
+        let Some(effects) = &self.profile.effects else {
+            return Ok(None);
+        };
+        let request = WireRequest {
+            method: "GET".to_owned(),
+            path: effects.path.clone(),
+            headers: Vec::new(),
+            body: String::new(),
+        };
+        let sent = self.exchange(request, None).await;
+        let count = sent
+            .answer()
+            .filter(|a| a.status == 200)
+            .and_then(|answer| {
+                let value: serde_json::Value = serde_json::from_str(&answer.body).ok()?;
+                value.get(&effects.field)?.as_u64()
+            });
+        match count {
+            Some(count) => Ok(Some((count, sent.number))),
+            None => Err(Breach::new(
+                format!(
+                    "the effects path did not answer 200 with a JSON number in {:?}",
+                    effects.field
+                ),
+                &[sent.number],
+            )),
+        }
+    }
+
+    /// Whether `answer` carries the profile's replay marker.
+    pub fn is_replay(&self, answer: &WireAnswer) -> bool {
+        marked_replay(self.profile, answer)
+    }
+}
+
+/// Whether `answer` carries `profile`'s replay marker.
+pub fn marked_replay(profile: &Profile, answer: &WireAnswer) -> bool {
+    let marker = &profile.replay;
+    answer
+        .header(&marker.header)
+        .is_some_and(|value| value.trim() == marker.value)
+}
+
+/// What [`Session::send`] returns: the exchange's number and how it ended.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// The exchange's number in the run.
+    pub number: usize,
+    /// How it ended.
+    pub outcome: Ending,
+}
+
+impl Sent {
+    /// The answer, if one came.
+    pub fn answer(&self) -> Option<&WireAnswer> {
+        match &self.outcome {
+            Ending::Answered(answer) => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// The status, if an answer came.
+    pub fn status(&self) -> Option<u16> {
+        self.answer().map(|answer| answer.status)
+    }
+}

@@ -1,0 +1,71 @@
+//! A server with no idempotency at all: the payments handler served bare. It fails every check
+//! that a key's promise makes, each with a witness of a few exchanges, and passes the two that
+//! any handler passes.
+
+use retrykey_conform::{CheckVerdict, MAX_WITNESS};
+
+use crate::servers::{bare, lab_profile};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_keys_fails_every_promise_of_one() {
+    let served = bare().await;
+    let report = retrykey_conform::run(&lab_profile(), &served.base(), &[])
+        .await
+        .expect("known checks");
+    assert_eq!(
+        report.passed(),
+        ["first-request-succeeds", "server-error-releases-the-key"],
+        "{}",
+        report.text()
+    );
+    assert_eq!(report.failed().len(), 13, "{}", report.text());
+    for check in &report.checks {
+        if let CheckVerdict::Failed(failure) = &check.verdict {
+            let shown = failure.witness.len();
+            assert!(
+                (1..=MAX_WITNESS).contains(&shown),
+                "{}: {shown} exchanges",
+                check.name
+            );
+            // Shrunk to the smallest run that fails: one operation, one duplicate, one key.
+            if let Some(size) = failure.size {
+                assert_eq!(size, 1, "{} kept a run of size {size}", check.name);
+            }
+        }
+    }
+    // Every request the kit sent ran the handler: nothing stood between them.
+    let charges = served.payments.charges().await.expect("the charges");
+    assert!(charges > 0);
+    // Two handler runs charged nothing: the one asked to fail, and the one whose client left
+    // (with nothing to run it to its end, it was dropped with the connection).
+    assert_eq!(served.payments.attempts(), charges + 2);
+    served.server.stop().await;
+}
+
+// The witness of a replay that never came shows the two exchanges that make the point: the
+// first request ran, and so did its retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_replay_is_witnessed_by_two_exchanges() {
+    let served = bare().await;
+    let only = ["retry-replays-the-first-answer".to_owned()];
+    let report = retrykey_conform::run(&lab_profile(), &served.base(), &only)
+        .await
+        .expect("known checks");
+    let CheckVerdict::Failed(failure) = &report.checks[0].verdict else {
+        panic!("a bare handler replays nothing: {}", report.text());
+    };
+    let keyed: Vec<&str> = failure
+        .witness
+        .iter()
+        .filter(|line| line.sent.starts_with("POST /payments "))
+        .map(|line| line.got.as_str())
+        .collect();
+    assert_eq!(keyed.len(), 2, "{}", report.text());
+    assert!(
+        keyed
+            .iter()
+            .all(|got| got.starts_with("201") && !got.contains("Idempotent-Replayed"))
+    );
+    assert_ne!(keyed[0], keyed[1], "two payments, two answers");
+    served.server.stop().await;
+}

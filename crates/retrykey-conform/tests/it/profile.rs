@@ -1,0 +1,80 @@
+//! A profile or a base URL the kit cannot use is refused with a typed error naming the field.
+
+use retrykey_conform::{Base, BaseError, PAYMENTS_PROFILE, Profile, ProfileError};
+
+fn refused_field(text: &str) -> &'static str {
+    match Profile::parse(text) {
+        Err(ProfileError::Invalid { field, .. }) => field,
+        other => panic!("expected an invalid field, got {other:?}"),
+    }
+}
+
+const MINIMAL: &str = r#"
+[request]
+path = "/orders"
+body = '{"item": {n}}'
+[replay]
+header = "Idempotent-Replayed"
+value = "true"
+"#;
+
+#[test]
+fn the_lab_profile_and_a_minimal_one_are_read() {
+    let lab = Profile::parse(PAYMENTS_PROFILE).expect("valid");
+    assert_eq!(lab.body(42), r#"{"amount":42}"#);
+    assert_eq!(
+        lab.request.changed_path.as_deref(),
+        Some("/payments/elsewhere")
+    );
+    let minimal = Profile::parse(MINIMAL).expect("valid");
+    assert_eq!(minimal.request.method, "POST");
+    assert!(!minimal.key.required && minimal.callers.is_none());
+}
+
+#[test]
+fn a_body_without_its_placeholder_is_refused() {
+    assert_eq!(refused_field(&MINIMAL.replace("{n}", "1")), "request.body");
+}
+
+#[test]
+fn callers_must_be_two_different_ones() {
+    let one = format!("{MINIMAL}[callers]\nheader = \"Authorization\"\nvalues = [\"a\", \"a\"]\n");
+    assert_eq!(refused_field(&one), "callers.values");
+}
+
+#[test]
+fn a_path_must_be_absolute_and_sizes_not_zero() {
+    assert_eq!(
+        refused_field(&MINIMAL.replace("\"/orders\"", "\"orders\"")),
+        "request.path"
+    );
+    let zero = format!("{MINIMAL}[scale]\nduplicates = 0\n");
+    assert_eq!(refused_field(&zero), "scale.duplicates");
+}
+
+#[test]
+fn unknown_fields_are_refused_not_ignored() {
+    let typo = MINIMAL.replace("[replay]", "[replay]\nheaders = \"x\"");
+    assert!(matches!(Profile::parse(&typo), Err(ProfileError::Parse(_))));
+}
+
+#[test]
+fn base_urls_are_plain_http_with_a_host() {
+    let base: Base = "http://127.0.0.1:8080/api/".parse().expect("valid");
+    assert_eq!(
+        (base.host.as_str(), base.port, base.prefix.as_str()),
+        ("127.0.0.1", 8080, "/api")
+    );
+    assert!(matches!(
+        "https://127.0.0.1".parse::<Base>(),
+        Err(BaseError::NotHttp(_))
+    ));
+    assert!(matches!(
+        "http://:80".parse::<Base>(),
+        Err(BaseError::BadAuthority(_))
+    ));
+    assert!(matches!(
+        "http://h:99999".parse::<Base>(),
+        Err(BaseError::BadAuthority(_))
+    ));
+}

@@ -1,0 +1,86 @@
+//! The `conform` program: its list, its refusals (exit 2, nothing sent) and its exit status.
+
+use std::process::Command;
+
+use crate::servers::bare;
+
+fn conform(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_conform"))
+        .args(args)
+        .output()
+        .expect("conform runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn list_names_every_check_with_its_source() {
+    let (code, stdout, _) = conform(&["--list"]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    let expected: Vec<&str> = retrykey_conform::CHECKS
+        .iter()
+        .map(|check| check.name)
+        .collect();
+    assert_eq!(names, expected);
+    assert!(stdout.contains("draft §2.7") && stdout.contains("lab"));
+}
+
+#[test]
+fn bad_flags_are_refused_in_one_line_before_any_request() {
+    for (args, says) in [
+        (vec!["--base", "https://127.0.0.1:1"], "not an http:// URL"),
+        (
+            vec!["--base", "http://127.0.0.1:1", "--check", "nope"],
+            "no such check",
+        ),
+        (
+            vec![
+                "--base",
+                "http://127.0.0.1:1",
+                "--profile",
+                "/nonexistent.toml",
+            ],
+            "cannot read the profile",
+        ),
+    ] {
+        let (code, stdout, stderr) = conform(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stdout.is_empty() && stderr.lines().count() == 1 && stderr.contains(says),
+            "{stderr}"
+        );
+    }
+}
+
+// Against a server that breaks the key's promises: exit 1, and the table says which failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_check_exits_1_with_its_witness() {
+    let served = bare().await;
+    let url = served.server.url();
+    let (code, stdout, _) = tokio::task::spawn_blocking(move || {
+        conform(&[
+            "--base",
+            &url,
+            "--check",
+            "first-request-succeeds",
+            "--check",
+            "changed-body-is-422",
+        ])
+    })
+    .await
+    .expect("conform ran");
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("changed-body-is-422 failed:") && stdout.contains("got 201, not 422"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 passed, 1 failed, 0 skipped"), "{stdout}");
+    served.server.stop().await;
+}

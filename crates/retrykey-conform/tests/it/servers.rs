@@ -1,0 +1,61 @@
+//! The servers the kit is run against, each on 127.0.0.1 with an OS-chosen port.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Method;
+use retrykey_conform::{Base, PAYMENTS_PROFILE, Profile};
+use retrykey_http::IdempotencyLayer;
+use retrykey_http::payments::Payments;
+use retrykey_replicas::{Opened, StoreChoice, StoreOptions};
+use retrykey_server::loopback::Server;
+use tower_layer::Layer;
+
+/// The lab's profile, as the kit reads it.
+pub fn lab_profile() -> Profile {
+    Profile::parse(PAYMENTS_PROFILE).expect("the lab's profile is valid")
+}
+
+/// Store options as the lab's profile declares them: keys kept for 3 s.
+pub fn options() -> StoreOptions {
+    let mut options = StoreOptions::default();
+    options.limits.retention = Duration::from_secs(3);
+    options
+}
+
+/// A running server and its handler's state.
+pub struct Served {
+    pub server: Server,
+    pub payments: Arc<Payments>,
+}
+
+impl Served {
+    pub fn base(&self) -> Base {
+        self.server.url().parse().expect("a loopback URL")
+    }
+}
+
+/// `payments` behind the layer, as `payments --require-key --retention 3s` serves it.
+pub async fn payments(opened: Opened) -> Served {
+    let layer = IdempotencyLayer::builder()
+        .shared_store(opened.store)
+        .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments")
+        .build();
+    let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
+    let server = Server::start(layer.layer(payments.service()))
+        .await
+        .expect("a server");
+    Served { server, payments }
+}
+
+/// `payments` on `store`.
+pub async fn payments_on(store: StoreChoice) -> Served {
+    payments(store.open(options()).await.expect("the store opens")).await
+}
+
+/// The same handler with no idempotency layer at all.
+pub async fn bare() -> Served {
+    let payments = Payments::new(Duration::from_millis(20));
+    let server = Server::start(payments.service()).await.expect("a server");
+    Served { server, payments }
+}
