@@ -56,3 +56,9 @@ fn evict_when_full_fails_as_declared() {
         .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
     assert_fails_as_declared("evict-when-full", subject);
 }
+
+#[test]
+fn unscoped_key_fails_as_declared() {
+    let subject = LayerUnderTest::correct().with_engine(|b| b.engine(unscoped_key::UnscopedKey));
+    assert_fails_as_declared("unscoped-key", subject);
+}
