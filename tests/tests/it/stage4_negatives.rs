@@ -62,3 +62,10 @@ fn unscoped_key_fails_as_declared() {
     let subject = LayerUnderTest::correct().with_engine(|b| b.engine(unscoped_key::UnscopedKey));
     assert_fails_as_declared("unscoped-key", subject);
 }
+
+#[test]
+fn body_only_replay_fails_as_declared() {
+    let subject =
+        LayerUnderTest::correct().with_engine(|b| b.engine(body_only_replay::BodyOnlyReplay));
+    assert_fails_as_declared("body-only-replay", subject);
+}
