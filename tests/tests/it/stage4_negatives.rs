@@ -69,3 +69,10 @@ fn body_only_replay_fails_as_declared() {
         LayerUnderTest::correct().with_engine(|b| b.engine(body_only_replay::BodyOnlyReplay));
     assert_fails_as_declared("body-only-replay", subject);
 }
+
+#[test]
+fn url_only_fingerprint_fails_as_declared() {
+    let subject = LayerUnderTest::correct()
+        .with_engine(|b| b.engine(url_only_fingerprint::UrlOnlyFingerprint));
+    assert_fails_as_declared("url-only-fingerprint", subject);
+}
