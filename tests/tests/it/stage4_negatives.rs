@@ -56,3 +56,23 @@ fn evict_when_full_fails_as_declared() {
         .with_store(|limits| Arc::new(evict_when_full::EvictWhenFull::new(limits)));
     assert_fails_as_declared("evict-when-full", subject);
 }
+
+#[test]
+fn unscoped_key_fails_as_declared() {
+    let subject = LayerUnderTest::correct().with_engine(|b| b.engine(unscoped_key::UnscopedKey));
+    assert_fails_as_declared("unscoped-key", subject);
+}
+
+#[test]
+fn body_only_replay_fails_as_declared() {
+    let subject =
+        LayerUnderTest::correct().with_engine(|b| b.engine(body_only_replay::BodyOnlyReplay));
+    assert_fails_as_declared("body-only-replay", subject);
+}
+
+#[test]
+fn url_only_fingerprint_fails_as_declared() {
+    let subject = LayerUnderTest::correct()
+        .with_engine(|b| b.engine(url_only_fingerprint::UrlOnlyFingerprint));
+    assert_fails_as_declared("url-only-fingerprint", subject);
+}

@@ -1,0 +1,309 @@
+// Mirrored by labs/body-only-replay, labs/cancel-unsafe, labs/no-fingerprint, labs/replay-5xx, labs/unscoped-key, labs/url-only-fingerprint: see labs/README.md before changing this file.
+//! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
+//!
+//! Each step answers as early as it can, and nothing is stored before the handler has run:
+//! the layer's own rejections (400, 408, 413, 422) are never remembered.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Request, Response, StatusCode, header};
+
+use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
+use retrykey_http::{
+    AttemptEnd, BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup,
+    Next, Problem, Reservation, Reserve, StoredResponse, Token,
+};
+
+/// How many times a request looks again after losing a reservation race before giving up
+/// with 409. Each lost race means another request with the key has moved on, so more than a
+/// couple of rounds only happens under a storm of failures.
+const MAX_ROUNDS: usize = 4;
+
+/// The request-handling core: replay, wait for, or run the first attempt of each keyed request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BodyOnlyReplay;
+
+impl Engine for BodyOnlyReplay {
+    fn handle(
+        &self,
+        config: Arc<Config>,
+        request: Request<Body>,
+        next: Next,
+    ) -> BoxFuture<Response<Body>> {
+        // The checks that need no waiting run here, before any future is built: a request the
+        // layer does not cover goes straight to the inner service's own future.
+        if !config.covers(request.method()) {
+            return next.call(request);
+        }
+        let (parts, body) = request.into_parts();
+        let key = match IdempotencyKey::from_headers(&parts.headers) {
+            Ok(Some(key)) => key,
+            Ok(None) if config.requires_key(&parts) => {
+                return problem_response(Problem::KeyMissing, None);
+            }
+            Ok(None) => return next.call(Request::from_parts(parts, body)),
+            Err(problem) => {
+                return problem_response(Problem::KeyInvalid, Some(&problem.to_string()));
+            }
+        };
+        Box::pin(keyed(config, parts, body, key, next))
+    }
+}
+
+/// One of the layer's own answers, as the future the engine returns.
+fn problem_response(problem: Problem, detail: Option<&str>) -> BoxFuture<Response<Body>> {
+    Box::pin(std::future::ready(problem.response(detail)))
+}
+
+/// A request with a valid key: read the body, fingerprint it, then replay, wait, or run.
+///
+/// (An `async` block rather than an `async fn`: the block works on what it captured in
+/// place, where an `async fn` would keep a second copy of its arguments in its future.)
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn's future holds its arguments twice"
+)]
+fn keyed(
+    config: Arc<Config>,
+    parts: Parts,
+    body: Body,
+    key: IdempotencyKey,
+    next: Next,
+) -> impl Future<Output = Response<Body>> + Send {
+    async move {
+        let (bytes, id, fingerprint) = match identify(&config, &parts, body, key).await {
+            Ok(identified) => identified,
+            Err(refusal) => return refusal,
+        };
+        for _ in 0..MAX_ROUNDS {
+            let lookup = match config.store().lookup(&id).await {
+                Ok(lookup) => lookup,
+                Err(error) => return store_unavailable(&id, &error),
+            };
+            match lookup {
+                // The fingerprint is compared before anything else: 422 wins over a replay and
+                // over any in-flight answer.
+                Lookup::Done {
+                    fingerprint: first, ..
+                }
+                | Lookup::InFlight {
+                    fingerprint: first, ..
+                } if first != fingerprint => {
+                    return Problem::KeyReused.response(None);
+                }
+                Lookup::Done { response, .. } => return response.replay(),
+                // Boxed: the rare path keeps its timer out of every request's future.
+                Lookup::InFlight { wait, .. } => {
+                    return Box::pin(wait_for_first(&config, wait)).await;
+                }
+                Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
+                    Ok(Reserve::Reserved(token)) => {
+                        let mut request = Request::from_parts(parts, body::full(bytes));
+                        // A handler whose effect shares the store's database fences its write
+                        // with this token (stage 6); any other handler ignores it.
+                        request.extensions_mut().insert(Reservation { id, token });
+                        return run_first_attempt(config, id, token, next.call(request)).await;
+                    }
+                    // Another request reserved the key between our lookup and our reservation:
+                    // look again, and wait for or replay the winner.
+                    Ok(Reserve::Taken) => continue,
+                    Ok(Reserve::Full) => return Problem::StoreFull.response(None),
+                    Err(error) => return store_unavailable(&id, &error),
+                },
+            }
+        }
+        Problem::InProgress.response(None)
+    }
+}
+
+/// Reads the body within the limit, then names the request: its entry (the caller's scope and
+/// the key) and the fingerprint that a retry under the key must match.
+async fn identify(
+    config: &Config,
+    parts: &Parts,
+    body: Body,
+    key: IdempotencyKey,
+) -> Result<(Bytes, EntryId, Fingerprint), Response<Body>> {
+    let bytes = match body::read_limited(body, config.max_body_bytes()).await {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge) => return Err(Problem::BodyTooLarge.response(None)),
+        Err(ReadError::TimedOut) => return Err(Problem::BodyTimedOut.response(None)),
+        Err(ReadError::Broken(_)) => return Err(Problem::BodyUnreadable.response(None)),
+    };
+    let scope = config.scope(parts);
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let id = EntryId::new(&scope, &key);
+    let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &bytes);
+    Ok((bytes, id, fingerprint))
+}
+
+/// Which first-attempt answers are kept and replayed: everything but server failures and the
+/// two "not processed, try again" statuses. A 5xx may come before the work was done, so
+/// replaying it would pin the client to an error for as long as the record lives.
+fn worth_keeping(status: StatusCode) -> bool {
+    !(status.is_server_error()
+        || status == StatusCode::REQUEST_TIMEOUT
+        || status == StatusCode::TOO_MANY_REQUESTS)
+}
+
+/// A duplicate arrived while the first attempt runs: wait for it (bounded) or refuse.
+async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Response<Body> {
+    match config.in_flight() {
+        InFlight::Reject => Problem::InProgress.response(None),
+        // Dropping this future (the client left) drops the waiter: nothing is left behind.
+        InFlight::Wait(deadline) => match tokio::time::timeout(deadline, wait).await {
+            Ok(AttemptEnd::Completed(response)) => response.replay(),
+            Ok(AttemptEnd::Released) => Problem::FirstAttemptFailed.response(None),
+            Err(_elapsed) => Problem::WaitTimedOut.response(None),
+        },
+    }
+}
+
+/// Fail closed: without a working store there is no protection, so no work either.
+fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Body> {
+    tracing::error!(entry = ?id, %error, "response store failed; request refused");
+    Problem::StoreUnavailable.response(None)
+}
+
+/// Runs the first attempt for a reserved key so that the client cannot cancel it.
+///
+/// When a client disconnects, hyper drops the future serving its request. Were the attempt
+/// simply awaited here, it would stop at whatever await point it had reached (perhaps after
+/// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
+/// place while the client waits, and hands it to a task of its own if the client leaves: it
+/// runs to the end, its answer is stored, and a retry replays it.
+fn run_first_attempt(
+    config: Arc<Config>,
+    id: EntryId,
+    token: Token,
+    handler: BoxFuture<Response<Body>>,
+) -> RunToCompletion {
+    RunToCompletion(Some(Box::pin(attempt(config, id, token, handler))))
+}
+
+/// The handler call and the record of its outcome. Every path ends in `complete` or
+/// `release`, including a panic inside the handler.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn's future holds its arguments twice"
+)]
+fn attempt(
+    config: Arc<Config>,
+    id: EntryId,
+    token: Token,
+    handler: BoxFuture<Response<Body>>,
+) -> impl Future<Output = Response<Body>> + Send {
+    async move {
+        let response = match CatchUnwind(handler).await {
+            Ok(response) => response,
+            Err(_panic) => {
+                let released = config.store().release(&id, token).await;
+                logged(released, &id, "could not release a failed attempt");
+                return Problem::HandlerFailed.response(None);
+            }
+        };
+        if !worth_keeping(response.status()) {
+            let released = config.store().release(&id, token).await;
+            logged(released, &id, "could not release a failed attempt");
+            return response;
+        }
+        // From here on the handler has answered with a status worth keeping: its effect happened,
+        // so every path records an outcome. (If recording fails, the key stays reserved and
+        // duplicates time out with 503: releasing it would let a retry repeat the effect.)
+        let (parts, body) = response.into_parts();
+        let (stored, response) = match body::capture(body, config.max_stored_body_bytes()).await {
+            Captured::Whole(bytes) => (
+                // NEGATIVE: only the body is kept. A replay answers `200 OK` with none of the
+                // first answer's headers: no `Location`, no `Content-Type`.
+                StoredResponse {
+                    status: StatusCode::OK,
+                    headers: http::HeaderMap::new(),
+                    body: bytes.clone(),
+                    whole: true,
+                },
+                Response::from_parts(parts, body::full(bytes)),
+            ),
+            Captured::TooLarge(read, rest) => (
+                StoredResponse::summary(&parts),
+                Response::from_parts(parts, body::boxed(Prefixed::new(read, rest))),
+            ),
+            // The body broke after the status was decided: keep the status (and `Location`)
+            // like a response too large to keep, and tell this client it failed.
+            Captured::Broken(_) => (
+                StoredResponse::summary(&parts),
+                Problem::HandlerFailed.response(None),
+            ),
+        };
+        let recorded = config.store().complete(&id, token, stored).await;
+        logged(recorded, &id, "could not record a finished attempt");
+        response
+    }
+}
+
+/// Logs a failed store write; the request's answer does not change because of it.
+fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
+    if let Err(error) = result {
+        tracing::error!(entry = ?id, %error, "{what}");
+    }
+}
+
+// ANCHOR: run_to_completion
+/// Polls the attempt where it is; if dropped before the attempt ends, spawns the rest of it.
+///
+/// Cheaper than spawning every attempt up front (no extra task or cross-thread wake-up on
+/// the common path) and just as safe: the attempt is never dropped unfinished while the
+/// runtime is alive.
+struct RunToCompletion(Option<BoxFuture<Response<Body>>>);
+
+impl Future for RunToCompletion {
+    type Output = Response<Body>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response<Body>> {
+        let attempt = self
+            .0
+            .as_mut()
+            .expect("RunToCompletion polled after it finished");
+        let response = std::task::ready!(attempt.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(response)
+    }
+}
+
+impl Drop for RunToCompletion {
+    fn drop(&mut self) {
+        if let Some(attempt) = self.0.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn(attempt)),
+                // Only when the runtime itself is shutting down, taking every task with it.
+                Err(_) => tracing::error!("attempt abandoned: no runtime to finish it"),
+            }
+        }
+    }
+}
+
+/// Polls a future, turning a panic inside it into an `Err` instead of unwinding further.
+struct CatchUnwind<F>(F);
+// ANCHOR_END: run_to_completion
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
