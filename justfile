@@ -271,6 +271,16 @@ five-clients:
 payments *args:
     cargo run -q -p retrykey-replicas --bin payments -- {{args}}
 
+# The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`; the lab's payments profile by default; seconds).
+[no-exit-message]
+conform *args:
+    @cargo run -q -p retrykey-conform --bin conform -- {{args}}
+
+# The conformance kit against an HTTP variant served behind the payments handler, or `correct` (seconds).
+[no-exit-message]
+conform-variant name:
+    @cargo run -q -p retrykey-tests --bin conform-variant -- {{name}}
+
 # Stage 4: the HTTP check suite against the correct layer (seconds).
 test-http:
     cargo test -q -p retrykey-http

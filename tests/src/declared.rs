@@ -41,6 +41,10 @@ pub struct Declared {
     /// within a number of seeds, by a named rule, and replay the failing seed exactly.
     #[serde(default)]
     pub simulate: Option<Simulated>,
+    /// For an HTTP variant: the conformance kit's checks it fails, served behind the payments
+    /// handler (`conformed`), exactly; every stage 4 variant declares them.
+    #[serde(default)]
+    pub conform: Option<BTreeSet<String>>,
 }
 
 /// `simulate = { scenario = "lost-reply", within = 40, rule = "..." }` in a variant's manifest.
@@ -110,7 +114,30 @@ impl Declared {
                 problems.push("simulates within 0 seeds: nothing would run".to_string());
             }
         }
+        problems.extend(self.conform_problems());
         problems
+    }
+
+    /// An HTTP variant names the kit checks it fails, each one the kit has; no other variant
+    /// names any (the kit serves only the HTTP layer's pieces).
+    fn conform_problems(&self) -> Vec<String> {
+        let http = self.stage == crate::conformed::STAGE;
+        match &self.conform {
+            None if http => vec![
+                "declares no conform = [...]: every HTTP variant names the kit checks it fails"
+                    .to_string(),
+            ],
+            Some(_) if !http => vec![format!(
+                "declares conform, but the kit serves only stage {} variants",
+                crate::conformed::STAGE
+            )],
+            Some(checks) => checks
+                .iter()
+                .filter(|check| retrykey_conform::CHECKS.iter().all(|c| c.name != check.as_str()))
+                .map(|check| format!("declares the kit check {check:?}, which the kit does not have"))
+                .collect(),
+            None => Vec::new(),
+        }
     }
 
     /// The declared suites as the manifest writes them: `contract, model, stress`.

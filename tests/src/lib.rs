@@ -24,6 +24,7 @@
 pub mod book_rules;
 pub mod cargo_test;
 pub mod class;
+pub mod conformed;
 pub mod declared;
 pub mod diagrams;
 pub mod diff;

@@ -404,6 +404,7 @@ mod tests {
             renames: BTreeMap::new(),
             needs_postgres: false,
             simulate: None,
+            conform: None,
         };
         let models = set(&["loom::same_key", "loom::distinct_keys"]);
         let whole = run(&["loom::distinct_keys"], &["loom::same_key"], &[]);

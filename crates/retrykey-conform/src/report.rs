@@ -51,6 +51,8 @@ pub struct Failure {
     pub first_size: Option<usize>,
     /// How many exchanges that run made.
     pub exchanges: usize,
+    /// How many of them the breaches name: more than the witness shows when over [`crate::MAX_WITNESS`].
+    pub named: usize,
     /// The exchanges that show it.
     pub witness: Vec<WitnessLine>,
 }
@@ -131,9 +133,14 @@ fn failure_text(name: &str, failure: &Failure) -> String {
         (Some(size), _) => format!("a run of size {size}"),
         _ => "the run".to_owned(),
     };
+    let cut = if failure.named > failure.witness.len() {
+        format!(" (the first {} of {} named)", failure.witness.len(), failure.named)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  witness: {} of the {} exchanges of {run}",
+        "  witness: {} of the {} exchanges of {run}{cut}",
         failure.witness.len(),
         failure.exchanges
     );

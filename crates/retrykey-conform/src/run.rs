@@ -136,6 +136,7 @@ fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> Fail
         .iter()
         .flat_map(|breach| breach.exchanges.iter().copied())
         .collect();
+    let named: std::collections::BTreeSet<usize> = shown.iter().copied().collect();
     Failure {
         breaches: failed
             .breaches
@@ -145,6 +146,7 @@ fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> Fail
         size: failed.size,
         first_size,
         exchanges: failed.exchanges.len(),
+        named: named.len(),
         witness: witness(profile, &failed.exchanges, &shown),
     }
 }

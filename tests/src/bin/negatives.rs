@@ -9,7 +9,9 @@
 //!
 //! A variant whose bug a network can show also declares `simulate`: the simulator (stage 8)
 //! must catch it within the declared seeds of its scenario, by the declared rule, and the
-//! failing seed must replay exactly (the same history twice).
+//! failing seed must replay exactly (the same history twice). An HTTP variant declares
+//! `conform`: served behind the payments handler, it fails exactly those checks of the
+//! conformance kit, each with a witness of at most ten exchanges.
 //!
 //! Without `RETRYKEY_PG_URL`, a variant that declares `needs_postgres` runs with its PostgreSQL
 //! checks ignored ("needs PostgreSQL"): they must all be there, and its row says `skipped`, its
@@ -28,7 +30,8 @@ use retrykey_tests::diff::{diff, render, sources};
 use retrykey_tests::tidy::located::change_problems;
 use retrykey_tests::verdict::{judge_loom_run, judge_run, rate_run_problem};
 use retrykey_tests::{
-    Declared, mirrored_package, postgres_configured, simulated, skips_are_failures, variants,
+    Declared, conformed, mirrored_package, postgres_configured, simulated, skips_are_failures,
+    variants,
 };
 
 const HELP: &str = "\
@@ -107,6 +110,8 @@ struct Row {
     skipped: usize,
     /// What the simulator found, for a variant that declares `simulate`.
     simulated: String,
+    /// What the conformance kit found, for a variant that declares `conform`.
+    conformed: String,
 }
 
 fn main() -> ExitCode {
@@ -177,6 +182,7 @@ fn check(
         chance: String::new(),
         skipped: 0,
         simulated: String::new(),
+        conformed: String::new(),
     };
 
     let package = mirrored_package(declared)?;
@@ -223,6 +229,12 @@ fn check(
                 Err(problem) => problems.push(problem),
             }
         }
+        if let Some(checks) = &declared.conform {
+            match conformed::caught_as_declared(name, checks) {
+                Ok(found) => row.conformed = found,
+                Err(problem) => problems.push(problem),
+            }
+        }
     }
     row.did = Some(did_fail.len());
     if !problems.is_empty() {
@@ -265,6 +277,9 @@ fn report(rows: &[Row], require_all: bool) -> ExitCode {
         }
         if !row.simulated.is_empty() {
             println!("    {}", row.simulated);
+        }
+        if !row.conformed.is_empty() {
+            println!("    {}", row.conformed);
         }
         broken += usize::from(matches!(row.verdict, Verdict::Broken(_)));
         skipped += usize::from(matches!(row.verdict, Verdict::Skipped(_)));
