@@ -1,7 +1,7 @@
 //! The checker on histories made by hand: a clean one passes, and each breach is named by its
 //! rule, with the first rule in order reported when several break.
 
-use retrykey_sim::{
+use retrykey_history::{
     Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, Rule, judge, violations,
 };
 
