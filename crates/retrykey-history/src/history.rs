@@ -95,7 +95,8 @@ pub enum HistoryEvent {
         attempt: u32,
         /// The key it carried.
         key: String,
-        /// The amount it asked to pay.
+        /// The amount it asked to pay: what tells two requests under one key apart (a recorder
+        /// of another server writes a number that names the request it sent).
         amount: u64,
     },
     /// What that attempt got back.
