@@ -5,18 +5,18 @@
 //! clock. A seed chooses the hardship (answers cut off after the request arrived, latency,
 //! partitions and holds, clients that give up mid-request, a handler that fails before its
 //! effect, a server that crashes and restarts), the clients' jitter and keys, and every other
-//! draw. After each run, a checker that shares no code with the layer judges the whole history.
-//! A failing seed replays exactly: same seed, same history, byte for byte.
+//! draw. After each run, a checker that shares no code with the layer judges the whole history
+//! ([`retrykey_history`], whose types and rules are re-exported here). A failing seed replays
+//! exactly: same seed, same history, byte for byte.
 //!
 //! # Reading order
 //!
-//! 1. `history.rs`: what a run records, from the clients' side and the server's.
-//! 2. `check.rs`: the rules a history must keep, judged from the outside.
-//! 3. `plan.rs`: the hardship one seed draws.
-//! 4. `run.rs`: one run: the hosts, the clients' operations, the faults applied on time.
-//! 5. `server.rs` and `net.rs`: the real layer served by hyper on a simulated host, and the
+//! 1. `retrykey-history`: what a run records, and the rules a history must keep.
+//! 2. `plan.rs`: the hardship one seed draws.
+//! 3. `run.rs`: one run: the hosts, the clients' operations, the faults applied on time.
+//! 4. `server.rs` and `net.rs`: the real layer served by hyper on a simulated host, and the
 //!    real retry client's attempts over simulated TCP, each with its thin recorder.
-//! 6. `trace.rs` and `summary.rs`: a run for people (timeline, diagram) and many runs in figures.
+//! 5. `trace.rs` and `summary.rs`: a run for people (timeline, diagram) and many runs in figures.
 //!
 //! # Example
 //!
@@ -30,8 +30,6 @@
 //! assert_eq!(first.entries, again.entries);
 //! ```
 
-mod check;
-mod history;
 mod net;
 mod plan;
 mod run;
@@ -40,11 +38,11 @@ mod stack;
 mod summary;
 pub mod trace;
 
-pub use check::{Rule, Violation, judge, violations};
-pub use history::{
-    Ended, Entry, HandlerEnd, History, HistoryEvent, NoReply, OpId, Reply, short_key,
-};
 pub use plan::{Plan, PlannedFault};
+pub use retrykey_history::{
+    Ended, Entry, HandlerEnd, History, HistoryEvent, NoReply, OpId, Reply, Rule, Violation, judge,
+    short_key, violations,
+};
 pub use run::{
     CLIENTS, Finding, FinishedRun, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, SimScenario, TIME_LIMIT,
     UnknownScenario, run,

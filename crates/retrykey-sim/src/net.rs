@@ -12,8 +12,8 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use retrykey_client::adapters::{HttpResponse, KEY_HEADER, KeyHeader, REPLAYED_HEADER};
 use retrykey_client::{Attempt, Failure, Success, retry_after};
+use retrykey_history::{History, HistoryEvent, NoReply, OpId, Reply};
 
-use crate::history::{History, HistoryEvent, NoReply, OpId, Reply};
 use crate::server::PORT;
 
 /// Posts one attempt of operation `id` to the server, waiting at most `patience` for the answer;

@@ -9,10 +9,9 @@ use std::time::Duration;
 use rand::RngExt;
 use retrykey::Key;
 use retrykey_client::{Client, Outcome, Policy, RetrySteps};
+use retrykey_history::{Ended, Entry, History, HistoryEvent, OpId, Violation, judge};
 use retrykey_http::{Entries, StoreLimits};
 
-use crate::check::{Violation, judge};
-use crate::history::{Ended, Entry, History, HistoryEvent, OpId};
 use crate::net;
 use crate::plan::{Plan, PlannedFault, rng};
 use crate::server::{Persisting, Sockets, bank, serve};

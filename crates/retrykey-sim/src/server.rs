@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use rand::RngExt;
+use retrykey_history::{HandlerEnd, History, HistoryEvent};
 use retrykey_http::payments::{PaymentLedger, Payments, PaymentsService};
 use retrykey_http::{
     Body, Entries, EntriesFuture, IdempotencyLayer, Reservation, StoreLimits, StoredResponse,
@@ -27,7 +28,6 @@ use retrykey_http::{
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tower::{Layer, Service, ServiceExt};
 
-use crate::history::{HandlerEnd, History, HistoryEvent};
 use crate::plan::{Plan, SimRng, rng};
 use crate::stack::{MakeStore, WithEngine};
 

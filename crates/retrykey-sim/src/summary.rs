@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use retrykey_client::RetrySteps;
+use retrykey_history::{Ended, HistoryEvent, Reply};
 
-use crate::history::{Ended, HistoryEvent, Reply};
 use crate::run::{FinishedRun, SimScenario, run};
 use crate::stack::Stack;
 

@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use crate::history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
+use retrykey_history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, short_key};
+
 use crate::run::{Finding, FinishedRun};
 
 /// The run's timeline, one line per event: time, host, what happened.

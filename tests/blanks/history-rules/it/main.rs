@@ -6,7 +6,7 @@
 
 mod rules {
     use history_rules::{Rule, judge, violations};
-    use retrykey_sim::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply};
+    use retrykey_history::{Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply};
 
     const OP: OpId = OpId { client: 1, op: 1 };
     const OTHER: OpId = OpId { client: 2, op: 1 };
@@ -218,10 +218,11 @@ mod seeds {
                 .into_iter()
                 .map(|v| (v.rule.name().to_owned(), v.detail, v.keys))
                 .collect();
-            let simulator: Vec<(String, String, Vec<String>)> = retrykey_sim::violations(&entries)
-                .into_iter()
-                .map(|v| (v.rule.name().to_owned(), v.detail, v.keys))
-                .collect();
+            let simulator: Vec<(String, String, Vec<String>)> =
+                retrykey_history::violations(&entries)
+                    .into_iter()
+                    .map(|v| (v.rule.name().to_owned(), v.detail, v.keys))
+                    .collect();
             assert_eq!(
                 copy, simulator,
                 "seed {seed} of {scenario}: copy, simulator"

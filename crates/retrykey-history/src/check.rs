@@ -3,6 +3,13 @@
 //! It reads only the [`History`](crate::History) and shares no code with the layer or the
 //! client, so a bug in either cannot hide itself here. Each rule is stated from the outside:
 //! what a person holding the clients' screens and the payments ledger could check by hand.
+//!
+//! A history of a real server may hold only what its clients saw: no handler runs, no effects.
+//! Two rules then read the server's side from the clients' answers: a key's first answer is the
+//! first success a client got under it that was not a replay, and the request it is bound to is
+//! that attempt's. The rules that count effects or handler runs find nothing to count there;
+//! `succeeded-has-one-effect` would call every success a breach, so such a history is judged by
+//! the other rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -17,7 +24,7 @@ pub enum Rule {
     OneEffectPerKey,
     /// Every operation reported succeeded made exactly one effect.
     SucceededHasOneEffect,
-    /// Every replay carries the body of the answer that made the key's effect.
+    /// Every replay carries the status and body of its key's first answer.
     ReplayCarriesTheFirstAnswer,
     /// A changed request under a used key makes no effect and gets no replay.
     ChangedRequestChangesNothing,
@@ -102,12 +109,24 @@ struct Effect {
     payment: u64,
 }
 
+/// The first 2xx answer a client got under a key that was not a replay.
+struct Fresh {
+    /// The amount its attempt sent.
+    amount: u64,
+    status: u16,
+    body: String,
+}
+
 /// The history, arranged by key and by operation.
 #[derive(Default)]
 struct Facts {
     effects: BTreeMap<String, Vec<Effect>>,
-    /// Bodies of 2xx answers the handler gave, per key, in order.
-    answers: BTreeMap<String, Vec<String>>,
+    /// Status and body of the 2xx answers the handler gave, per key, in order.
+    answers: BTreeMap<String, Vec<(u16, String)>>,
+    /// Keys some handler run served: the history shows their server side.
+    handled: BTreeSet<String>,
+    /// Per key, the first 2xx answer a client got that was not a replay.
+    fresh: BTreeMap<String, Fresh>,
     /// (operation, attempt) -> (key, amount).
     sent: BTreeMap<(OpId, u32), (String, u64)>,
     /// (operation, attempt) -> (time, reply).
@@ -121,52 +140,79 @@ impl Facts {
     fn read(entries: &[Entry]) -> Self {
         let mut facts = Facts::default();
         for entry in entries {
-            match &entry.event {
-                HistoryEvent::Effect {
-                    key,
-                    amount,
-                    payment,
-                } => facts.effects.entry(key.clone()).or_default().push(Effect {
-                    at_ms: entry.at_ms,
-                    amount: *amount,
-                    payment: *payment,
-                }),
-                HistoryEvent::HandlerEnded { key, life, end } => match end {
-                    HandlerEnd::Answered(status, body) if (200..300).contains(status) => {
-                        facts
-                            .answers
-                            .entry(key.clone())
-                            .or_default()
-                            .push(body.clone());
-                    }
-                    HandlerEnd::Abandoned => {
-                        facts.abandoned.push((entry.at_ms, key.clone(), *life));
-                    }
-                    _ => {}
-                },
-                HistoryEvent::Sent {
-                    id,
-                    attempt,
-                    key,
-                    amount,
-                } => {
-                    facts.sent.insert((*id, *attempt), (key.clone(), *amount));
-                }
-                HistoryEvent::Got { id, attempt, reply } => {
-                    facts
-                        .got
-                        .insert((*id, *attempt), (entry.at_ms, reply.clone()));
-                }
-                HistoryEvent::Ended { id, how, .. } => {
-                    facts.ended.insert(*id, (entry.at_ms, how.clone()));
-                }
-                HistoryEvent::Crashed { life } => {
-                    facts.crashed.insert(*life);
-                }
-                _ => {}
-            }
+            facts.add(entry);
         }
         facts
+    }
+
+    fn add(&mut self, entry: &Entry) {
+        match &entry.event {
+            HistoryEvent::Effect {
+                key,
+                amount,
+                payment,
+            } => self.effects.entry(key.clone()).or_default().push(Effect {
+                at_ms: entry.at_ms,
+                amount: *amount,
+                payment: *payment,
+            }),
+            HistoryEvent::HandlerStarted { key, .. } => {
+                self.handled.insert(key.clone());
+            }
+            HistoryEvent::HandlerEnded { key, life, end } => {
+                self.handled.insert(key.clone());
+                match end {
+                    HandlerEnd::Answered(status, body) if (200..300).contains(status) => {
+                        let answers = self.answers.entry(key.clone()).or_default();
+                        answers.push((*status, body.clone()));
+                    }
+                    HandlerEnd::Abandoned => self.abandoned.push((entry.at_ms, key.clone(), *life)),
+                    _ => {}
+                }
+            }
+            HistoryEvent::Sent {
+                id,
+                attempt,
+                key,
+                amount,
+            } => {
+                self.sent.insert((*id, *attempt), (key.clone(), *amount));
+            }
+            HistoryEvent::Got { id, attempt, reply } => {
+                self.note_fresh(*id, *attempt, reply);
+                self.got
+                    .insert((*id, *attempt), (entry.at_ms, reply.clone()));
+            }
+            HistoryEvent::Ended { id, how, .. } => {
+                self.ended.insert(*id, (entry.at_ms, how.clone()));
+            }
+            HistoryEvent::Crashed { life } => {
+                self.crashed.insert(*life);
+            }
+            _ => {}
+        }
+    }
+
+    /// Keeps the reply as its key's fresh answer if it is the key's first 2xx not replayed.
+    fn note_fresh(&mut self, id: OpId, attempt: u32, reply: &Reply) {
+        let Reply::Answer {
+            status,
+            body,
+            replayed: false,
+        } = reply
+        else {
+            return;
+        };
+        let Some((key, amount)) = self.sent.get(&(id, attempt)) else {
+            return;
+        };
+        if (200..300).contains(status) {
+            self.fresh.entry(key.clone()).or_insert_with(|| Fresh {
+                amount: *amount,
+                status: *status,
+                body: body.clone(),
+            });
+        }
     }
 
     fn breach(&self, rule: Rule) -> Option<(String, Vec<String>)> {
@@ -259,40 +305,56 @@ impl Facts {
             })
     }
 
+    /// A key's first answer: the first 2xx a handler run gave; for a key no handler run shows
+    /// (a real server's, seen from its clients), the first 2xx a client got that was not a replay.
+    fn first_answer(&self, key: &str) -> Option<(u16, &str)> {
+        if self.handled.contains(key) {
+            let (status, body) = self.answers.get(key)?.first()?;
+            Some((*status, body.as_str()))
+        } else {
+            let fresh = self.fresh.get(key)?;
+            Some((fresh.status, fresh.body.as_str()))
+        }
+    }
+
     fn replay_carries_the_first_answer(&self) -> Option<(String, Vec<String>)> {
         self.replays()
             .filter_map(|(at_ms, id, attempt, key, _, status, body)| {
-                let first = self.answers.get(key).and_then(|bodies| bodies.first());
-                match first {
-                    Some(first) if first == body => None,
-                    Some(first) => Some((
-                        at_ms,
-                        vec![key.to_owned()],
-                        format!(
-                            "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
-                             {status} {}, the first answer was {}",
-                            short_key(key),
-                            body.trim(),
-                            first.trim()
-                        ),
-                    )),
-                    None => Some((
-                        at_ms,
-                        vec![key.to_owned()],
-                        format!(
-                            "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried \
-                             {status} {}, but no handler run answered that key with a success",
-                            short_key(key),
-                            body.trim()
-                        ),
-                    )),
-                }
+                let replay = format!(
+                    "{id} attempt {attempt} at {at_ms} ms: replay of key {} carried {status} {}",
+                    short_key(key),
+                    body.trim()
+                );
+                let detail = match self.first_answer(key) {
+                    Some(first) if first == (status, body) => return None,
+                    Some((first_status, first_body)) => format!(
+                        "{replay}, the first answer was {first_status} {}",
+                        first_body.trim()
+                    ),
+                    None if self.handled.contains(key) => {
+                        format!("{replay}, but no handler run answered that key with a success")
+                    }
+                    None => format!(
+                        "{replay}, but no attempt under that key got a success that was not a \
+                         replay"
+                    ),
+                };
+                Some((at_ms, vec![key.to_owned()], detail))
             })
             .min()
             .map(|(_, keys, detail)| (detail, keys))
     }
 
     // ANCHOR: changed_request
+    /// The request a key is bound to: the amount of its first effect; for a key with no effect
+    /// in the history, that of the first attempt that got a 2xx answer that was not a replay.
+    fn bound_amount(&self, key: &str) -> Option<u64> {
+        match self.effects.get(key) {
+            Some(effects) => Some(effects[0].amount),
+            None => self.fresh.get(key).map(|fresh| fresh.amount),
+        }
+    }
+
     fn changed_request_changes_nothing(&self) -> Option<(String, Vec<String>)> {
         let mut breaches = Vec::new();
         for (key, effects) in &self.effects {
@@ -321,7 +383,7 @@ impl Facts {
             let Some((key, amount)) = self.sent.get(&(id, attempt)) else {
                 continue;
             };
-            let Some(bound) = self.effects.get(key).map(|effects| effects[0].amount) else {
+            let Some(bound) = self.bound_amount(key) else {
                 continue;
             };
             if (200..300).contains(status) && *amount != bound {

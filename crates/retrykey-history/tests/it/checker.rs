@@ -1,7 +1,7 @@
 //! The checker on histories made by hand: a clean one passes, and each breach is named by its
 //! rule, with the first rule in order reported when several break.
 
-use retrykey_sim::{
+use retrykey_history::{
     Ended, Entry, HandlerEnd, HistoryEvent, NoReply, OpId, Reply, Rule, judge, violations,
 };
 
@@ -176,10 +176,20 @@ fn a_success_without_an_effect_or_with_two_under_fresh_keys_is_named() {
 }
 
 #[test]
-fn a_replay_of_another_body_or_of_a_failure_is_named() {
+fn a_replay_of_another_body_or_status_or_of_a_failure_is_named() {
     let mut history = clean();
     history[6] = got(OP, 2, answer(201, "{\"payment\":9}", true));
     assert_eq!(broken_rules(&history), [Rule::ReplayCarriesTheFirstAnswer]);
+
+    // The first answer's body under another status: the handler answered 201.
+    let mut history = clean();
+    history[6] = got(OP, 2, answer(200, "{\"payment\":1}", true));
+    let violation = judge(&history).unwrap_err();
+    assert_eq!(violation.rule, Rule::ReplayCarriesTheFirstAnswer);
+    assert!(
+        violation.detail.contains("the first answer was 201"),
+        "{violation}"
+    );
 
     // A stored failure replayed: no handler run answered the key with a success.
     let mut history = vec![sent(OP, 1, "k1", 7)];

@@ -1,9 +1,9 @@
 //! What one run recorded: every attempt a client made and what it saw, every handler run and
 //! effect on the server, and every fault the network and the hosts went through.
 //!
-//! The clients and the server write here as they go; the checker and the trace only read. Time
-//! is the simulation's, in milliseconds since the run began, so two runs of one seed record the
-//! same history byte for byte.
+//! The clients and the server write here as they go; the checker and a trace only read. Time is
+//! the run's clock, in milliseconds since the run began: in the simulator the simulation's, so
+//! two runs of one seed record the same history byte for byte.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,7 +95,8 @@ pub enum HistoryEvent {
         attempt: u32,
         /// The key it carried.
         key: String,
-        /// The amount it asked to pay.
+        /// The amount it asked to pay: what tells two requests under one key apart (a recorder
+        /// of another server writes a number that names the request it sent).
         amount: u64,
     },
     /// What that attempt got back.
@@ -198,8 +199,9 @@ impl History {
             });
     }
 
-    /// Sets the clock every entry is stamped with (the driver calls it at every step).
-    pub(crate) fn set_now(&self, ms: u64) {
+    /// Sets the clock every entry is stamped with, in milliseconds since the run began (the
+    /// simulator's driver calls it at every step of its clock).
+    pub fn set_now(&self, ms: u64) {
         self.now_ms.store(ms, Ordering::Relaxed);
     }
 
