@@ -12,7 +12,7 @@ use retrykey_conform::{CHECKS, CheckVerdict, KitReport, MAX_WITNESS, PAYMENTS_PR
 use retrykey_http::payments::Payments;
 use retrykey_http::{
     Builder, Entries, EntriesFuture, EntryId, Fingerprint, IdempotencyLayer, Lookup, MemoryEntries,
-    Reserve, StoredResponse, StoreLimits, Token,
+    Reserve, StoreLimits, StoredResponse, Token,
 };
 use retrykey_server::loopback::Server;
 use tower_layer::Layer;
@@ -97,7 +97,9 @@ pub async fn kit_on(variant: Option<&str>) -> Result<KitReport, UnknownVariant> 
         let server = Server::start(service).await.expect("a server on 127.0.0.1");
         let base = server.url().parse().expect("a loopback URL");
         let only = [check.name.to_owned()];
-        let report = retrykey_conform::run(&profile, &base, &only).await.expect("a known check");
+        let report = retrykey_conform::run(&profile, &base, &only)
+            .await
+            .expect("a known check");
         checks.extend(report.checks);
         server.stop().await;
     }
@@ -111,11 +113,19 @@ pub async fn kit_on(variant: Option<&str>) -> Result<KitReport, UnknownVariant> 
 /// skipped, and every witness has at most [`MAX_WITNESS`] exchanges. `Ok` gives the row's words.
 pub fn caught_as_declared(name: &str, declared: &BTreeSet<String>) -> Result<String, String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|error| error.to_string())?;
-    let report = runtime.block_on(kit_on(Some(name))).map_err(|error| error.to_string())?;
-    let failed: BTreeSet<String> = report.failed().iter().map(|name| name.to_string()).collect();
+    let report = runtime
+        .block_on(kit_on(Some(name)))
+        .map_err(|error| error.to_string())?;
+    let failed: BTreeSet<String> = report
+        .failed()
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
     let mut problems = Vec::new();
     for missed in declared.difference(&failed) {
-        problems.push(format!("the kit's {missed} passed, though declared to fail"));
+        problems.push(format!(
+            "the kit's {missed} passed, though declared to fail"
+        ));
     }
     for extra in failed.difference(declared) {
         problems.push(format!("the kit's {extra} failed, though not declared"));
@@ -139,9 +149,8 @@ pub fn caught_as_declared(name: &str, declared: &BTreeSet<String>) -> Result<Str
         return Err(format!("{}\n{}", problems.join("; "), report.text()));
     }
     Ok(format!(
-        "conform: fails {} ({} checks; witnesses of at most {longest} exchanges)",
-        report.failed().join(", "),
-        report.failed().len()
+        "conform: fails {}, with witnesses of at most {longest} exchanges",
+        report.failed().join(", ")
     ))
 }
 
@@ -162,7 +171,12 @@ impl Entries for SlowLookup {
         self.0.reserve(id, fp)
     }
 
-    fn complete<'a>(&'a self, id: &'a EntryId, token: Token, response: StoredResponse) -> EntriesFuture<'a, ()> {
+    fn complete<'a>(
+        &'a self,
+        id: &'a EntryId,
+        token: Token,
+        response: StoredResponse,
+    ) -> EntriesFuture<'a, ()> {
         self.0.complete(id, token, response)
     }
 

@@ -133,8 +133,14 @@ impl Declared {
             )],
             Some(checks) => checks
                 .iter()
-                .filter(|check| retrykey_conform::CHECKS.iter().all(|c| c.name != check.as_str()))
-                .map(|check| format!("declares the kit check {check:?}, which the kit does not have"))
+                .filter(|check| {
+                    retrykey_conform::CHECKS
+                        .iter()
+                        .all(|c| c.name != check.as_str())
+                })
+                .map(|check| {
+                    format!("declares the kit check {check:?}, which the kit does not have")
+                })
                 .collect(),
             None => Vec::new(),
         }

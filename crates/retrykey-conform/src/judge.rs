@@ -17,8 +17,9 @@ pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
         let Some((op, attempt)) = &exchange.attempt else {
             continue;
         };
+        // The first caller, or none, is client 1: the rules tell callers apart by their keys.
         let id = OpId {
-            client: op.caller as u32 + 1,
+            client: op.caller.max(1) as u32,
             op: op.id,
         };
         let host = format!("client-{}", id.client);

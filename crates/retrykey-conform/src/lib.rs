@@ -54,7 +54,7 @@ mod witness;
 pub use checks::{CHECKS, KitCheck, Source};
 pub use judge::history;
 pub use profile::{Profile, ProfileError};
-pub use report::{CheckReport, CheckVerdict, Failure, KitReport};
+pub use report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
 pub use run::{UnknownCheck, run};
 pub use session::{Ending, Exchange, Operation};
 pub use wire::{Base, BaseError};

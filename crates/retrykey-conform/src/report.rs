@@ -35,14 +35,14 @@ pub enum CheckVerdict {
     /// Every expectation and every shared rule held.
     Passed,
     /// Something broke.
-    Failed(Failure),
+    Failed(FailedCheck),
     /// The profile does not give what the check needs: never counted as a pass.
     Skipped(String),
 }
 
 /// A failed check: what broke, in the smallest run that broke it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Failure {
+pub struct FailedCheck {
     /// What broke: the check's own finding and any shared rule, one sentence each.
     pub breaches: Vec<String>,
     /// The size of the run the witness comes from, for a check that has one.
@@ -121,7 +121,7 @@ impl KitReport {
     }
 }
 
-fn failure_text(name: &str, failure: &Failure) -> String {
+fn failure_text(name: &str, failure: &FailedCheck) -> String {
     let mut out = format!("\n{name} failed:\n");
     for breach in &failure.breaches {
         let _ = writeln!(out, "  {breach}");
@@ -134,7 +134,11 @@ fn failure_text(name: &str, failure: &Failure) -> String {
         _ => "the run".to_owned(),
     };
     let cut = if failure.named > failure.witness.len() {
-        format!(" (the first {} of {} named)", failure.witness.len(), failure.named)
+        format!(
+            " (the first {} of {} named)",
+            failure.witness.len(),
+            failure.named
+        )
     } else {
         String::new()
     };

@@ -6,7 +6,7 @@ use std::time::Instant;
 use crate::checks::{CHECKS, KitCheck};
 use crate::judge::judge;
 use crate::profile::Profile;
-use crate::report::{CheckReport, CheckVerdict, Failure, KitReport};
+use crate::report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
 use crate::session::{Breach, Exchange, Session};
 use crate::wire::Base;
 use crate::witness::witness;
@@ -130,14 +130,14 @@ async fn shrink(
     smallest
 }
 
-fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> Failure {
+fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> FailedCheck {
     let shown: Vec<usize> = failed
         .breaches
         .iter()
         .flat_map(|breach| breach.exchanges.iter().copied())
         .collect();
     let named: std::collections::BTreeSet<usize> = shown.iter().copied().collect();
-    Failure {
+    FailedCheck {
         breaches: failed
             .breaches
             .iter()

@@ -127,6 +127,9 @@ struct Facts {
     handled: BTreeSet<String>,
     /// Per key, the first 2xx answer a client got that was not a replay.
     fresh: BTreeMap<String, Fresh>,
+    /// Per key with an attempt that got no answer, the first replay a client got: the only
+    /// sight of an answer that went missing.
+    unseen: BTreeMap<String, Option<(u16, String)>>,
     /// (operation, attempt) -> (key, amount).
     sent: BTreeMap<(OpId, u32), (String, u64)>,
     /// (operation, attempt) -> (time, reply).
@@ -193,18 +196,28 @@ impl Facts {
         }
     }
 
-    /// Keeps the reply as its key's fresh answer if it is the key's first 2xx not replayed.
+    /// Keeps the reply as its key's fresh answer if it is the key's first 2xx not replayed;
+    /// notes a key whose attempt got no answer, and the first replay under such a key.
     fn note_fresh(&mut self, id: OpId, attempt: u32, reply: &Reply) {
-        let Reply::Answer {
-            status,
-            body,
-            replayed: false,
-        } = reply
-        else {
-            return;
-        };
         let Some((key, amount)) = self.sent.get(&(id, attempt)) else {
             return;
+        };
+        let (status, body) = match reply {
+            Reply::None(_) => {
+                self.unseen.entry(key.clone()).or_default();
+                return;
+            }
+            Reply::Answer {
+                status,
+                body,
+                replayed: true,
+            } => {
+                if let Some(first @ None) = self.unseen.get_mut(key) {
+                    *first = Some((*status, body.clone()));
+                }
+                return;
+            }
+            Reply::Answer { status, body, .. } => (status, body),
         };
         if (200..300).contains(status) {
             self.fresh.entry(key.clone()).or_insert_with(|| Fresh {
@@ -306,14 +319,18 @@ impl Facts {
     }
 
     /// A key's first answer: the first 2xx a handler run gave; for a key no handler run shows
-    /// (a real server's, seen from its clients), the first 2xx a client got that was not a replay.
+    /// (a real server's, seen from its clients), the first 2xx a client got that was not a
+    /// replay, or, where an attempt got no answer and none came fresh, the first replay: the
+    /// missing answer is known only by what replays it, and later replays must agree.
     fn first_answer(&self, key: &str) -> Option<(u16, &str)> {
         if self.handled.contains(key) {
             let (status, body) = self.answers.get(key)?.first()?;
             Some((*status, body.as_str()))
-        } else {
-            let fresh = self.fresh.get(key)?;
+        } else if let Some(fresh) = self.fresh.get(key) {
             Some((fresh.status, fresh.body.as_str()))
+        } else {
+            let (status, body) = self.unseen.get(key)?.as_ref()?;
+            Some((*status, body.as_str()))
         }
     }
 

@@ -19,7 +19,10 @@ fn main() -> ExitCode {
         }
         [name] => name.clone(),
         _ => {
-            eprintln!("conform-variant: expected one name: correct, or one of {}", VARIANTS.join(", "));
+            eprintln!(
+                "conform-variant: expected one name: correct, or one of {}",
+                VARIANTS.join(", ")
+            );
             return ExitCode::from(2);
         }
     };
@@ -34,7 +37,11 @@ fn main() -> ExitCode {
     match runtime.block_on(kit_on(variant)) {
         Ok(report) => {
             print!("{}", report.text());
-            if report.failed().is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            if report.failed().is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         Err(unknown) => {
             eprintln!("conform-variant: {unknown}");

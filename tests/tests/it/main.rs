@@ -6,6 +6,7 @@
 mod blanks;
 mod book_facts;
 mod book_rules;
+mod conformed;
 mod diagrams;
 mod exercise;
 mod help;

@@ -51,7 +51,6 @@ pub fn replay_of(
     first: &Sent,
     what: &str,
 ) -> Result<(), Breach> {
-    let shown = [first.number, sent.number];
     let (answer, original) = (answered(sent)?, answered(first)?);
     let mut differences = Vec::new();
     if answer.status != original.status {
@@ -60,12 +59,13 @@ pub fn replay_of(
     if answer.body.trim_end() != original.body.trim_end() {
         differences.push("another body".to_owned());
     }
+    let shown = |value: Option<&str>| value.map_or("(none)".to_owned(), |v| format!("{v:?}"));
     for name in &session.profile().replay.kept_headers {
         if answer.header(name) != original.header(name) {
             differences.push(format!(
-                "{name} {:?} for {:?}",
-                answer.header(name),
-                original.header(name)
+                "{name} {} for {}",
+                shown(answer.header(name)),
+                shown(original.header(name))
             ));
         }
     }
@@ -81,7 +81,7 @@ pub fn replay_of(
             "{what} is not a replay of the first answer: {}",
             differences.join(", ")
         ),
-        &shown,
+        &[first.number, sent.number],
     ))
 }
 

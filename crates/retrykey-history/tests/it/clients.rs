@@ -238,3 +238,44 @@ fn a_changed_request_refused_keeps_every_rule() {
     ));
     assert_eq!(judge(&history), Ok(()));
 }
+
+// A first attempt whose client left got no answer: its retries' replays stand in for it, so
+// replays that agree keep the rule and one that differs is named.
+#[test]
+fn replays_of_an_unseen_answer_must_agree() {
+    let left = Reply::None(retrykey_history::NoReply::GaveUp);
+    let mut history = Vec::new();
+    history.extend(exchange(10, ALICE, 1, "alice/k1", 7, left));
+    history.extend(exchange(
+        20,
+        ALICE,
+        2,
+        "alice/k1",
+        7,
+        answer(201, CREATED, true),
+    ));
+    history.extend(exchange(
+        30,
+        ALICE,
+        3,
+        "alice/k1",
+        7,
+        answer(201, CREATED, true),
+    ));
+    assert_eq!(judge(&history), Ok(()));
+    history.extend(exchange(
+        40,
+        ALICE,
+        4,
+        "alice/k1",
+        7,
+        answer(201, "{\"payment\":2}", true),
+    ));
+    let breach = the_breach_of(Rule::ReplayCarriesTheFirstAnswer, &history);
+    assert_eq!(breach.keys, ["alice/k1"]);
+    assert!(
+        breach.detail.contains("the first answer was 201"),
+        "{}",
+        breach.detail
+    );
+}
