@@ -55,7 +55,7 @@ pub use checks::{CHECKS, KitCheck, Source};
 pub use judge::history;
 pub use profile::{Profile, ProfileError};
 pub use report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
-pub use run::{UnknownCheck, run};
+pub use run::{KitError, run};
 pub use session::{Ending, Exchange, Operation};
 pub use wire::{Base, BaseError};
 pub use witness::{MAX_WITNESS, WitnessLine};

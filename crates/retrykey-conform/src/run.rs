@@ -11,10 +11,21 @@ use crate::session::{Breach, Exchange, Session};
 use crate::wire::Base;
 use crate::witness::witness;
 
-/// A check name the kit does not have.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the kit has no check named {0:?}")]
-pub struct UnknownCheck(pub String);
+/// Why the kit did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum KitError {
+    /// A check name the kit does not have.
+    #[error("the kit has no check named {0:?}")]
+    UnknownCheck(String),
+    /// Nothing answers at the base URL: every check would fail for the same reason.
+    #[error("nothing answers at {base}: {source}")]
+    Unreachable {
+        /// The base URL.
+        base: String,
+        /// Why the connection failed.
+        source: crate::wire::WireError,
+    },
+}
 
 /// One failing run: what broke, and every exchange of the run.
 struct Failed {
@@ -24,17 +35,19 @@ struct Failed {
 }
 
 /// Runs every check (or those named in `only`) against the server at `base`.
-pub async fn run(
-    profile: &Profile,
-    base: &Base,
-    only: &[String],
-) -> Result<KitReport, UnknownCheck> {
+pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitReport, KitError> {
     if let Some(unknown) = only
         .iter()
         .find(|name| crate::checks::by_name(name).is_none())
     {
-        return Err(UnknownCheck(unknown.clone()));
+        return Err(KitError::UnknownCheck(unknown.clone()));
     }
+    crate::wire::reachable(base)
+        .await
+        .map_err(|source| KitError::Unreachable {
+            base: base.to_string(),
+            source,
+        })?;
     let kit = run_id();
     let mut checks = Vec::new();
     for (index, check) in CHECKS.iter().enumerate() {

@@ -176,6 +176,15 @@ pub async fn send_and_leave(
     Ok(())
 }
 
+/// Whether a connection to `base` opens (within five seconds), before any check runs.
+pub async fn reachable(base: &Base) -> Result<(), WireError> {
+    let limit = Duration::from_secs(5);
+    match tokio::time::timeout(limit, connect(base)).await {
+        Ok(stream) => stream.map(drop),
+        Err(_) => Err(WireError::TimedOut(limit.as_millis() as u64)),
+    }
+}
+
 async fn connect(base: &Base) -> Result<TcpStream, WireError> {
     let stream = TcpStream::connect((base.host.as_str(), base.port))
         .await

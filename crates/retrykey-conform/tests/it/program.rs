@@ -84,3 +84,52 @@ async fn a_failing_check_exits_1_with_its_witness() {
     assert!(stdout.contains("1 passed, 1 failed, 0 skipped"), "{stdout}");
     served.server.stop().await;
 }
+
+// Nothing listening: one line saying so, exit 1, and no table of fifteen identical failures.
+#[test]
+fn an_unreachable_server_is_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let (code, stdout, stderr) = conform(&["--base", &format!("http://127.0.0.1:{port}")]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stdout.is_empty() && stderr.contains("nothing answers at"),
+        "{stderr}"
+    );
+}
+
+// `--json`: the same verdicts, for a program to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_carries_each_verdict_and_witness() {
+    let served = bare().await;
+    let url = served.server.url();
+    let (code, stdout, _) = tokio::task::spawn_blocking(move || {
+        conform(&[
+            "--base",
+            &url,
+            "--json",
+            "--check",
+            "first-request-succeeds",
+            "--check",
+            "missing-key-is-400",
+        ])
+    })
+    .await
+    .expect("conform ran");
+    assert_eq!(code, 1, "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let checks = report["checks"].as_array().expect("checks");
+    assert_eq!(checks[0]["verdict"]["verdict"], "passed");
+    assert_eq!(checks[1]["name"], "missing-key-is-400");
+    assert_eq!(checks[1]["verdict"]["verdict"], "failed");
+    let witness = checks[1]["verdict"]["detail"]["witness"]
+        .as_array()
+        .expect("a witness");
+    assert!(
+        witness[0]["got"].as_str().expect("text").starts_with("201"),
+        "{stdout}"
+    );
+    served.server.stop().await;
+}
