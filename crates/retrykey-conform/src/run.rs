@@ -18,12 +18,12 @@ pub enum KitError {
     #[error("the kit has no check named {0:?}")]
     UnknownCheck(String),
     /// Nothing answers at the base URL: every check would fail for the same reason.
-    #[error("nothing answers at {base}: {source}")]
+    #[error("nothing answers at {base}: {why}")]
     Unreachable {
         /// The base URL.
         base: String,
         /// Why the connection failed.
-        source: crate::wire::WireError,
+        why: crate::wire::WireError,
     },
 }
 
@@ -44,9 +44,9 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
     }
     crate::wire::reachable(base)
         .await
-        .map_err(|source| KitError::Unreachable {
+        .map_err(|why| KitError::Unreachable {
             base: base.to_string(),
-            source,
+            why,
         })?;
     let kit = run_id();
     let mut checks = Vec::new();
