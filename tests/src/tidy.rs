@@ -914,11 +914,13 @@ pub fn first_chapter_of_stage(text: &str, stage: u32) -> Option<u32> {
         .min()
 }
 
-/// The chapters of the book, in order: `(title, file)` from `docs/src/SUMMARY.md`.
+/// The chapters of the book, in order: `(title, file)` from `docs/src/SUMMARY.md`. Only the
+/// top-level items are chapters: a page nested under one is a section of it (mdBook numbers it
+/// 4.1), so it takes no chapter's number and needs no row of its own.
 fn chapters(summary: &str) -> Vec<(String, String)> {
     summary
         .lines()
-        .filter_map(|line| line.trim_start().strip_prefix("- ["))
+        .filter_map(|line| line.strip_prefix("- ["))
         .filter_map(|rest| rest.split_once("]("))
         .map(|(title, file)| (title.to_string(), file.trim_end_matches(')').to_string()))
         .collect()
@@ -1066,6 +1068,16 @@ mod tests {
         assert_eq!(stage_table_rules(&rows), Vec::<String>::new());
         assert_eq!(first_chapter_of_stage(table, 7), Some(7));
         assert_eq!(first_chapter_of_stage(table, 8), None);
+    }
+
+    // A page nested under a chapter is a section of it: the chapters after it keep their numbers.
+    #[test]
+    fn a_nested_page_is_no_chapter() {
+        let summary = "# Summary\n\n[Intro](intro.md)\n\n- [One](ch01.md)\n  - [Aside](aside.md)\n\
+                       - [Two](ch02.md)\n";
+        let found = chapters(summary);
+        let files: Vec<&str> = found.iter().map(|(_, file)| file.as_str()).collect();
+        assert_eq!(files, ["ch01.md", "ch02.md"]);
     }
 
     const HEADER: &str = "| Stage | Crates | Chapter |\n|---|---|---|\n";

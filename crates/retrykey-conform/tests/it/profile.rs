@@ -1,6 +1,8 @@
-//! A profile or a base URL the kit cannot use is refused with a typed error naming the field.
+//! The profiles the kit ships are read as they say; a profile or a base URL the kit cannot use
+//! is refused with a typed error naming the field.
 
-use retrykey_conform::{Base, BaseError, PAYMENTS_PROFILE, Profile, ProfileError};
+use retrykey_conform::profile::DuplicatePolicy;
+use retrykey_conform::{Base, BaseError, CHECKS, PAYMENTS_PROFILE, Profile, ProfileError};
 
 fn refused_field(text: &str) -> &'static str {
     match Profile::parse(text) {
@@ -29,6 +31,56 @@ fn the_lab_profile_and_a_minimal_one_are_read() {
     let minimal = Profile::parse(MINIMAL).expect("valid");
     assert_eq!(minimal.request.method, "POST");
     assert!(!minimal.key.required && minimal.callers.is_none());
+}
+
+/// The book's worked example of a server that is not the lab's.
+const ORDERS_EXAMPLE: &str = include_str!("../../profiles/orders-example.toml");
+
+// The example is read as its comments describe it, and the kit skips exactly the checks whose
+// sections it leaves out, each with the reason the book gives.
+#[test]
+fn the_orders_example_is_read_and_skips_what_it_leaves_out() {
+    let orders = Profile::parse(ORDERS_EXAMPLE).expect("valid");
+    assert_eq!(orders.base, None);
+    assert_eq!(orders.body(3), r#"{"sku":"BOOK-42","quantity":3}"#);
+    assert_eq!(
+        (
+            orders.request.path.as_str(),
+            orders.request.changed_path.as_deref()
+        ),
+        ("/v1/orders", Some("/v1/refunds"))
+    );
+    assert!(orders.key.required && !orders.key.bare_tokens);
+    let in_flight = orders.in_flight.as_ref().expect("declared");
+    assert_eq!(in_flight.policy, DuplicatePolicy::Conflict);
+    let callers = orders.callers.as_ref().expect("declared");
+    assert_eq!(callers.header, "X-Account");
+    assert!(orders.fail_once.is_none() && orders.effects.is_none());
+    let skipped: Vec<(&str, String)> = CHECKS
+        .iter()
+        .filter_map(|check| (check.skipped)(&orders).map(|why| (check.name, why)))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            (
+                "server-error-releases-the-key",
+                "the profile declares no [fail_once] header".to_owned()
+            ),
+            (
+                "key-expires-when-declared",
+                "the profile's expiry (86400000 ms) is longer than the kit waits (10000 ms)"
+                    .to_owned()
+            ),
+            (
+                "effects-match-operations",
+                "the profile declares no effects path".to_owned()
+            ),
+        ]
+    );
+    // The lab's own profile leaves nothing out.
+    let lab = Profile::parse(PAYMENTS_PROFILE).expect("valid");
+    assert!(CHECKS.iter().all(|check| (check.skipped)(&lab).is_none()));
 }
 
 #[test]
