@@ -27,7 +27,7 @@ prepare:
     # across the packages of one invocation, so a --workspace build would not be reused.
     debug() {
         cargo test -q --no-run
-        for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-reconcile retrykey-outbox-checks retrykey-tests; do
+        for package in retrykey retrykey-client retrykey-http retrykey-durable retrykey-durable-checks retrykey-replicas retrykey-converter retrykey-outbox retrykey-reconcile retrykey-outbox-checks retrykey-conform retrykey-tests; do
             cargo build -q -p "$package" --bins
             cargo test -q -p "$package" --no-run
         done
