@@ -112,6 +112,9 @@ pub enum WireError {
     /// No whole answer within the time limit.
     #[error("no answer within {0} ms")]
     TimedOut(u64),
+    /// The answer is larger than the kit reads.
+    #[error("the answer is larger than {0} bytes")]
+    TooLarge(usize),
     /// The bytes are not an HTTP/1.1 answer.
     #[error("not an HTTP answer: {0}")]
     Malformed(String),
@@ -206,7 +209,13 @@ async fn read_answer(stream: &mut TcpStream) -> Result<WireAnswer, WireError> {
     }
 }
 
+/// The most bytes of one answer the kit reads: more is no answer a check could use.
+pub const MAX_ANSWER_BYTES: usize = 1 << 20;
+
 async fn read_more(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Result<usize, WireError> {
+    if buffer.len() >= MAX_ANSWER_BYTES {
+        return Err(WireError::TooLarge(MAX_ANSWER_BYTES));
+    }
     let mut chunk = [0u8; 8192];
     let read = stream.read(&mut chunk).await.map_err(WireError::Broken)?;
     buffer.extend_from_slice(&chunk[..read]);
@@ -245,7 +254,11 @@ fn parse_head(buffer: &[u8]) -> Result<Option<(WireAnswer, Framing)>, WireError>
         headers,
         body: String::new(),
     };
-    let framing = if answer
+    // These statuses never have a body, whatever the headers say (RFC 9112, section 6.3).
+    let bodiless = matches!(status, 100..=199 | 204 | 304);
+    let framing = if bodiless {
+        Framing::Length { head, length: 0 }
+    } else if answer
         .header("transfer-encoding")
         .is_some_and(|te| te.eq_ignore_ascii_case("chunked"))
     {

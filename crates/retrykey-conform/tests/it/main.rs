@@ -1,9 +1,11 @@
 //! The kit against real servers on 127.0.0.1: the lab's payments on each store passes every
 //! check; the same handler with no idempotency fails the checks it must, with short witnesses;
-//! bad profiles and flags are refused before any request.
+//! bad profiles and flags are refused before any request; and answers are read as HTTP/1.1
+//! frames them, from servers scripted byte for byte.
 
 mod no_idempotency;
 mod payments;
 mod profile;
 mod program;
 mod servers;
+mod wire;
