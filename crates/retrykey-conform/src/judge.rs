@@ -32,7 +32,7 @@ pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
         let reply = match &exchange.outcome {
             Ending::Answered(answer) => Reply::Answer {
                 status: answer.status,
-                body: answer.body.clone(),
+                body: profile.comparable(&answer.body),
                 replayed: marked_replay(profile, answer),
             },
             Ending::Left => Reply::None(NoReply::GaveUp),

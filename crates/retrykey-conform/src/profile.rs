@@ -27,6 +27,7 @@ pub struct Profile {
     #[serde(default)]
     pub key: KeyRules,
     /// How a replayed answer is marked, and what it must keep.
+    #[serde(default)]
     pub replay: Replay,
     /// A duplicate that arrives while the first attempt runs.
     pub in_flight: Option<Duplicates>,
@@ -92,21 +93,37 @@ pub struct KeyRules {
     /// A bare token (`abc`) is a key as well as the draft's string (`"abc"`).
     #[serde(default)]
     pub bare_tokens: bool,
-    /// The longest key accepted, in characters; the overlong-key check is skipped without one.
+    /// The longest key accepted, in characters of the key itself (the draft's quotes aside);
+    /// the overlong-key check is skipped without one.
     pub max_length: Option<usize>,
 }
 
 /// The replay marker, and what a replay must keep of the first answer.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Replay {
-    /// The header that marks a replay (`Idempotent-Replayed`).
-    pub header: String,
-    /// Its value on a replay (`true`).
-    pub value: String,
+    /// The header that marks a replay (`Idempotent-Replayed`); without one, a replay is known
+    /// only by its answer, and the checks that need the mark rely on the effect count.
+    pub header: Option<String>,
+    /// Its value on a replay (`true`, in any letter case); without one, the header's presence.
+    pub value: Option<String>,
     /// Headers of the first answer that a replay must carry unchanged (`Location`, ...).
     #[serde(default)]
     pub kept_headers: Vec<String>,
+    /// How a replay's body is compared with the first answer's.
+    #[serde(default)]
+    pub body: BodyMatch,
+}
+
+/// How a replay's body is compared with the first answer's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BodyMatch {
+    /// Byte for byte (trailing whitespace aside): the server stores the answer it sent.
+    #[default]
+    Exact,
+    /// As JSON values: the server stores a result and serializes it again for each replay.
+    Json,
 }
 
 /// What a duplicate of a running request gets.
@@ -165,6 +182,13 @@ pub struct FailOnce {
 pub struct Expiry {
     /// Milliseconds after the answer.
     pub after_ms: u64,
+    /// How much later the kit tries the key as new: a store may sweep on its own schedule.
+    #[serde(default = "one_second")]
+    pub grace_ms: u64,
+}
+
+fn one_second() -> u64 {
+    1_000
 }
 
 /// A burst of distinct keys.
@@ -299,7 +323,79 @@ impl Profile {
         if self.key.max_length == Some(0) {
             return invalid("key.max_length", "is 0");
         }
+        if self.in_flight.as_ref().is_some_and(|d| d.slow_ms == 0) {
+            return invalid(
+                "in_flight.slow_ms",
+                "is 0: no duplicate could arrive while it runs",
+            );
+        }
+        if self.expiry.as_ref().is_some_and(|e| e.after_ms == 0) {
+            return invalid("expiry.after_ms", "is 0");
+        }
+        self.validate_headers()?;
         self.validate_scale()
+    }
+
+    /// Every header the profile names can go on the wire as written, and none is one the kit
+    /// writes itself.
+    fn validate_headers(&self) -> Result<(), ProfileError> {
+        const WRITTEN: [&str; 5] = [
+            "idempotency-key",
+            "content-type",
+            "content-length",
+            "host",
+            "connection",
+        ];
+        for (field, name, value) in self.headers() {
+            let bad_name = name.is_some_and(|n| n.is_empty() || n.contains([' ', ':']));
+            if bad_name || value.chars().any(char::is_control) {
+                return Err(ProfileError::Invalid {
+                    field,
+                    problem: format!("{value:?} cannot be written in a header line"),
+                });
+            }
+        }
+        match self
+            .request
+            .headers
+            .keys()
+            .find(|name| WRITTEN.contains(&name.to_ascii_lowercase().as_str()))
+        {
+            Some(name) => Err(ProfileError::Invalid {
+                field: "request.headers",
+                problem: format!("names {name}, which the kit writes itself"),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Every header name and value the profile gives: (field, the name if it is one, text).
+    fn headers(&self) -> Vec<(&'static str, Option<&str>, &str)> {
+        let mut all: Vec<(&'static str, Option<&str>, &str)> = Vec::new();
+        for (name, value) in &self.request.headers {
+            all.push(("request.headers", Some(name), name));
+            all.push(("request.headers", None, value));
+        }
+        if let Some(callers) = &self.callers {
+            all.push(("callers.header", Some(&callers.header), &callers.header));
+            all.extend(
+                callers
+                    .values
+                    .iter()
+                    .map(|v| ("callers.values", None, v.as_str())),
+            );
+        }
+        if let Some(slow) = self.in_flight.as_ref().map(|d| &d.slow_header) {
+            all.push(("in_flight.slow_header", Some(&slow.name), &slow.name));
+            all.push(("in_flight.slow_header", None, &slow.value));
+        }
+        if let Some(fail) = &self.fail_once {
+            all.push(("fail_once.header", Some(&fail.header), &fail.header));
+        }
+        if let Some(header) = &self.replay.header {
+            all.push(("replay.header", Some(header), header));
+        }
+        all
     }
 
     fn validate_scale(&self) -> Result<(), ProfileError> {
@@ -328,6 +424,15 @@ impl Profile {
             paths.push(("effects.path", &effects.path));
         }
         paths
+    }
+
+    /// `body` as a replay's is compared: as it is, or as a canonical JSON text.
+    pub fn comparable(&self, body: &str) -> String {
+        let json = || serde_json::from_str::<serde_json::Value>(body).ok();
+        match self.replay.body {
+            BodyMatch::Json => json().map_or_else(|| body.trim_end().to_owned(), |v| v.to_string()),
+            BodyMatch::Exact => body.trim_end().to_owned(),
+        }
     }
 
     /// The body of operation number `n`.

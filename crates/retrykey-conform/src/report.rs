@@ -22,7 +22,8 @@ pub struct CheckReport {
     pub name: &'static str,
     /// Where its rule comes from: a section of the draft, or the lab.
     pub source: String,
-    /// Passed, failed or skipped.
+    /// Passed, failed or skipped (in JSON: `"verdict"`, beside the failure's or skip's fields).
+    #[serde(flatten)]
     pub verdict: CheckVerdict,
     /// How long it took, shrinking included, in milliseconds.
     pub ms: u64,
@@ -30,14 +31,17 @@ pub struct CheckReport {
 
 /// Passed, failed (with a witness) or skipped (with why).
 #[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "verdict", content = "detail")]
+#[serde(rename_all = "kebab-case", tag = "verdict")]
 pub enum CheckVerdict {
     /// Every expectation and every shared rule held.
     Passed,
     /// Something broke.
     Failed(FailedCheck),
     /// The profile does not give what the check needs: never counted as a pass.
-    Skipped(String),
+    Skipped {
+        /// What the profile lacks.
+        reason: String,
+    },
 }
 
 /// A failed check: what broke, in the smallest run that broke it.
@@ -65,7 +69,7 @@ impl KitReport {
 
     /// The names of the checks that were skipped.
     pub fn skipped(&self) -> Vec<&'static str> {
-        self.with(|verdict| matches!(verdict, CheckVerdict::Skipped(_)))
+        self.with(|verdict| matches!(verdict, CheckVerdict::Skipped { .. }))
     }
 
     /// The names of the checks that passed.
@@ -81,6 +85,17 @@ impl KitReport {
             .collect()
     }
 
+    /// The report as JSON: the base, the three counts, and every check with its verdict.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "base": self.base,
+            "passed": self.passed().len(),
+            "failed": self.failed().len(),
+            "skipped": self.skipped().len(),
+            "checks": self.checks,
+        })
+    }
+
     /// The table, each failure's witness, and the count.
     pub fn text(&self) -> String {
         let mut out = format!(
@@ -91,7 +106,7 @@ impl KitReport {
             let verdict = match &check.verdict {
                 CheckVerdict::Passed => "pass",
                 CheckVerdict::Failed(_) => "FAIL",
-                CheckVerdict::Skipped(_) => "skip",
+                CheckVerdict::Skipped { .. } => "skip",
             };
             let time = format!("{} ms", check.ms);
             let _ = writeln!(
@@ -106,7 +121,7 @@ impl KitReport {
             }
         }
         for check in &self.checks {
-            if let CheckVerdict::Skipped(why) = &check.verdict {
+            if let CheckVerdict::Skipped { reason: why } = &check.verdict {
                 let _ = writeln!(out, "\n{} skipped: {why}", check.name);
             }
         }

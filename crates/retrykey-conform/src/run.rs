@@ -1,13 +1,13 @@
 //! Running the checks: each once, judged by its own expectations and the shared rules; a
 //! failure run again at smaller sizes, so that its witness is the smallest run that fails.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::checks::{CHECKS, KitCheck};
 use crate::judge::judge;
-use crate::profile::Profile;
+use crate::profile::{MAX_EXPIRY_MS, Profile};
 use crate::report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
-use crate::session::{Breach, Exchange, Session};
+use crate::session::{Breach, Ending, Exchange, Session};
 use crate::wire::Base;
 use crate::witness::witness;
 
@@ -72,7 +72,7 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
 async fn run_check(profile: &Profile, base: &Base, check: &KitCheck, run: &str) -> CheckReport {
     let started = Instant::now();
     let verdict = match (check.skipped)(profile) {
-        Some(reason) => CheckVerdict::Skipped(reason),
+        Some(reason) => CheckVerdict::Skipped { reason },
         None => match judged_run(
             profile,
             base,
@@ -126,9 +126,19 @@ async fn shrink(
     failed: Failed,
     run: &str,
 ) -> Failed {
-    let Some(mut failing) = failed.size else {
+    // A run that lost its connection or timed out failed for the server's reach, not its size.
+    let transport = failed
+        .exchanges
+        .iter()
+        .any(|exchange| matches!(exchange.outcome, Ending::Failed(_)));
+    let Some(mut failing) = failed.size.filter(|_| !transport) else {
         return failed;
     };
+    let settle = profile
+        .expiry
+        .as_ref()
+        .filter(|e| check.settles && e.after_ms.saturating_add(e.grace_ms) <= MAX_EXPIRY_MS)
+        .map(|e| Duration::from_millis(e.after_ms.saturating_add(e.grace_ms)));
     let mut smallest = failed;
     let mut passing = 0;
     let mut tries = 0;
@@ -139,6 +149,9 @@ async fn shrink(
             passing + (failing - passing) / 2
         };
         tries += 1;
+        if let Some(settle) = settle {
+            tokio::time::sleep(settle).await;
+        }
         match judged_run(profile, base, check, Some(size), &format!("{run}.{tries}")).await {
             Some(failed) => {
                 failing = size;

@@ -3,7 +3,7 @@
 //! Every request goes through here, so the record is whole: the witness of a failure and the
 //! history the shared rules judge are both read from it, never from what a check remembers.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,10 @@ use crate::wire::{self, Base, WireAnswer, WireRequest};
 
 /// The header the draft names.
 pub const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+
+/// Added to a request's number when it goes to the other path: the shared rules see one
+/// number per request, and a body number never comes near it.
+pub const ELSEWHERE: u64 = 1_000_000;
 
 /// One logical operation: a key, who sends it, and which request it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,30 +30,27 @@ pub struct Operation {
     pub n: u64,
     /// The path it is sent to.
     pub path: String,
-    /// The key's life: 2 once the key has expired and is used again.
-    pub life: u32,
 }
 
 impl Operation {
-    /// The key as the shared rules know it: one per caller and life, so that two callers' (or
-    /// two lives') uses of one key are judged as the different operations they are.
+    /// The key as the shared rules know it: one per caller, so that two callers' uses of one
+    /// key are judged as the different operations they are.
     pub fn judged_key(&self) -> String {
-        let life = if self.life > 1 {
-            format!("life{}:", self.life)
-        } else {
-            String::new()
-        };
-        let caller = match self.caller {
-            0 => String::new(),
-            caller => format!("c{caller}:"),
-        };
-        format!("{caller}{life}{}", self.key)
+        match self.caller {
+            0 => self.key.clone(),
+            caller => format!("c{caller}:{}", self.key),
+        }
     }
 
-    /// What the request asks for, as one number: the body's number, and the path apart.
+    /// What the request asks for, as the one number the shared rules compare: the body's
+    /// number, plus [`ELSEWHERE`] when it is sent to the profile's other path.
     pub fn identity(&self, profile: &Profile) -> u64 {
-        let elsewhere = u64::from(self.path != profile.request.path) << 40;
-        self.n | elsewhere
+        let elsewhere = if self.path == profile.request.path {
+            0
+        } else {
+            ELSEWHERE
+        };
+        self.n + elsewhere
     }
 }
 
@@ -118,6 +119,7 @@ pub struct Session<'a> {
     run: String,
     start: Instant,
     next_op: AtomicU32,
+    next_exchange: AtomicUsize,
     exchanges: Mutex<Vec<Exchange>>,
 }
 
@@ -130,8 +132,14 @@ impl<'a> Session<'a> {
             run,
             start: Instant::now(),
             next_op: AtomicU32::new(1),
+            next_exchange: AtomicUsize::new(1),
             exchanges: Mutex::default(),
         }
+    }
+
+    /// Milliseconds since the run began, on the clock exchanges are stamped with.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
     }
 
     /// The profile.
@@ -141,7 +149,9 @@ impl<'a> Session<'a> {
 
     /// Every exchange so far, in the order they were sent.
     pub fn exchanges(&self) -> Vec<Exchange> {
-        self.lock().clone()
+        let mut exchanges = self.lock().clone();
+        exchanges.sort_by_key(|exchange| exchange.number);
+        exchanges
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Exchange>> {
@@ -159,7 +169,6 @@ impl<'a> Session<'a> {
             caller: 0,
             n: u64::from(id),
             path: self.profile.request.path.clone(),
-            life: 1,
         }
     }
 
@@ -195,15 +204,20 @@ impl<'a> Session<'a> {
     /// The request for body number `n` on `path` by `caller`, without a key.
     pub fn keyless(&self, n: u64, path: &str, caller: usize) -> WireRequest {
         let shape = &self.profile.request;
+        let caller = self.profile.callers.as_ref().zip(caller.checked_sub(1));
+        // A caller's header stands in for a fixed header of the same name (the API's token).
+        let replaced =
+            |name: &str| caller.is_some_and(|(c, _)| c.header.eq_ignore_ascii_case(name));
         let mut headers: Vec<(String, String)> = shape
             .headers
             .iter()
+            .filter(|(name, _)| !replaced(name))
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
         if let Some(content_type) = &shape.content_type {
             headers.push(("Content-Type".to_owned(), content_type.clone()));
         }
-        if let (Some(callers), Some(index)) = (&self.profile.callers, caller.checked_sub(1)) {
+        if let Some((callers, index)) = caller {
             headers.push((callers.header.clone(), callers.values[index].clone()));
         }
         WireRequest {
@@ -223,12 +237,19 @@ impl<'a> Session<'a> {
     /// Sends any request and records it, as part of `attempt` when it carries a valid key.
     pub async fn exchange(&self, request: WireRequest, attempt: Option<(Operation, u32)>) -> Sent {
         let limit = Duration::from_millis(self.profile.scale.timeout_ms);
-        let at = self.start.elapsed();
+        let sending = self.sending();
         let outcome = match wire::exchange(self.base, &request, limit).await {
             Ok(answer) => Ending::Answered(answer),
             Err(error) => Ending::Failed(error.to_string()),
         };
-        self.record(at, request, attempt, outcome)
+        self.record(sending, request, attempt, outcome)
+    }
+
+    /// The number and the moment of an exchange about to be sent: numbers follow sending, not
+    /// answers, so a witness reads in the order the server was asked.
+    fn sending(&self) -> (usize, Duration) {
+        let number = self.next_exchange.fetch_add(1, Ordering::Relaxed);
+        (number, self.start.elapsed())
     }
 
     /// Sends `op` whole, then closes the connection after `linger` without reading.
@@ -239,33 +260,36 @@ impl<'a> Session<'a> {
         linger: Duration,
     ) -> Sent {
         let request = self.request(op, extra);
-        let at = self.start.elapsed();
+        let sending = self.sending();
         let outcome = match wire::send_and_leave(self.base, &request, linger).await {
             Ok(()) => Ending::Left,
             Err(error) => Ending::Failed(error.to_string()),
         };
-        self.record(at, request, Some((op.clone(), 1)), outcome)
+        self.record(sending, request, Some((op.clone(), 1)), outcome)
     }
 
     fn record(
         &self,
-        at: Duration,
+        (number, at): (usize, Duration),
         request: WireRequest,
         attempt: Option<(Operation, u32)>,
         outcome: Ending,
     ) -> Sent {
         let took = self.start.elapsed() - at;
-        let mut exchanges = self.lock();
-        let number = exchanges.len() + 1;
-        exchanges.push(Exchange {
+        let at_ms = at.as_millis() as u64;
+        self.lock().push(Exchange {
             number,
-            at_ms: at.as_millis() as u64,
+            at_ms,
             took_ms: took.as_millis() as u64,
             attempt,
             request,
             outcome: outcome.clone(),
         });
-        Sent { number, outcome }
+        Sent {
+            number,
+            at_ms,
+            outcome,
+        }
     }
 
     /// The server's effect count, read from the profile's effects path (`None` without one).
@@ -287,13 +311,18 @@ impl<'a> Session<'a> {
                 let value: serde_json::Value = serde_json::from_str(&answer.body).ok()?;
                 value.get(&effects.field)?.as_u64()
             });
+        let why = match &sent.outcome {
+            Ending::Answered(answer) => format!(
+                "answered {}, not 200 with a JSON number in {:?}",
+                answer.status, effects.field
+            ),
+            Ending::Left => "was left unread".to_owned(),
+            Ending::Failed(why) => format!("got no answer: {why}"),
+        };
         match count {
             Some(count) => Ok(Some((count, sent.number))),
             None => Err(Breach::new(
-                format!(
-                    "the effects path did not answer 200 with a JSON number in {:?}",
-                    effects.field
-                ),
+                format!("the effects path {why}"),
                 &[sent.number],
             )),
         }
@@ -305,12 +334,20 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Whether `answer` carries `profile`'s replay marker.
+/// Whether `answer` carries `profile`'s replay marker (never, for a profile without one).
 pub fn marked_replay(profile: &Profile, answer: &WireAnswer) -> bool {
-    let marker = &profile.replay;
-    answer
-        .header(&marker.header)
-        .is_some_and(|value| value.trim() == marker.value)
+    let replay = &profile.replay;
+    let Some(value) = replay
+        .header
+        .as_deref()
+        .and_then(|name| answer.header(name))
+    else {
+        return false;
+    };
+    replay
+        .value
+        .as_deref()
+        .is_none_or(|expected| value.trim().eq_ignore_ascii_case(expected))
 }
 
 /// What [`Session::send`] returns: the exchange's number and how it ended.
@@ -318,6 +355,8 @@ pub fn marked_replay(profile: &Profile, answer: &WireAnswer) -> bool {
 pub struct Sent {
     /// The exchange's number in the run.
     pub number: usize,
+    /// When it was sent, in milliseconds since the run began.
+    pub at_ms: u64,
     /// How it ended.
     pub outcome: Ending,
 }

@@ -42,11 +42,18 @@ impl std::str::FromStr for Base {
             .ok_or_else(|| BaseError::NotHttp(url.to_owned()))?;
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let bad = || BaseError::BadAuthority(url.to_owned());
+        // An IPv6 address is bracketed, so its own colons are not the port's.
         let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) => (host, port.parse::<u16>().map_err(|_| bad())?),
-            None => (authority, 80),
+            Some((host, port)) if !port.contains(']') => {
+                (host, port.parse::<u16>().map_err(|_| bad())?)
+            }
+            _ => (authority, 80),
         };
-        if host.is_empty() || port == 0 || host.contains(['@', ' ']) {
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        if host.is_empty() || port == 0 || host.contains(['@', ' ', '[', ']']) {
             return Err(bad());
         }
         Ok(Self {
@@ -57,9 +64,26 @@ impl std::str::FromStr for Base {
     }
 }
 
+impl Base {
+    /// The host as a URL or a `Host` header writes it: an IPv6 address in brackets.
+    fn authority_host(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        }
+    }
+}
+
 impl std::fmt::Display for Base {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "http://{}:{}{}", self.host, self.port, self.prefix)
+        write!(
+            f,
+            "http://{}:{}{}",
+            self.authority_host(),
+            self.port,
+            self.prefix
+        )
     }
 }
 
@@ -129,7 +153,7 @@ impl WireRequest {
             self.method,
             base.prefix,
             self.path,
-            base.host,
+            base.authority_host(),
             base.port,
             self.body.len()
         );
@@ -200,8 +224,14 @@ async fn connect(base: &Base) -> Result<TcpStream, WireError> {
 async fn read_answer(stream: &mut TcpStream) -> Result<WireAnswer, WireError> {
     let mut buffer = Vec::with_capacity(4096);
     loop {
-        if let Some((answer, framing)) = parse_head(&buffer)? {
-            return read_body(stream, buffer, answer, framing).await;
+        match parse_head(&buffer)? {
+            // An interim answer (100 Continue, 103 Early Hints) comes before the real one.
+            Some((answer, Framing::Length { head, .. })) if (100..200).contains(&answer.status) => {
+                buffer.drain(..head);
+                continue;
+            }
+            Some((answer, framing)) => return read_body(stream, buffer, answer, framing).await,
+            None => {}
         }
         if read_more(stream, &mut buffer).await? == 0 {
             return Err(WireError::Closed);
@@ -284,7 +314,11 @@ async fn read_body(
     let body = loop {
         let done = match framing {
             Framing::Length { head, length } => {
-                (buffer.len() >= head + length).then(|| buffer[head..head + length].to_vec())
+                let end = head
+                    .checked_add(length)
+                    .filter(|end| *end <= MAX_ANSWER_BYTES);
+                let end = end.ok_or(WireError::TooLarge(MAX_ANSWER_BYTES))?;
+                (buffer.len() >= end).then(|| buffer[head..end].to_vec())
             }
             Framing::Chunked { head } => dechunk(&buffer[head..])?,
             Framing::UntilClose { .. } => None,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::profile::Profile;
-use crate::session::{Ending, Exchange, IDEMPOTENCY_KEY, marked_replay};
+use crate::session::{Ending, Exchange, IDEMPOTENCY_KEY};
 
 /// The most exchanges a witness shows.
 pub const MAX_WITNESS: usize = 10;
@@ -77,11 +77,10 @@ fn got_line(profile: &Profile, exchange: &Exchange) -> String {
         Ending::Failed(why) => return format!("(no answer: {why})"),
     };
     let mut parts = vec![answer.status.to_string()];
-    if marked_replay(profile, answer) {
-        parts.push(format!(
-            "{}: {}",
-            profile.replay.header, profile.replay.value
-        ));
+    if let Some(header) = &profile.replay.header
+        && let Some(value) = answer.header(header)
+    {
+        parts.push(format!("{header}: {}", clipped(value)));
     }
     for name in &profile.replay.kept_headers {
         if let Some(value) = answer.header(name) {

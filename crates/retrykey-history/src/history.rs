@@ -9,10 +9,15 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// The first eight characters of a key: enough to tell a run's keys apart, in the checker's
-/// findings and in the trace alike.
+/// A key as findings and traces print it: a long key (a simulated client's UUID) by its first
+/// eight characters, enough to tell a run's keys apart; a key of at most sixteen whole, as a
+/// reader compares it with what went on the wire.
 pub fn short_key(key: &str) -> &str {
-    key.get(..8).unwrap_or(key)
+    if key.len() <= 16 {
+        key
+    } else {
+        key.get(..8).unwrap_or(key)
+    }
 }
 
 /// One operation: the client that runs it and its number on that client (both from 1).

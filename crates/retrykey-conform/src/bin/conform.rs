@@ -1,13 +1,14 @@
 //! The kit's program: every check against one server, a table, a witness under each failure.
 //!
 //! Exit status 0 when every check that ran passed (and, with `--require-all`, none was
-//! skipped); 1 when one failed; 2 for a flag or profile it refuses, before any request is sent.
+//! skipped); 1 when one failed; 2 for a flag or profile it refuses, before any request is sent;
+//! 3 when nothing answers at the base URL, so nothing could be tested.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrykey_conform::{Base, CHECKS, PAYMENTS_PROFILE, Profile};
+use retrykey_conform::{Base, CHECKS, KitError, PAYMENTS_PROFILE, Profile};
 
 /// Check an Idempotency-Key server against the draft's rules and the lab's, over HTTP.
 #[derive(Debug, Parser)]
@@ -53,9 +54,21 @@ fn main() -> ExitCode {
     };
     let mut verdict = ExitCode::SUCCESS;
     let outcome = retrykey_program::run("conform", async {
-        let report = retrykey_conform::run(&profile, &base, &args.checks).await?;
+        let report = match retrykey_conform::run(&profile, &base, &args.checks).await {
+            Ok(report) => report,
+            Err(error @ KitError::Unreachable { .. }) => {
+                verdict = ExitCode::from(3);
+                if args.json {
+                    println!("{}", serde_json::json!({ "error": error.to_string() }));
+                } else {
+                    eprintln!("conform: {error}");
+                }
+                return Ok(());
+            }
+            Err(error) => return Err(error.into()),
+        };
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            println!("{}", serde_json::to_string_pretty(&report.json())?);
         } else {
             print!("{}", report.text());
         }

@@ -56,7 +56,8 @@ pub fn replay_of(
     if answer.status != original.status {
         differences.push(format!("status {} for {}", answer.status, original.status));
     }
-    if answer.body.trim_end() != original.body.trim_end() {
+    let profile = session.profile();
+    if profile.comparable(&answer.body) != profile.comparable(&original.body) {
         differences.push("another body".to_owned());
     }
     let shown = |value: Option<&str>| value.map_or("(none)".to_owned(), |v| format!("{v:?}"));
@@ -69,9 +70,11 @@ pub fn replay_of(
             ));
         }
     }
-    if !session.is_replay(answer) {
-        let marker = &session.profile().replay;
-        differences.push(format!("no {}: {}", marker.header, marker.value));
+    if let Some(header) = &profile.replay.header
+        && !session.is_replay(answer)
+    {
+        let value = profile.replay.value.as_deref().unwrap_or("(any value)");
+        differences.push(format!("no {header}: {value}"));
     }
     if differences.is_empty() {
         return Ok(());
@@ -131,9 +134,9 @@ pub async fn effects_grew(
     if made == expected {
         return Ok(());
     }
-    let mut exchanges = vec![read_before];
+    // Both counts first: a witness cut at its limit keeps the proof, and drops requests.
+    let mut exchanges = vec![read_before, read_after];
     exchanges.extend_from_slice(shown);
-    exchanges.push(read_after);
     Err(Breach::new(
         format!("{made} effect(s) for {expected} operation(s)"),
         &exchanges,

@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use super::assert::{effects_before, effects_grew, ran, refused, replay_of};
+use tokio::time::Instant;
+
+use super::assert::{
+    answered as answered_to, effects_before, effects_grew, ran, refused, replay_of,
+};
 use crate::session::{Breach, Operation, Session};
 
 /// A first request with a fresh key runs, once.
@@ -110,25 +114,34 @@ pub async fn callers_are_kept_apart(session: &Session<'_>, _: usize) -> Result<(
 
 /// A key replays while its expiry has not passed, and is a new key after it.
 pub async fn key_expires_when_declared(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let after_ms = session.profile().expiry.as_ref().map_or(0, |e| e.after_ms);
+    let (after_ms, grace_ms) = session
+        .profile()
+        .expiry
+        .as_ref()
+        .map_or((0, 0), |e| (e.after_ms, e.grace_ms));
     let before = effects_before(session).await?;
     let op = session.operation();
     let first = session.send(&op, 1, &[]).await;
     ran(session, &first, "the first request")?;
-    // Halfway through the expiry, then a quarter past it: a store may sweep a little late.
-    tokio::time::sleep(Duration::from_millis(after_ms / 2)).await;
+    let answered = Instant::now();
+    // Three quarters into the expiry, the record must still be there ...
+    tokio::time::sleep_until(answered + Duration::from_millis(after_ms * 3 / 4)).await;
     let inside = session.send(&op, 2, &[]).await;
     replay_of(session, &inside, &first, "a retry before the expiry")?;
-    tokio::time::sleep(Duration::from_millis(
-        after_ms - after_ms / 2 + after_ms / 4 + 250,
-    ))
-    .await;
-    let reborn = Operation {
-        life: 2,
-        id: session.operation().id,
-        ..op
-    };
-    let past = session.send(&reborn, 1, &[]).await;
+    // ... and past it, with the grace a store that sweeps late is given, it must be gone.
+    tokio::time::sleep_until(answered + Duration::from_millis(after_ms + grace_ms)).await;
+    let past = session.send(&op, 3, &[]).await;
+    let answer = answered_to(&past)?;
+    if session.is_replay(answer) {
+        return Err(Breach::new(
+            format!(
+                "the key was replayed {} ms after its first answer, past the declared expiry \
+                 ({after_ms} ms) and its grace ({grace_ms} ms)",
+                past.at_ms.saturating_sub(first.at_ms)
+            ),
+            &[first.number, past.number],
+        ));
+    }
     ran(session, &past, "the key used again after its expiry")
         .map_err(|breach| with_first(breach, first.number))?;
     effects_grew(session, before, 2, &[first.number, past.number]).await

@@ -48,3 +48,52 @@ async fn payments_on_postgres_conforms() {
     };
     assert_conforms(payments(opened).await).await;
 }
+
+/// The named checks against an in-memory `payments`, with `profile` changed by `change`.
+async fn only(checks: &[&str], change: impl FnOnce(&mut retrykey_conform::Profile)) -> KitReport {
+    let served = payments_on(StoreChoice::Memory).await;
+    let mut profile = lab_profile();
+    change(&mut profile);
+    let only: Vec<String> = checks.iter().map(|name| name.to_string()).collect();
+    let report = retrykey_conform::run(&profile, &served.base(), &only)
+        .await
+        .expect("known checks");
+    served.server.stop().await;
+    report
+}
+
+// An API whose every request carries a service token in the header that also names the caller:
+// the caller's value stands in for the token, and the two callers stay two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_header_replaces_a_fixed_header_of_its_name() {
+    let report = only(&["callers-are-kept-apart"], |profile| {
+        profile
+            .request
+            .headers
+            .insert("authorization".to_owned(), "Bearer service".to_owned());
+    })
+    .await;
+    assert_eq!(
+        report.passed(),
+        ["callers-are-kept-apart"],
+        "{}",
+        report.text()
+    );
+}
+
+// The marker's value in another letter case, or no marker at all: a replay is still a replay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_marker_in_any_case_or_none_at_all_still_conforms() {
+    let checks = [
+        "retry-replays-the-first-answer",
+        "changed-body-is-422",
+        "callers-are-kept-apart",
+    ];
+    let upper = only(&checks, |profile| {
+        profile.replay.value = Some("TRUE".to_owned())
+    })
+    .await;
+    assert_eq!(upper.passed(), checks, "{}", upper.text());
+    let unmarked = only(&checks, |profile| profile.replay.header = None).await;
+    assert_eq!(unmarked.passed(), checks, "{}", unmarked.text());
+}

@@ -69,7 +69,7 @@ fn the_orders_example_is_read_and_skips_what_it_leaves_out() {
             ),
             (
                 "key-expires-when-declared",
-                "the profile's expiry (86400000 ms) is longer than the kit waits (10000 ms)"
+                "the profile's expiry (86400000 ms, and 1000 ms of grace) is longer than the kit waits (10000 ms)"
                     .to_owned()
             ),
             (
@@ -129,4 +129,30 @@ fn base_urls_are_plain_http_with_a_host() {
         "http://h:99999".parse::<Base>(),
         Err(BaseError::BadAuthority(_))
     ));
+}
+
+#[test]
+fn headers_the_kit_writes_or_cannot_write_are_refused() {
+    let own = MINIMAL.replace(
+        "[replay]",
+        "[request.headers]\nidempotency-key = \"x\"\n[replay]",
+    );
+    assert_eq!(refused_field(&own), "request.headers");
+    let broken =
+        format!("{MINIMAL}[callers]\nheader = \"X-Account\"\nvalues = [\"a\\r\\nX: 1\", \"b\"]\n");
+    assert_eq!(refused_field(&broken), "callers.values");
+    let spaced = format!("{MINIMAL}[fail_once]\nheader = \"X Flaky\"\n");
+    assert_eq!(refused_field(&spaced), "fail_once.header");
+}
+
+#[test]
+fn waits_of_zero_are_refused() {
+    let slow = format!(
+        "{MINIMAL}[in_flight]\npolicy = \"wait\"\nslow_header = {{ name = \"X-Delay\", value = \"1\" }}\nslow_ms = 0\n"
+    );
+    assert_eq!(refused_field(&slow), "in_flight.slow_ms");
+    assert_eq!(
+        refused_field(&format!("{MINIMAL}[expiry]\nafter_ms = 0\n")),
+        "expiry.after_ms"
+    );
 }

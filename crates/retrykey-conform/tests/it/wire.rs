@@ -106,3 +106,63 @@ fn a_request_is_written_byte_for_byte() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn an_interim_answer_is_passed_over() {
+    let base = scripted(
+        b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"
+            .to_vec(),
+    )
+    .await;
+    let answer = wire::exchange(&base, &post(), LIMIT)
+        .await
+        .expect("an answer");
+    assert_eq!((answer.status, answer.body.as_str()), (201, "ok"));
+}
+
+#[tokio::test]
+async fn a_length_past_any_buffer_is_refused_not_added() {
+    let base =
+        scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nx".to_vec())
+            .await;
+    let refused = wire::exchange(&base, &post(), LIMIT).await;
+    assert!(
+        matches!(refused, Err(WireError::TooLarge(_))),
+        "{refused:?}"
+    );
+}
+
+// HTTP/1.0 without a length: the body ends where the server closes the connection.
+#[tokio::test]
+async fn a_body_without_framing_ends_at_close() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let base: Base = format!("http://{}", listener.local_addr().expect("an address"))
+        .parse()
+        .expect("a base");
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.expect("a client");
+        let mut head = [0u8; 4096];
+        let _ = stream.read(&mut head).await;
+        let _ = stream
+            .write_all(b"HTTP/1.0 200 OK\r\nIdempotent-Replayed: TRUE\r\n\r\n{\"payment\":7}")
+            .await;
+    });
+    let answer = wire::exchange(&base, &post(), LIMIT)
+        .await
+        .expect("an answer");
+    assert_eq!(
+        (answer.status, answer.body.as_str()),
+        (200, "{\"payment\":7}")
+    );
+}
+
+#[test]
+fn an_ipv6_base_is_bracketed_on_the_wire() {
+    let base: Base = "http://[::1]:8080/v1".parse().expect("a base");
+    assert_eq!(
+        (base.host.as_str(), base.port, base.to_string().as_str()),
+        ("::1", 8080, "http://[::1]:8080/v1")
+    );
+    let text = String::from_utf8(post().to_bytes(&base)).expect("text");
+    assert!(text.contains("\r\nhost: [::1]:8080\r\n"), "{text}");
+}
