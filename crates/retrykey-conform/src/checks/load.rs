@@ -6,18 +6,36 @@ use crate::session::{Breach, Operation, Sent, Session};
 /// A burst of `size` fresh keys: each is accepted or refused with the declared status, never
 /// anything else; then every accepted key replays its answer, so none was evicted while live.
 pub async fn burst_keeps_live_records(session: &Session<'_>, size: usize) -> Result<(), Breach> {
+    let before = effects_before(session).await?;
+    let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
+    let firsts = in_waves(session, &ops, 1).await;
+    let accepted = accepted(session, &ops, &firsts, size)?;
+    let charged = accepted.len() as u64;
+    let live = still_live(session, accepted, size)?;
+    let retried: Vec<Operation> = live.iter().map(|(op, _)| op.clone()).collect();
+    let retries = in_waves(session, &retried, 2).await;
+    for ((_, first), retry) in live.iter().zip(&retries) {
+        let what = format!("the retry of an accepted key, after a burst of {size}");
+        replay_of(session, retry, first, &what)?;
+    }
+    effects_grew(session, before, charged, &[]).await
+}
+
+/// The burst's keys that were accepted: at least one, and every other one refused as declared.
+fn accepted(
+    session: &Session<'_>,
+    ops: &[Operation],
+    firsts: &[Sent],
+    size: usize,
+) -> Result<Vec<(Operation, Sent)>, Breach> {
     let refusal = session
         .profile()
         .burst
         .as_ref()
         .and_then(|b| b.refusal_status);
-    let before = effects_before(session).await?;
-    let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
-    let firsts = in_waves(session, &ops, 1).await;
     let mut accepted = Vec::new();
-    for (op, first) in ops.iter().zip(&firsts) {
-        let answer = answered(first)?;
-        match answer.status {
+    for (op, first) in ops.iter().zip(firsts) {
+        match answered(first)?.status {
             200..=299 => accepted.push((op.clone(), first.clone())),
             status if Some(status) == refusal => {}
             status => {
@@ -39,7 +57,16 @@ pub async fn burst_keeps_live_records(session: &Session<'_>, size: usize) -> Res
             &shown,
         ));
     }
-    // A key whose record may have expired by now proves nothing either way.
+    Ok(accepted)
+}
+
+/// The accepted keys whose record must still live: one that may have expired by now proves
+/// nothing either way.
+fn still_live(
+    session: &Session<'_>,
+    mut accepted: Vec<(Operation, Sent)>,
+    size: usize,
+) -> Result<Vec<(Operation, Sent)>, Breach> {
     let expiry = session
         .profile()
         .expiry
@@ -57,17 +84,7 @@ pub async fn burst_keeps_live_records(session: &Session<'_>, size: usize) -> Res
             &[],
         ));
     }
-    let retried: Vec<Operation> = accepted.iter().map(|(op, _)| op.clone()).collect();
-    let retries = in_waves(session, &retried, 2).await;
-    for ((_, first), retry) in accepted.iter().zip(&retries) {
-        replay_of(
-            session,
-            retry,
-            first,
-            &format!("the retry of an accepted key, after a burst of {size}"),
-        )?;
-    }
-    effects_grew(session, before, accepted.len() as u64, &[]).await
+    Ok(accepted)
 }
 
 /// Sends attempt `attempt` of every operation, `scale.parallel` at a time, in order.
