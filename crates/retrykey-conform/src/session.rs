@@ -109,6 +109,13 @@ impl Breach {
             exchanges: exchanges.to_vec(),
         }
     }
+
+    /// The same finding, shown after exchange `earlier`: the one that makes it a breach (the
+    /// first answer that a later one contradicts).
+    pub fn after(mut self, earlier: usize) -> Self {
+        self.exchanges.insert(0, earlier);
+        self
+    }
 }
 
 /// One check's run against one server.

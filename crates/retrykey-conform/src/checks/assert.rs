@@ -112,11 +112,6 @@ pub fn refused(session: &Session<'_>, sent: &Sent, status: u16, what: &str) -> R
     }
 }
 
-/// The effect count before a check: `None` when the profile names no effects path.
-pub async fn effects_before(session: &Session<'_>) -> Result<Option<(u64, usize)>, Breach> {
-    session.effects().await
-}
-
 /// The effect count grew by exactly `expected` since `before`.
 pub async fn effects_grew(
     session: &Session<'_>,

@@ -1,13 +1,13 @@
 //! The key header itself: missing, malformed, too long, or sent twice. Each refusal is a 400
 //! that runs nothing.
 
-use super::assert::{effects_before, effects_grew, ran, refused};
+use super::assert::{effects_grew, ran, refused};
 use crate::session::{Breach, IDEMPOTENCY_KEY, Session};
 use crate::wire::WireRequest;
 
 /// A request without a key, on a route that requires one, gets 400 and runs nothing.
 pub async fn missing_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let request = session.keyless(op.n, &op.path, 0);
     let sent = session.exchange(request, None).await;
@@ -31,7 +31,7 @@ fn malformed_values(bare_tokens: bool, key: &str) -> Vec<String> {
 
 /// Each malformed key value gets 400 and runs nothing.
 pub async fn malformed_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let mut shown = Vec::new();
     for value in malformed_values(session.profile().key.bare_tokens, &op.key) {
@@ -47,7 +47,7 @@ pub async fn malformed_key_is_400(session: &Session<'_>, _: usize) -> Result<(),
 /// A key of the longest declared length runs; one character more gets 400.
 pub async fn overlong_key_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
     let max = session.profile().key.max_length.unwrap_or(0);
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let longest: String = op
         .key
@@ -69,16 +69,13 @@ pub async fn overlong_key_is_400(session: &Session<'_>, _: usize) -> Result<(), 
         400,
         &format!("a key of {} characters", max + 1),
     )
-    .map_err(|mut breach| {
-        breach.exchanges.insert(0, at_limit.number);
-        breach
-    })?;
+    .map_err(|breach| breach.after(at_limit.number))?;
     effects_grew(session, before, 1, &[at_limit.number, sent.number]).await
 }
 
 /// The key on two header lines gets 400, whether the two agree or not, and runs nothing.
 pub async fn repeated_key_header_is_400(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let other = session.operation();
     let same = format!("\"{}\"", op.key);

@@ -1,12 +1,12 @@
 //! Many keys at once: a burst that fills the server, operations sent three times each.
 
-use super::assert::{all, answered, effects_before, effects_grew, replay_of};
+use super::assert::{all, answered, effects_grew, replay_of};
 use crate::session::{Breach, Operation, Sent, Session};
 
 /// A burst of `size` fresh keys: each is accepted or refused with the declared status, never
 /// anything else; then every accepted key replays its answer, so none was evicted while live.
 pub async fn burst_keeps_live_records(session: &Session<'_>, size: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
     let firsts = in_waves(session, &ops, 1).await;
     let accepted = accepted(session, &ops, &firsts, size)?;
@@ -104,7 +104,7 @@ async fn in_waves(session: &Session<'_>, ops: &[Operation], attempt: u32) -> Vec
 
 /// `size` operations, each sent twice at once and then once more: exactly `size` effects.
 pub async fn effects_match_operations(session: &Session<'_>, size: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let ops: Vec<Operation> = (0..size).map(|_| session.operation()).collect();
     let pairs = all(ops
         .iter()

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::assert::{all, effects_before, effects_grew, ran, refused, replay_of};
+use super::assert::{all, effects_grew, ran, refused, replay_of};
 use crate::profile::DuplicatePolicy;
 use crate::session::{Breach, Session};
 
@@ -25,7 +25,7 @@ pub async fn duplicate_waits_or_conflicts(
 ) -> Result<(), Breach> {
     let policy = session.profile().in_flight.as_ref().map(|d| d.policy);
     let (slow_header, slow_ms) = slow(session);
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let later = async {
         // A quarter of the first attempt's run: it has begun, and is far from done.
@@ -45,10 +45,7 @@ pub async fn duplicate_waits_or_conflicts(
                 409,
                 "a duplicate sent while the first attempt ran (the profile's policy: conflict)",
             )
-            .map_err(|mut breach| {
-                breach.exchanges.insert(0, first.number);
-                breach
-            })?,
+            .map_err(|breach| breach.after(first.number))?,
             _ => replay_of(
                 session,
                 duplicate,
@@ -70,7 +67,7 @@ pub async fn server_error_releases_the_key(session: &Session<'_>, _: usize) -> R
         .as_ref()
         .map(|f| f.header.clone())
         .unwrap_or_default();
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let fail = [(header, format!("fail-{}", op.key))];
     let first = session.send(&op, 1, &fail).await;
@@ -84,10 +81,7 @@ pub async fn server_error_releases_the_key(session: &Session<'_>, _: usize) -> R
         ));
     }
     let retry = session.send(&op, 2, &fail).await;
-    ran(session, &retry, "the retry after a 5xx").map_err(|mut breach| {
-        breach.exchanges.insert(0, first.number);
-        breach
-    })?;
+    ran(session, &retry, "the retry after a 5xx").map_err(|breach| breach.after(first.number))?;
     effects_grew(session, before, 1, &[first.number, retry.number]).await
 }
 
@@ -97,7 +91,7 @@ pub async fn disconnected_first_attempt_completes(
     _: usize,
 ) -> Result<(), Breach> {
     let (slow_header, slow_ms) = slow(session);
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let linger = Duration::from_millis(slow_ms / 4);
     let left = session.send_and_leave(&op, &slow_header, linger).await;
@@ -121,10 +115,7 @@ pub async fn disconnected_first_attempt_completes(
         attempt += 1;
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let answer = super::assert::answered(&retry).map_err(|mut breach| {
-        breach.exchanges.insert(0, left.number);
-        breach
-    })?;
+    let answer = super::assert::answered(&retry).map_err(|breach| breach.after(left.number))?;
     let marked = session.profile().replay.header.is_none() || session.is_replay(answer);
     if !(200..300).contains(&answer.status) || !marked {
         return Err(Breach::new(

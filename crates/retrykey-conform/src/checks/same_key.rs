@@ -4,14 +4,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::assert::{
-    answered as answered_to, effects_before, effects_grew, ran, refused, replay_of,
-};
+use super::assert::{answered as answered_to, effects_grew, ran, refused, replay_of};
 use crate::session::{Breach, Operation, Session};
 
 /// A first request with a fresh key runs, once.
 pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let first = session.send(&op, 1, &[]).await;
     ran(session, &first, "the first request")?;
@@ -20,7 +18,7 @@ pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(
 
 /// The same key with the same request gets the first answer again, marked as a replay.
 pub async fn retry_replays_the_first_answer(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let first = session.send(&op, 1, &[]).await;
     ran(session, &first, "the first request")?;
@@ -55,12 +53,12 @@ async fn reused_is_refused(
     changed: &Operation,
     what: &str,
 ) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let first = session.send(op, 1, &[]).await;
     ran(session, &first, "the first request")?;
     let reused = session.send(changed, 1, &[]).await;
     refused(session, &reused, 422, &format!("{what} under a used key"))
-        .map_err(|breach| with_first(breach, first.number))?;
+        .map_err(|breach| breach.after(first.number))?;
     let retry = session.send(op, 2, &[]).await;
     replay_of(session, &retry, &first, "the retry after the 422")?;
     effects_grew(
@@ -72,14 +70,9 @@ async fn reused_is_refused(
     .await
 }
 
-fn with_first(mut breach: Breach, first: usize) -> Breach {
-    breach.exchanges.insert(0, first);
-    breach
-}
-
 /// Two callers with one key are two operations: each runs, and each retry replays its own.
 pub async fn callers_are_kept_apart(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let first = session.operation();
     let alice = Operation {
         caller: 1,
@@ -98,7 +91,7 @@ pub async fn callers_are_kept_apart(session: &Session<'_>, _: usize) -> Result<(
         &bob_first,
         "the second caller's request under the same key",
     )
-    .map_err(|breach| with_first(breach, alice_first.number))?;
+    .map_err(|breach| breach.after(alice_first.number))?;
     let alice_retry = session.send(&alice, 2, &[]).await;
     replay_of(
         session,
@@ -119,7 +112,7 @@ pub async fn key_expires_when_declared(session: &Session<'_>, _: usize) -> Resul
         .expiry
         .as_ref()
         .map_or((0, 0), |e| (e.after_ms, e.grace_ms));
-    let before = effects_before(session).await?;
+    let before = session.effects().await?;
     let op = session.operation();
     let first = session.send(&op, 1, &[]).await;
     ran(session, &first, "the first request")?;
@@ -143,6 +136,6 @@ pub async fn key_expires_when_declared(session: &Session<'_>, _: usize) -> Resul
         ));
     }
     ran(session, &past, "the key used again after its expiry")
-        .map_err(|breach| with_first(breach, first.number))?;
+        .map_err(|breach| breach.after(first.number))?;
     effects_grew(session, before, 2, &[first.number, past.number]).await
 }
