@@ -7,9 +7,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::Method;
 use retrykey_conform::{CHECKS, CheckVerdict, KitReport, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
-use retrykey_http::payments::Payments;
+use retrykey_http::payments::{Payments, is_payment};
 use retrykey_http::{
     Builder, Entries, EntriesFuture, EntryId, Fingerprint, IdempotencyLayer, Lookup, MemoryEntries,
     Reserve, StoreLimits, StoredResponse, Token,
@@ -78,7 +77,7 @@ fn layer(variant: Option<&str>) -> Result<IdempotencyLayer, UnknownVariant> {
     let builder = IdempotencyLayer::builder()
         .shared_store(Arc::new(SlowLookup(store)))
         .in_flight(retrykey_http::InFlight::Wait(Duration::from_secs(2)))
-        .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments");
+        .require_key(is_payment);
     Ok(engine(variant, builder)?.build())
 }
 

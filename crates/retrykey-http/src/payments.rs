@@ -216,6 +216,12 @@ impl Payments {
     }
 }
 
+/// Whether a request is a new payment, `POST /payments`: the route a server that requires a key
+/// (`payments --require-key`) requires it on.
+pub fn is_payment(parts: &http::request::Parts) -> bool {
+    parts.method == Method::POST && parts.uri.path() == "/payments"
+}
+
 /// The answer to a new payment, as the store keeps it: 201, JSON, `Location`.
 pub fn created(payment: u64) -> StoredResponse {
     let mut headers = HeaderMap::new();

@@ -3,10 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::Method;
 use retrykey_conform::{Base, PAYMENTS_PROFILE, Profile};
 use retrykey_http::IdempotencyLayer;
-use retrykey_http::payments::Payments;
+use retrykey_http::payments::{Payments, is_payment};
 use retrykey_replicas::{Opened, StoreChoice, StoreOptions};
 use retrykey_server::loopback::Server;
 use tower_layer::Layer;
@@ -39,7 +38,7 @@ impl Served {
 pub async fn payments(opened: Opened) -> Served {
     let layer = IdempotencyLayer::builder()
         .shared_store(opened.store)
-        .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments")
+        .require_key(is_payment)
         .build();
     let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
     let server = Server::start(layer.layer(payments.service()))

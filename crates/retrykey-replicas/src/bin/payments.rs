@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use http::Method;
 use retrykey_crashpoints::pause_at;
-use retrykey_http::payments::Payments;
+use retrykey_http::payments::{Payments, is_payment};
 use retrykey_http::{IdempotencyLayer, InFlight, StoreLimits};
 use retrykey_program::Clock;
 use retrykey_program::flags::{self, FlagError, Span};
@@ -178,8 +177,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         builder = builder.in_flight(InFlight::Reject);
     }
     if args.require_key {
-        builder = builder
-            .require_key(|parts| parts.method == Method::POST && parts.uri.path() == "/payments");
+        builder = builder.require_key(is_payment);
     }
     let payments = Payments::with_ledger(Duration::from_millis(args.work_ms), opened.ledger);
     // Counted inside the layer, so that a payment whose client left (it runs on by itself)
