@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::servers::bare;
+use crate::servers::{Served, bare};
 
 fn conform(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_conform"))
@@ -14,6 +14,17 @@ fn conform(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// `conform --base <served> ARGS`, run off the runtime that serves.
+async fn against(served: &Served, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["--base".to_owned(), served.server.url()];
+    all.extend(args.iter().map(|arg| arg.to_string()));
+    tokio::task::spawn_blocking(move || {
+        conform(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .expect("conform ran")
 }
 
 #[test]
@@ -63,19 +74,16 @@ fn bad_flags_are_refused_in_one_line_before_any_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_check_exits_1_with_its_witness() {
     let served = bare().await;
-    let url = served.server.url();
-    let (code, stdout, _) = tokio::task::spawn_blocking(move || {
-        conform(&[
-            "--base",
-            &url,
+    let (code, stdout, _) = against(
+        &served,
+        &[
             "--check",
             "first-request-succeeds",
             "--check",
             "changed-body-is-422",
-        ])
-    })
-    .await
-    .expect("conform ran");
+        ],
+    )
+    .await;
     assert_eq!(code, 1, "{stdout}");
     assert!(
         stdout.contains("changed-body-is-422 failed:") && stdout.contains("got 201, not 422"),
@@ -105,20 +113,17 @@ fn an_unreachable_server_is_one_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_carries_each_verdict_and_witness() {
     let served = bare().await;
-    let url = served.server.url();
-    let (code, stdout, _) = tokio::task::spawn_blocking(move || {
-        conform(&[
-            "--base",
-            &url,
+    let (code, stdout, _) = against(
+        &served,
+        &[
             "--json",
             "--check",
             "first-request-succeeds",
             "--check",
             "missing-key-is-400",
-        ])
-    })
-    .await
-    .expect("conform ran");
+        ],
+    )
+    .await;
     assert_eq!(code, 1, "{stdout}");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     let checks = report["checks"].as_array().expect("checks");

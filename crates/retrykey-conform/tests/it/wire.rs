@@ -9,6 +9,11 @@ use tokio::net::TcpListener;
 
 /// A server that reads one request head, writes `answer`, and holds the connection open.
 async fn scripted(answer: Vec<u8>) -> Base {
+    scripted_then(answer, Duration::from_secs(30)).await
+}
+
+/// A server that reads one request head, writes `answer`, and closes the connection after `held`.
+async fn scripted_then(answer: Vec<u8>, held: Duration) -> Base {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let base = format!("http://{}", listener.local_addr().expect("an address"));
     tokio::spawn(async move {
@@ -16,7 +21,7 @@ async fn scripted(answer: Vec<u8>) -> Base {
         let mut head = [0u8; 4096];
         let _ = stream.read(&mut head).await;
         let _ = stream.write_all(&answer).await;
-        tokio::time::sleep(Duration::from_secs(30)).await;
+        tokio::time::sleep(held).await;
     });
     base.parse().expect("a base")
 }
@@ -135,18 +140,8 @@ async fn a_length_past_any_buffer_is_refused_not_added() {
 // HTTP/1.0 without a length: the body ends where the server closes the connection.
 #[tokio::test]
 async fn a_body_without_framing_ends_at_close() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
-    let base: Base = format!("http://{}", listener.local_addr().expect("an address"))
-        .parse()
-        .expect("a base");
-    tokio::spawn(async move {
-        let (mut stream, _) = listener.accept().await.expect("a client");
-        let mut head = [0u8; 4096];
-        let _ = stream.read(&mut head).await;
-        let _ = stream
-            .write_all(b"HTTP/1.0 200 OK\r\nIdempotent-Replayed: TRUE\r\n\r\n{\"payment\":7}")
-            .await;
-    });
+    let answer = b"HTTP/1.0 200 OK\r\nIdempotent-Replayed: TRUE\r\n\r\n{\"payment\":7}";
+    let base = scripted_then(answer.to_vec(), Duration::ZERO).await;
     let answer = wire::exchange(&base, &post(), LIMIT)
         .await
         .expect("an answer");
