@@ -47,6 +47,13 @@ pub struct UnknownVariant(pub String);
 /// wait it out, stay quick.
 pub const RETENTION: Duration = Duration::from_secs(2);
 
+/// How much past [`RETENTION`] the profile lets the served store keep a key.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+/// The longest a duplicate waits for the first attempt: a retry stuck behind a vanished
+/// attempt gets its 503 well within the kit's limit.
+pub const WAIT: Duration = Duration::from_secs(2);
+
 /// The lab's profile, with a burst larger than the served store and the store's expiry.
 pub fn profile() -> Profile {
     let mut profile = Profile::parse(PAYMENTS_PROFILE).expect("the lab's profile is valid");
@@ -55,14 +62,13 @@ pub fn profile() -> Profile {
     }
     if let Some(expiry) = profile.expiry.as_mut() {
         expiry.after_ms = RETENTION.as_millis() as u64;
-        expiry.grace_ms = 500;
+        expiry.grace_ms = GRACE.as_millis() as u64;
     }
     profile
 }
 
 /// The layer of `variant` (`None`: the correct one), in front of a store of [`MAX_ENTRIES`]
-/// whose lookups take [`LOOKUP_DELAY`], and a wait short enough that a retry stuck behind a
-/// vanished first attempt ends well within the kit's time limit.
+/// whose lookups take [`LOOKUP_DELAY`], with duplicates waiting at most [`WAIT`].
 fn layer(variant: Option<&str>) -> Result<IdempotencyLayer, UnknownVariant> {
     let limits = StoreLimits {
         max_entries: MAX_ENTRIES,
@@ -76,7 +82,7 @@ fn layer(variant: Option<&str>) -> Result<IdempotencyLayer, UnknownVariant> {
     };
     let builder = IdempotencyLayer::builder()
         .shared_store(Arc::new(SlowLookup(store)))
-        .in_flight(retrykey_http::InFlight::Wait(Duration::from_secs(2)))
+        .in_flight(retrykey_http::InFlight::Wait(WAIT))
         .require_key(is_payment);
     Ok(engine(variant, builder)?.build())
 }

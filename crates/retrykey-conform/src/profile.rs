@@ -183,12 +183,15 @@ pub struct Expiry {
     /// Milliseconds after the answer.
     pub after_ms: u64,
     /// How much later the kit tries the key as new: a store may sweep on its own schedule.
-    #[serde(default = "one_second")]
+    #[serde(default = "default_grace")]
     pub grace_ms: u64,
 }
 
-fn one_second() -> u64 {
-    1_000
+/// The grace an expiry gets when the profile states none, in milliseconds.
+pub const DEFAULT_GRACE_MS: u64 = 1_000;
+
+fn default_grace() -> u64 {
+    DEFAULT_GRACE_MS
 }
 
 /// A burst of distinct keys.

@@ -5,8 +5,11 @@
 use retrykey_client::{
     DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
 };
+use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
+use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
+use retrykey_tests::conformed::{GRACE, LOOKUP_DELAY, MAX_ENTRIES, RETENTION, WAIT};
 
 /// The page under `docs/src/`, and the fragments it must contain.
 fn facts() -> Vec<(&'static str, Vec<String>)> {
@@ -30,6 +33,17 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                 ),
             ],
         ),
+        ("conformance-kit.md", kit_facts()),
+        (
+            "appendix-performance.md",
+            vec![
+                format!("its grace of {} second", word(DEFAULT_GRACE_MS / 1000)),
+                format!(
+                    "the served store's expiry and grace ({} s)",
+                    (RETENTION + GRACE).as_secs_f64()
+                ),
+            ],
+        ),
         (
             "ch07-outbox.md",
             vec![format!(
@@ -38,6 +52,105 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
             )],
         ),
     ]
+}
+
+/// The conformance kit's page: its counts of checks, its limits, the lab's profile's expiry and
+/// the harness that serves the variants.
+fn kit_facts() -> Vec<String> {
+    let checks = CHECKS.len() as u64;
+    let lab = Profile::parse(PAYMENTS_PROFILE).expect("the lab's profile");
+    let expiry = lab
+        .expiry
+        .as_ref()
+        .expect("the lab's profile declares an expiry");
+    let bare =
+        Profile::parse("[request]\npath = \"/\"\nbody = \"{n}\"\n").expect("a minimal profile");
+    let runs_bare = CHECKS
+        .iter()
+        .filter(|c| (c.skipped)(&bare).is_none())
+        .count() as u64;
+    let orders = include_str!("../../../crates/retrykey-conform/profiles/orders-example.toml");
+    let orders = Profile::parse(orders).expect("the orders example");
+    let skipped = CHECKS
+        .iter()
+        .filter(|c| (c.skipped)(&orders).is_some())
+        .count() as u64;
+    let burst = retrykey_tests::conformed::profile()
+        .burst
+        .expect("a burst")
+        .keys;
+    let duplicates = Scale::default().duplicates as u64;
+    vec![
+        format!("{} checks, one function per promise", word(checks)),
+        format!("runs the same {} checks", word(checks)),
+        format!("the breach names, at most {}.", word(MAX_WITNESS as u64)),
+        format!(
+            "for {} seconds (`--require-key --retention {}s`)",
+            word(expiry.after_ms / 1000),
+            expiry.after_ms / 1000
+        ),
+        format!(
+            "about {} seconds: it retries three quarters into the {}-second expiry, then waits out \
+             the expiry and {} second of grace",
+            word((expiry.after_ms + expiry.grace_ms) / 1000),
+            word(expiry.after_ms / 1000),
+            word(expiry.grace_ms / 1000)
+        ),
+        format!(
+            "its store holds {MAX_ENTRIES} keys, so the burst grows to {burst}; it keeps them {} s; \
+             each lookup takes {} ms",
+            RETENTION.as_secs(),
+            LOOKUP_DELAY.as_millis()
+        ),
+        format!("a duplicate waits at most {} s", WAIT.as_secs()),
+        format!("`a run of size 1, shrunk from {duplicates}`"),
+        format!("shrunk from {} duplicates to one", word(duplicates)),
+        format!("{} checks need only `[request]`", capital(word(runs_bare))),
+        format!("Each of the other {} needs", word(checks - runs_bare)),
+        format!("at most {} seconds together", word(MAX_EXPIRY_MS / 1000)),
+        format!(
+            "`expiry.grace_ms` ({} second unless stated)",
+            word(DEFAULT_GRACE_MS / 1000)
+        ),
+        format!("{} checks cannot run against it", capital(word(skipped))),
+        format!("the other {} checks would run", word(checks - skipped)),
+    ]
+}
+
+/// A count as the book writes it in prose.
+fn word(n: u64) -> &'static str {
+    const WORDS: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    WORDS.get(n as usize).copied().unwrap_or("many")
+}
+
+/// `word` at the start of a sentence.
+fn capital(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// Lines joined with single spaces, so that a fragment may wrap across lines of the page.
