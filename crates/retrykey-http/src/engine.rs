@@ -78,7 +78,8 @@ fn keyed(
     next: Next,
 ) -> impl Future<Output = Response<Body>> + Send {
     async move {
-        let (bytes, id, fingerprint) = match identify(&config, &parts, body, key).await {
+        let (mut parts, mut next) = (parts, next);
+        let (mut bytes, id, fingerprint) = match identify(&config, &parts, body, key).await {
             Ok(identified) => identified,
             Err(refusal) => return refusal,
         };
@@ -103,20 +104,15 @@ fn keyed(
                 Lookup::InFlight { wait, .. } => {
                     return Box::pin(wait_for_first(&config, wait)).await;
                 }
-                Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
-                    Ok(Reserve::Reserved(token)) => {
-                        let mut request = Request::from_parts(parts, body::full(bytes));
-                        // A handler whose effect shares the store's database fences its write
-                        // with this token (stage 6); any other handler ignores it.
-                        request.extensions_mut().insert(Reservation { id, token });
-                        return run_first_attempt(config, id, token, next.call(request)).await;
+                Lookup::Absent => {
+                    let claim = claim(Arc::clone(&config), id, fingerprint, (parts, bytes, next));
+                    match RunToCompletion(Some(Box::pin(claim))).await {
+                        Claimed::Ran(response) => return response,
+                        // Another request reserved the key between our lookup and our
+                        // reservation: look again, and wait for or replay the winner.
+                        Claimed::Taken(request) => (parts, bytes, next) = request,
                     }
-                    // Another request reserved the key between our lookup and our reservation:
-                    // look again, and wait for or replay the winner.
-                    Ok(Reserve::Taken) => continue,
-                    Ok(Reserve::Full) => return Problem::StoreFull.response(None),
-                    Err(error) => return store_unavailable(&id, &error),
-                },
+                }
             }
         }
         Problem::InProgress.response(None)
@@ -175,20 +171,52 @@ fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Bod
     Problem::StoreUnavailable.response(None)
 }
 
-/// Runs the first attempt for a reserved key so that the client cannot cancel it.
+/// A request that found its key absent, held while the key is claimed.
+type Unclaimed = (Parts, Bytes, Next);
+
+/// What claiming an absent key came to.
+enum Claimed {
+    /// The answer: the first attempt's, or the store's refusal.
+    Ran(Response<Body>),
+    /// Another request reserved the key first: the request, handed back to look again.
+    Taken(Unclaimed),
+}
+
+/// Reserves the key and runs the first attempt, as one piece the client cannot cancel.
 ///
 /// When a client disconnects, hyper drops the future serving its request. Were the attempt
 /// simply awaited here, it would stop at whatever await point it had reached (perhaps after
-/// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
-/// place while the client waits, and hands it to a task of its own if the client leaves: it
-/// runs to the end, its answer is stored, and a retry replays it.
-fn run_first_attempt(
+/// charging a card) and the key would stay reserved forever. The reservation belongs to the
+/// same piece: a client that left while a database store was still reserving would otherwise
+/// leave the key reserved with no attempt behind it, and every retry would wait out its lease.
+/// [`RunToCompletion`] polls the piece in place while the client waits, and hands it to a task
+/// of its own if the client leaves: it runs to the end, its answer is stored, and a retry
+/// replays it.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn's future holds its arguments twice"
+)]
+fn claim(
     config: Arc<Config>,
     id: EntryId,
-    token: Token,
-    handler: BoxFuture<Response<Body>>,
-) -> RunToCompletion {
-    RunToCompletion(Some(Box::pin(attempt(config, id, token, handler))))
+    fingerprint: Fingerprint,
+    (parts, bytes, next): Unclaimed,
+) -> impl Future<Output = Claimed> + Send {
+    async move {
+        match config.store().reserve(&id, &fingerprint).await {
+            Ok(Reserve::Reserved(token)) => {
+                let mut request = Request::from_parts(parts, body::full(bytes));
+                // A handler whose effect shares the store's database fences its write with
+                // this token (stage 6); any other handler ignores it.
+                request.extensions_mut().insert(Reservation { id, token });
+                let handler = next.call(request);
+                Claimed::Ran(attempt(config, id, token, handler).await)
+            }
+            Ok(Reserve::Taken) => Claimed::Taken((parts, bytes, next)),
+            Ok(Reserve::Full) => Claimed::Ran(Problem::StoreFull.response(None)),
+            Err(error) => Claimed::Ran(store_unavailable(&id, &error)),
+        }
+    }
 }
 
 /// The handler call and the record of its outcome. Every path ends in `complete` or
@@ -256,12 +284,12 @@ fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
 /// Cheaper than spawning every attempt up front (no extra task or cross-thread wake-up on
 /// the common path) and just as safe: the attempt is never dropped unfinished while the
 /// runtime is alive.
-struct RunToCompletion(Option<BoxFuture<Response<Body>>>);
+struct RunToCompletion<T: Send + 'static>(Option<BoxFuture<T>>);
 
-impl Future for RunToCompletion {
-    type Output = Response<Body>;
+impl<T: Send + 'static> Future for RunToCompletion<T> {
+    type Output = T;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response<Body>> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         let attempt = self
             .0
             .as_mut()
@@ -272,7 +300,7 @@ impl Future for RunToCompletion {
     }
 }
 
-impl Drop for RunToCompletion {
+impl<T: Send + 'static> Drop for RunToCompletion<T> {
     fn drop(&mut self) {
         if let Some(attempt) = self.0.take() {
             match tokio::runtime::Handle::try_current() {
