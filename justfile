@@ -390,6 +390,12 @@ slow-clients *args:
     cargo build -q --release -p retrykey-benches --bin slow-clients
     target/release/slow-clients --payments target/release/payments {{args}}
 
+# Stage 6: a steady mix of fresh keys, replays, conflicts, keyless and abandoned payments against one payments process (`--minutes M`, default 10; `--store memory|sqlite|postgres`; `--rate R`); a row per minute, fails on growth, p99 drift or a wrong answer.
+soak *args:
+    cargo build -q --release -p retrykey-replicas --bin payments
+    cargo build -q --release -p retrykey-benches --bin soak
+    target/release/soak --payments target/release/payments {{args}}
+
 # --- The book ---
 
 # Redraw the SVG next to each diagram source in docs/src/diagrams (offline, seconds).

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
+use retrykey_benches::number_after;
 use retrykey_server::loopback::LoopbackClient;
 use retrykey_testkit::load::PaymentsProcess;
 
@@ -237,16 +238,6 @@ fn padded_body(bytes: usize) -> String {
     let bare = r#"{"amount":5,"memo":""}"#;
     let memo = "x".repeat(bytes.saturating_sub(bare.len()));
     format!(r#"{{"amount":5,"memo":"{memo}"}}"#)
-}
-
-fn number_after(text: &str, label: &str) -> Option<u64> {
-    let start = text.find(label)? + label.len();
-    text[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .ok()
 }
 
 /// Rows in the SQLite store's keys table, and the bytes of answers they count.

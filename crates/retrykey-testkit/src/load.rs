@@ -41,6 +41,11 @@ impl PaymentsProcess {
         Ok(server)
     }
 
+    /// The process's id, to read its figures from `/proc`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `127.0.0.1:PORT`, for raw sockets.
     pub fn addr(&self) -> &str {
         self.url.trim_start_matches("http://")
