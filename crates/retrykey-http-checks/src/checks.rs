@@ -472,6 +472,51 @@ pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
     });
 }
 
+/// A client that leaves while its key is being reserved strands nothing: the reservation and
+/// the attempt after it finish without the client, and the retry replays the stored answer.
+pub fn leaving_during_the_reservation_strands_no_key(subject: &LayerUnderTest) {
+    run(async {
+        let setup = Setup {
+            // Short, so a variant that strands the key fails in seconds, not minutes.
+            options: |builder| builder.in_flight(InFlight::Wait(Duration::from_secs(2))),
+            hold_reservations: true,
+            ..Setup::default()
+        };
+        let rig = Rig::start(subject, setup).await;
+        let stream = rig
+            .open(&format!(
+                "POST /pay HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                 idempotency-key: k-stranded\r\ncontent-length: {}\r\n\r\n{PAY}",
+                PAY.len()
+            ))
+            .await;
+        // The store has reserved the key; its answer has not reached the layer yet.
+        within(
+            "the store to reserve the key",
+            rig.probe.granted_at_least(1),
+        )
+        .await;
+        drop(stream); // the client gives up
+        let mut abandoned = rig.abandoned.clone();
+        within(
+            "the server to drop the request",
+            abandoned.wait_for(|&n| n >= 1),
+        )
+        .await
+        .unwrap();
+        rig.probe.let_reservations_through();
+        within("the first attempt to be stored", rig.probe.completed(1)).await;
+        let retry = post(&rig, &key("k-stranded"), PAY).await;
+        assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
+        assert_eq!(
+            rig.probe.granted().len(),
+            1,
+            "one reservation, never a second"
+        );
+        assert_counts(&rig, 1, 1);
+    });
+}
+
 /// A duplicate whose client leaves while it waits is simply dropped; the first still counts once.
 pub fn waiting_client_that_leaves_changes_nothing(subject: &LayerUnderTest) {
     run(async {

@@ -79,6 +79,7 @@ macro_rules! __with_http_checks {
             reject_policy_answers_409_at_once
             callers_never_share_keys
             disconnected_first_request_still_completes
+            leaving_during_the_reservation_strands_no_key
             waiting_client_that_leaves_changes_nothing
             panicking_handler_releases_the_key
             full_store_refuses_new_keys_and_keeps_live_records

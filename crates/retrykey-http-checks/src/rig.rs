@@ -73,6 +73,9 @@ pub(crate) struct Probe {
     race: Option<(Barrier, AtomicUsize, usize)>,
     /// Every reservation the store granted, in order.
     granted: Mutex<Vec<Reservation>>,
+    /// When set, a granted reservation is held back from the layer until the gate opens, as a
+    /// database store's answer is still on its way after the claim committed.
+    held: Option<watch::Sender<bool>>,
 }
 
 impl Probe {
@@ -85,6 +88,20 @@ impl Probe {
     pub(crate) async fn completed(&self, n: usize) {
         let mut completed = self.completed.subscribe();
         let _ = completed.wait_for(|&count| count >= n).await;
+    }
+
+    /// Lets held reservations through to the layer.
+    pub(crate) fn let_reservations_through(&self) {
+        if let Some(gate) = &self.held {
+            gate.send_replace(true);
+        }
+    }
+
+    /// Waits until the store has granted at least `n` reservations.
+    pub(crate) async fn granted_at_least(&self, n: usize) {
+        while self.granted().len() < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The reservations the store granted so far, in order.
@@ -123,6 +140,9 @@ impl Entries for Probe {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .push(granted);
+                if let Some(gate) = &self.held {
+                    let _ = gate.subscribe().wait_for(|&open| open).await;
+                }
             }
             Ok(reserve)
         })
@@ -182,6 +202,8 @@ pub(crate) struct Setup {
     pub(crate) limits: StoreLimits,
     pub(crate) racers: usize,
     pub(crate) broken_store: bool,
+    /// Hold each granted reservation until [`Probe::let_reservations_through`].
+    pub(crate) hold_reservations: bool,
 }
 
 impl Default for Setup {
@@ -191,6 +213,7 @@ impl Default for Setup {
             limits: StoreLimits::default(),
             racers: 0,
             broken_store: false,
+            hold_reservations: false,
         }
     }
 }
@@ -225,6 +248,7 @@ impl Rig {
                 )
             }),
             granted: Mutex::default(),
+            held: setup.hold_reservations.then(|| watch::channel(false).0),
         });
         let builder = (setup.options)((subject.engine)(retrykey_http::IdempotencyLayer::builder()));
         let layer = builder.shared_store(probe.clone()).build();
