@@ -1,0 +1,3 @@
+//! `just disk-full`: to come in this change.
+
+fn main() {}
