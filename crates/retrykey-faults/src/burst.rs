@@ -115,8 +115,9 @@ pub fn run(service: &dyn Service, plan: &BurstPlan, stop: Instant) -> Log {
     log
 }
 
-/// One client: its keys in turn, each settled, replayed, and the one before it replayed again
-/// (so replays of stored keys run all through the burst, the fault included).
+/// One client: its keys in turn, each settled, replayed, and the one before it replayed again.
+/// While a key waits for its next attempt, the client replays the key it settled before, so
+/// replays of stored keys run all through the burst, the fault included.
 fn run_client(service: &dyn Service, plan: &BurstPlan, client: usize, stop: Instant) -> Log {
     let mut log = Log::default();
     let mut previous = None;
@@ -124,18 +125,12 @@ fn run_client(service: &dyn Service, plan: &BurstPlan, client: usize, stop: Inst
         if Instant::now() >= stop {
             break;
         }
-        if let Some(first) = settle(
-            service,
-            plan,
-            client,
-            (index, Purpose::First),
-            stop,
-            &mut log,
-        ) {
+        let key = (index, Purpose::First);
+        if let Some(first) = settle(service, plan, (client, previous), key, stop, &mut log) {
             log.firsts.insert(index, first);
             for replayed in [Some(index), previous].into_iter().flatten() {
                 let key = (replayed, Purpose::Replay);
-                if let Some(again) = settle(service, plan, client, key, stop, &mut log) {
+                if let Some(again) = settle(service, plan, (client, None), key, stop, &mut log) {
                     log.replays.push((replayed, again));
                 }
             }
@@ -146,35 +141,53 @@ fn run_client(service: &dyn Service, plan: &BurstPlan, client: usize, stop: Inst
     log
 }
 
-/// Sends `key` until its answer is definitive, the attempts run out, or `stop` passes.
+/// Sends `key` until its answer is definitive, the attempts run out, or `stop` passes; after
+/// each answer that is not, replays `meanwhile` (a key settled before) once.
 fn settle(
     service: &dyn Service,
     plan: &BurstPlan,
-    client: usize,
-    (index, purpose): (usize, Purpose),
+    (client, meanwhile): (usize, Option<usize>),
+    key: (usize, Purpose),
     stop: Instant,
     log: &mut Log,
 ) -> Option<String> {
-    let key = plan.key(index);
     for attempt in 0..plan.max_attempts {
         if Instant::now() >= stop {
             return None;
         }
-        let start = Instant::now();
-        let answer = service.send(client, &key, attempt, plan.deadline);
-        log.sent.push(SentRequest {
-            key: index,
-            purpose,
-            start,
-            took: start.elapsed(),
-            answer: answer.clone(),
-        });
-        if let Heard::Definitive(identity) = answer {
+        if let Heard::Definitive(identity) = send(service, plan, client, key, attempt, log) {
             return Some(identity);
+        }
+        if let Some(stored) = meanwhile {
+            let replay = (stored, Purpose::Replay);
+            if let Heard::Definitive(again) = send(service, plan, client, replay, attempt, log) {
+                log.replays.push((stored, again));
+            }
         }
         std::thread::sleep(backoff(attempt));
     }
     None
+}
+
+/// Sends one attempt of key `index` and logs it.
+fn send(
+    service: &dyn Service,
+    plan: &BurstPlan,
+    client: usize,
+    (index, purpose): (usize, Purpose),
+    attempt: u32,
+    log: &mut Log,
+) -> Heard {
+    let start = Instant::now();
+    let answer = service.send(client, &plan.key(index), attempt, plan.deadline);
+    log.sent.push(SentRequest {
+        key: index,
+        purpose,
+        start,
+        took: start.elapsed(),
+        answer: answer.clone(),
+    });
+    answer
 }
 
 #[cfg(test)]
@@ -227,17 +240,19 @@ mod tests {
         );
         assert_eq!(log.firsts.len(), 10);
         assert_eq!(log.firsts[&7], "answer of t-7");
-        // Each key replayed right away, and again after the client's next key, bar the last.
-        assert_eq!(log.replays.len(), 10 + 10 - 3);
+        // Each key replayed right away; each of the 7 keys that follow another on its client
+        // replays that one after each of its 2 retries, and once more when it is settled.
+        assert_eq!(log.replays.len(), 10 + 7 * 2 + 7);
         assert!(
             log.replays
                 .iter()
                 .all(|(key, answer)| log.firsts[key] == *answer)
         );
-        // Two retries and one success per key, then one request per replay.
+        // Two retries and one success per key.
         let firsts = log.sent.iter().filter(|s| s.purpose == Purpose::First);
         assert_eq!(firsts.count(), 30);
-        assert_eq!(service.effects.lock().unwrap()["t-0"], 3 + 2);
+        // t-0: settled in 3, replayed at once, twice while t-3 waits, once after t-3.
+        assert_eq!(service.effects.lock().unwrap()["t-0"], 3 + 1 + 2 + 1);
     }
 
     #[test]

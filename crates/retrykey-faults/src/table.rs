@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use crate::burst::{BurstPlan, Heard, Log};
+use crate::burst::{BurstPlan, Heard, Log, Purpose};
 
 /// When a fault was done to the service: from its first blow to the moment it was over (the
 /// server back up, the last connection severed, the last COMMIT's reply cut).
@@ -166,6 +166,40 @@ fn reconnect(log: &Log, fault: Window) -> Option<Duration> {
         .min()
 }
 
+/// What the clients saw while a fault lasted: the requests sent between its start and its end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct During {
+    /// Requests sent.
+    pub sent: usize,
+    /// Of those, answered "retry".
+    pub retried: usize,
+    /// Replays of settled keys sent.
+    pub replays_sent: usize,
+    /// Of those, answered definitively.
+    pub replays_served: usize,
+}
+
+impl During {
+    /// The requests of `log` sent during `fault`.
+    pub fn of(log: &Log, fault: Window) -> Self {
+        let mut during = Self::default();
+        let inside = log
+            .sent
+            .iter()
+            .filter(|sent| sent.start >= fault.start && sent.start < fault.end);
+        for sent in inside {
+            during.sent += 1;
+            let definitive = matches!(sent.answer, Heard::Definitive(_));
+            during.retried += usize::from(matches!(sent.answer, Heard::Retry(_)));
+            if sent.purpose == Purpose::Replay {
+                during.replays_sent += 1;
+                during.replays_served += usize::from(definitive);
+            }
+        }
+        during
+    }
+}
+
 /// Milliseconds, as the table shows durations.
 fn ms(duration: Duration) -> String {
     format!("{} ms", duration.as_millis())
@@ -220,7 +254,7 @@ pub fn render(rows: &[FaultRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::burst::{Purpose, SentRequest};
+    use crate::burst::SentRequest;
 
     fn plan() -> BurstPlan {
         BurstPlan {
@@ -319,6 +353,35 @@ mod tests {
                 "1 answers outside the contract (first: 500)",
                 "server up",
             ]
+        );
+    }
+
+    #[test]
+    fn during_counts_only_what_was_sent_inside_the_window() {
+        let at = Instant::now();
+        let mut log = clean_log(at);
+        let mut replay = sent(
+            0,
+            at + Duration::from_millis(150),
+            5,
+            Heard::Definitive("a".into()),
+        );
+        replay.purpose = Purpose::Replay;
+        log.sent.push(replay);
+        let fault = Window {
+            start: at + Duration::from_millis(50),
+            end: at + Duration::from_millis(300),
+        };
+        // The retry at 100 ms and the replay at 150 ms; not the successes at 0 and 400 ms.
+        let during = During::of(&log, fault);
+        assert_eq!(
+            during,
+            During {
+                sent: 2,
+                retried: 1,
+                replays_sent: 1,
+                replays_served: 1,
+            }
         );
     }
 
