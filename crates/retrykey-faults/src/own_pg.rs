@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::process::{Spawned, signal};
+use crate::process::{Spawned, on_timeout, signal};
 
 /// The role the services log in as.
 const ROLE: &str = "retrykey";
@@ -44,6 +44,8 @@ impl OwnServer {
         let dir = std::env::temp_dir().join(format!("retrykey-faults-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+        let undo = dir.clone();
+        on_timeout(move || drop(std::fs::remove_dir_all(undo)));
         let owner = if is_root() {
             Some(postgres_user()?)
         } else {

@@ -19,10 +19,10 @@ use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
 /// The whole run's cap: past it every process is killed and the run fails.
-const CAP: Duration = Duration::from_secs(150);
+const CAP: Duration = Duration::from_secs(120);
 
 /// How long one scenario's burst may run.
-const BURST: Duration = Duration::from_secs(30);
+const BURST: Duration = Duration::from_secs(25);
 
 /// When the fault comes, after the burst starts.
 const FAULT_AFTER: Duration = Duration::from_millis(1500);
