@@ -248,14 +248,21 @@ fn to_response(stored: &StoredResponse) -> Response<Body> {
     response
 }
 
-/// The book could not be read or written: nothing was charged.
+/// The book could not be read or written, or its commit's outcome is unknown (the reply to
+/// COMMIT was lost): this answer claims neither way. `Retry-After` sends the client back with
+/// the same key, and the key's record decides: the stored 201 if the charge committed, a fresh
+/// attempt if not.
 fn book_unavailable(error: &Error) -> Response<Body> {
     tracing::error!(%error, "payments ledger failed");
-    problem(
+    let mut response = problem(
         StatusCode::SERVICE_UNAVAILABLE,
         "ledger-unavailable",
         "The payments ledger is unavailable; retry later",
-    )
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The amount of a payment body, if it is `{"amount": N}` with N a positive integer.

@@ -104,6 +104,15 @@ impl FaultProxy {
         *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault);
     }
 
+    /// Whether the cut asked for by [`FaultProxy::arm`] still waits for its COMMIT: false once
+    /// a COMMIT has taken it, so a run can tell that its fault really happened.
+    pub fn is_armed(&self) -> bool {
+        self.armed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Plays an outage (`false`) or ends it (`true`): while the server is unreachable, each
     /// connection is cut at its next message and new ones are closed at once.
     pub fn set_reachable(&self, reachable: bool) {

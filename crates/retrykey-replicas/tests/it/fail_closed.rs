@@ -153,3 +153,53 @@ async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() 
     assert_eq!(observer.entries().await.expect("entries"), 2);
     server.stop().await;
 }
+
+// The reply to the charge's COMMIT is lost after the server committed: the service cannot know
+// whether the charge happened, so it claims neither way (503 with Retry-After) and leaves the
+// key's record as the commit left it. The retry reads that record: the committed 201, replayed,
+// and the handler does not run again.
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_charge_whose_commit_reply_is_lost_is_settled_by_its_record() {
+    let url = retrykey_durable_checks::admin::url();
+    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
+    let options = || StoreOptions::default().with_lease(Duration::from_secs(5));
+    let store = PgEntries::throwaway(&proxy.url(&url), options())
+        .await
+        .expect("a store behind the proxy");
+    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
+        .await
+        .expect("an observer");
+    let observed = PgPayments::new(&observer);
+    // The charge waits a second after the claim, so the cut can be armed between the two.
+    let payments = Payments::with_ledger(Duration::from_secs(1), Arc::new(PgPayments::new(&store)));
+    let layer = IdempotencyLayer::builder().store(store.clone()).build();
+    let server = Server::start(layer.layer(payments.service()))
+        .await
+        .expect("a server on 127.0.0.1");
+    let client = LoopbackClient::new(server.url());
+
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { pay(&client, "k-lost").await }
+    });
+    // The claim has committed once its record is visible past the proxy.
+    while observer.entries().await.expect("entries") == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    proxy.arm(CommitCut::AfterCommit);
+    let first = first.await.expect("the first attempt");
+    assert_eq!(first.status, 503, "{first:?}");
+    assert_eq!(first.header("retry-after"), Some("1"), "{first:?}");
+    assert!(!proxy.is_armed(), "the charge's COMMIT was not the one cut");
+    // The charge and the key's answer committed together, and nothing released the key.
+    assert_eq!(observed.charges().await.expect("charges"), 1);
+    assert_eq!(observer.entries().await.expect("entries"), 1);
+
+    let retry = pay(&client, "k-lost").await;
+    assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
+    assert!(retry.body.contains("\"payment\":"), "{retry:?}");
+    assert_eq!(payments.attempts(), 1, "the handler ran twice for one key");
+    assert_eq!(observed.charges().await.expect("charges"), 1);
+    server.stop().await;
+}

@@ -1,0 +1,185 @@
+//! Keyed payments over real TCP, one connection per request, every step bounded by the
+//! request's deadline, so that a server that stops answering shows as a timeout, never a hang.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::burst::{Heard, Service};
+
+/// The amount every keyed payment of a burst charges.
+const AMOUNT: u64 = 7;
+
+/// An HTTP answer, as far as the runs read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpReply {
+    /// The status code.
+    pub status: u16,
+    /// Whether it carries `Retry-After`.
+    pub retry_after: bool,
+    /// Its `Location`, if any.
+    pub location: Option<String>,
+    /// Its body.
+    pub body: String,
+}
+
+/// Sends one request to `addr` and reads the whole answer, within `deadline` in all.
+pub fn request(addr: &str, head: &str, body: &str, deadline: Duration) -> io::Result<HttpReply> {
+    let until = Instant::now() + deadline;
+    let left = || {
+        until
+            .checked_duration_since(Instant::now())
+            .filter(|left| !left.is_zero())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::TimedOut))
+    };
+    let socket: SocketAddr = addr.parse().map_err(io::Error::other)?;
+    let mut stream = TcpStream::connect_timeout(&socket, left()?)?;
+    stream.set_write_timeout(Some(left()?))?;
+    let message = format!(
+        "{head}\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(message.as_bytes())?;
+    let mut raw = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    loop {
+        stream.set_read_timeout(Some(left()?))?;
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&chunk[..n]),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    parse(&String::from_utf8_lossy(&raw)).ok_or_else(|| io::Error::other("not an HTTP answer"))
+}
+
+/// Reads a status line, the headers the runs need, and the body.
+fn parse(raw: &str) -> Option<HttpReply> {
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    let mut lines = head.lines();
+    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let mut reply = HttpReply {
+        status,
+        retry_after: false,
+        location: None,
+        body: body.to_owned(),
+    };
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        match name.trim().to_ascii_lowercase().as_str() {
+            "retry-after" => reply.retry_after = true,
+            "location" => reply.location = Some(value.trim().to_owned()),
+            _ => {}
+        }
+    }
+    Some(reply)
+}
+
+/// What a keyed payment's answer means to a client that retries until it is definitive.
+pub fn classify(reply: &io::Result<HttpReply>) -> Heard {
+    match reply {
+        Ok(reply) if reply.status == 201 => Heard::Definitive(format!(
+            "201 {} {}",
+            reply.location.as_deref().unwrap_or("-"),
+            reply.body.trim()
+        )),
+        // Unavailable, or the key's first attempt still running: the contract's "retry".
+        Ok(reply) if matches!(reply.status, 503 | 409) && reply.retry_after => {
+            Heard::Retry(reply.status.to_string())
+        }
+        Ok(reply) => Heard::Wrong(format!("{} {}", reply.status, reply.body.trim())),
+        Err(error) if error.kind() == io::ErrorKind::TimedOut => Heard::TimedOut,
+        Err(error) => Heard::Wrong(format!("connection: {error}")),
+    }
+}
+
+/// `payments` replicas over one store; attempt `n` of a client goes to replica
+/// `client + n` in turn, so a retry often meets another replica than its first attempt.
+pub struct PaymentsReplicas {
+    /// `127.0.0.1:PORT` of each replica.
+    pub replicas: Vec<String>,
+}
+
+impl Service for PaymentsReplicas {
+    fn send(&self, client: usize, key: &str, attempt: u32, deadline: Duration) -> Heard {
+        let replica = &self.replicas[(client + attempt as usize) % self.replicas.len()];
+        let head = format!(
+            "POST /payments HTTP/1.1\r\nIdempotency-Key: \"{key}\"\r\nContent-Type: application/json"
+        );
+        let body = format!("{{\"amount\": {AMOUNT}}}");
+        classify(&request(replica, &head, &body, deadline))
+    }
+}
+
+/// The charges the store holds, from `GET /payments/count`, retried for up to `patience`.
+pub fn charges(addr: &str, patience: Duration) -> anyhow::Result<u64> {
+    let until = Instant::now() + patience;
+    loop {
+        let reply = request(
+            addr,
+            "GET /payments/count HTTP/1.1",
+            "",
+            Duration::from_secs(5),
+        );
+        let read = reply.map_err(anyhow::Error::from).and_then(|reply| {
+            let json: serde_json::Value = serde_json::from_str(&reply.body)
+                .with_context(|| format!("answer {} {:?}", reply.status, reply.body))?;
+            json["charges"].as_u64().context("no charges in the count")
+        });
+        match read {
+            Ok(charges) => return Ok(charges),
+            Err(error) if Instant::now() >= until => return Err(error),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CREATED: &str = "HTTP/1.1 201 Created\r\nlocation: /payments/4\r\ncontent-length: 14\r\n\r\n{\"payment\":4}\n";
+
+    #[test]
+    fn a_created_payment_is_definitive_with_its_location_and_body() {
+        let reply = parse(CREATED).expect("an answer");
+        assert_eq!(reply.location.as_deref(), Some("/payments/4"));
+        assert_eq!(
+            classify(&Ok(reply)),
+            Heard::Definitive("201 /payments/4 {\"payment\":4}".into())
+        );
+    }
+
+    #[test]
+    fn unavailable_is_a_retry_only_with_retry_after() {
+        let with = parse("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\r\n{}").unwrap();
+        assert_eq!(classify(&Ok(with)), Heard::Retry("503".into()));
+        let without = parse("HTTP/1.1 503 Service Unavailable\r\n\r\n{}").unwrap();
+        assert_eq!(classify(&Ok(without)), Heard::Wrong("503 {}".into()));
+        let error = parse("HTTP/1.1 500 Internal Server Error\r\n\r\noops").unwrap();
+        assert_eq!(classify(&Ok(error)), Heard::Wrong("500 oops".into()));
+    }
+
+    #[test]
+    fn silence_is_a_timeout_and_a_reset_is_wrong() {
+        let silent = Err(io::ErrorKind::TimedOut.into());
+        assert_eq!(classify(&silent), Heard::TimedOut);
+        let reset = Err(io::ErrorKind::ConnectionReset.into());
+        assert!(matches!(classify(&reset), Heard::Wrong(_)));
+        assert_eq!(parse("garbage"), None);
+    }
+
+    #[test]
+    fn a_server_that_never_answers_times_out_at_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let reply = request(&addr, "GET / HTTP/1.1", "", Duration::from_millis(300));
+        assert_eq!(reply.unwrap_err().kind(), io::ErrorKind::TimedOut);
+        drop(listener);
+    }
+}
