@@ -10,10 +10,13 @@
 //!   any block that shows a `$ ` line, nested in a list, a quote or an indented code block is an
 //!   error too, since the runner only reads blocks at the top level.
 //! - **Console blocks.** Every fence whose info string starts with `console`, in any letter case,
-//!   is checked. Exactly two kinds exist: `console` (always run) and `console,slow` (run only with
+//!   is checked. Exactly four kinds exist: `console` (always run), `console,slow` (run only with
 //!   `RETRYKEY_DOCS_SLOW=1`, as `just docs-check` and `just ci` do; without it the commands are
-//!   reported as skipped and counted, never as passed). Anything else (`Console`,
-//!   `console,fast`, ...) is rejected.
+//!   reported as skipped and counted, never as passed), and two slow kinds that need the machine
+//!   to offer something: `console,slow,root` (root, as mounting a filesystem does) and
+//!   `console,slow,postgres` (PostgreSQL's server programs, for a run that starts a server of
+//!   its own). Where the need is missing, their commands are skipped and counted the same way.
+//!   Anything else (`Console`, `console,fast`, ...) is rejected.
 //! - **Commands and output.** In a console block a line starting with `$ ` is a command, run with
 //!   bash from the workspace root; the lines after it, up to the next command or the fence, are
 //!   its output, stdout and stderr merged. A command whose line ends in one `\` goes on at the
@@ -48,6 +51,27 @@ use crate::{Error, read, workspace_root};
 pub use check::{Mismatch, Ran, matches, run};
 pub use parse::parse;
 
+/// What a console block needs from the machine beyond the workspace and its tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Root, as mounting a filesystem does (`console,slow,root`).
+    Root,
+    /// PostgreSQL's server programs, for a run that starts a server of its own
+    /// (`console,slow,postgres`).
+    PostgresServer,
+}
+
+impl Need {
+    /// Why this machine cannot run the block, or `None` when it can.
+    pub fn missing(self) -> Option<String> {
+        match self {
+            Need::Root if retrykey_faults::own_pg::is_root() => None,
+            Need::Root => Some("not root".to_owned()),
+            Need::PostgresServer => retrykey_faults::own_pg::server_binaries().err(),
+        }
+    }
+}
+
 /// One command shown in the docs, with the output and exit status the docs promise.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shown {
@@ -63,6 +87,8 @@ pub struct Shown {
     pub exit: i32,
     /// Whether the block is marked `slow`.
     pub slow: bool,
+    /// What the block needs from the machine, if anything.
+    pub needs: Option<Need>,
 }
 
 /// A shell block the docs mark as not run, with the reason they give.

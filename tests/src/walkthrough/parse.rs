@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{NotRun, Shown, Walkthrough};
+use super::{Need, NotRun, Shown, Walkthrough};
 use crate::Error;
 
 /// A fence line: its character, its length, its indent and its info string.
@@ -70,8 +70,9 @@ fn nested_fence(line: &str) -> Option<Fence<'_>> {
 /// How the runner treats a block, from its info string.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
-    /// A session that runs: `console` or `console,slow`.
-    Console { slow: bool },
+    /// A session that runs: `console`, `console,slow`, or a slow one that needs the machine to
+    /// offer something (`console,slow,root`, `console,slow,postgres`).
+    Console { slow: bool, needs: Option<Need> },
     /// A block marked `<lang>,not-run: <reason>`, whatever its language.
     NotRun(String),
     /// Any other block: fine unless it shows a `$ ` prompt line.
@@ -101,13 +102,19 @@ pub(crate) fn language(info: &str) -> &str {
 /// The kind of block an info string opens, or why it is refused.
 fn kind(info: &str) -> Result<Kind, String> {
     if info.to_ascii_lowercase().starts_with("console") {
-        return match info {
-            "console" => Ok(Kind::Console { slow: false }),
-            "console,slow" => Ok(Kind::Console { slow: true }),
-            _ => Err(format!(
-                "unknown console block kind `{info}`: write `console` or `console,slow`"
-            )),
+        let (slow, needs) = match info {
+            "console" => (false, None),
+            "console,slow" => (true, None),
+            "console,slow,root" => (true, Some(Need::Root)),
+            "console,slow,postgres" => (true, Some(Need::PostgresServer)),
+            _ => {
+                return Err(format!(
+                    "unknown console block kind `{info}`: write `console`, `console,slow`, \
+                     `console,slow,root` or `console,slow,postgres`"
+                ));
+            }
         };
+        return Ok(Kind::Console { slow, needs });
     }
     let language = language(info);
     let rest = &info[language.len()..];
@@ -156,7 +163,7 @@ pub(crate) fn shows_prompt(line: &str) -> bool {
 #[derive(Clone, Copy, Debug)]
 enum Open {
     /// A console block: its commands run.
-    Console { slow: bool },
+    Console { slow: bool, needs: Option<Need> },
     /// A block marked not-run: its lines are not read.
     NotRun,
     /// Any other block: a `$ ` line in it is an error.
@@ -195,7 +202,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
         let Some((fence, opened, block)) = open else {
             if let Some(fence) = opening_fence(line) {
                 let block = match kind(fence.info).map_err(|r| malformed(number, r))? {
-                    Kind::Console { slow } => Open::Console { slow },
+                    Kind::Console { slow, needs } => Open::Console { slow, needs },
                     Kind::NotRun(reason) => {
                         found.not_run.push(NotRun {
                             file: file.to_path_buf(),
@@ -223,8 +230,8 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
             }
             continue;
         }
-        let slow = match block {
-            Open::Console { slow } => slow,
+        let (slow, needs) = match block {
+            Open::Console { slow, needs } => (slow, needs),
             Open::NotRun => continue,
             Open::Other if shows_prompt(line) => {
                 return Err(malformed(
@@ -269,6 +276,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Walkthrough, Error> {
                 output: Vec::new(),
                 exit: 0,
                 slow,
+                needs,
             });
         } else {
             let last = found.shown[block_start..]
@@ -365,6 +373,27 @@ pub(super) mod tests {
         }
     }
 
+    // A slow block may name what it needs from the machine; each command carries it.
+    #[test]
+    fn console_blocks_name_what_they_need() {
+        let text = "```console,slow,root\n$ mount\n```\n```console,slow,postgres\n$ initdb\n```\n```console\n$ echo\n```\n";
+        let found = parsed(text);
+        let needs: Vec<(&str, bool, Option<Need>)> = found
+            .shown
+            .iter()
+            .map(|s| (s.command.as_str(), s.slow, s.needs))
+            .collect();
+        assert_eq!(
+            needs,
+            vec![
+                ("mount", true, Some(Need::Root)),
+                ("initdb", true, Some(Need::PostgresServer)),
+                ("echo", false, None)
+            ]
+        );
+        assert!(refused("```console,root\n$ x\n```\n").contains("unknown console block kind"));
+    }
+
     // Commands and their output are read from console blocks; marked shell blocks are listed.
     #[test]
     fn parses_console_blocks() {
@@ -436,7 +465,7 @@ pub(super) mod tests {
     fn rejects_unknown_console_kinds() {
         assert_eq!(
             refused("text\n```Console\n$ echo a\n```\n"),
-            "x.md:2: unknown console block kind `Console`: write `console` or `console,slow`"
+            "x.md:2: unknown console block kind `Console`: write `console`, `console,slow`, `console,slow,root` or `console,slow,postgres`"
         );
         assert!(refused("~~~CONSOLE,slow\n$ x\n~~~\n").starts_with("x.md:1: unknown console"));
         assert!(refused("```console,fast\n$ x\n```\n").starts_with("x.md:1: unknown console"));

@@ -112,10 +112,17 @@ fn every_shown_command_prints_what_the_docs_say() {
     // A command that needs `just`, where `just` is missing, is skipped, and so is every later
     // command of its page: a page is a session, and what follows may stand on what it made.
     let mut without_just = 0;
+    let mut unmet: Vec<String> = Vec::new();
     let mut order: Vec<usize> = Vec::new();
     let mut page_lost: Option<&Path> = None;
     for (index, item) in all.shown.iter().enumerate() {
         if (item.slow && !with_slow) || !chosen(&item.file) {
+            continue;
+        }
+        // A session that needs root or a PostgreSQL server's programs the machine lacks is
+        // skipped and named, as one without `just` is.
+        if let Some(missing) = item.needs.and_then(|need| need.missing()) {
+            unmet.push(format!("{}:{} ({missing})", item.file.display(), item.line));
             continue;
         }
         let lost =
@@ -170,6 +177,13 @@ fn every_shown_command_prints_what_the_docs_say() {
         report.push_str(&format!(
             "; {without_just} commands need `just` (or follow one on their page), which is not \
              installed (`pip install rust-just`): skipped, not checked"
+        ));
+    }
+    if !unmet.is_empty() {
+        report.push_str(&format!(
+            "; {} commands need what this machine lacks, skipped, not checked: {}",
+            unmet.len(),
+            unmet.join(", ")
         ));
     }
     if other_pages > 0 {
