@@ -212,7 +212,7 @@ ci:
     together "step cargo test -q --no-run" \
         "step cargo build -q --release -p retrykey-tests --bin simulate"
     together "tests_then_mark && step just test-negatives" \
-        "step just mutants && after_tests && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
+        "step just mutants && after_tests && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
     rm -r "$(dirname "$tested")"
     echo "== ci: all steps passed in $SECONDS s"
 

@@ -24,6 +24,7 @@ use clap::{Parser, ValueEnum};
 use retrykey_benches::number_after;
 use retrykey_server::loopback::LoopbackClient;
 use retrykey_testkit::load::{PaymentsProcess, resident_bytes};
+use retrykey_testkit::{FreshSchema, ScratchFile};
 use tokio::sync::Semaphore;
 
 const URL_VAR: &str = "RETRYKEY_PG_URL";
@@ -93,7 +94,8 @@ enum Kind {
 struct Answered {
     key: String,
     body: String,
-    at: Instant,
+    /// When its first request was sent: the record expires a retention after it, or later.
+    sent: Instant,
 }
 
 /// What the traffic shares: the client, recent answers, and the running counts.
@@ -103,6 +105,11 @@ struct Traffic {
     recent: Mutex<VecDeque<Answered>>,
     /// A replay or conflict only picks a key this young: well inside the retention.
     young: Duration,
+    retention: Duration,
+    /// Replays and conflicts that reached a key after its retention (see [`Traffic::late`]).
+    late: AtomicU64,
+    /// Requests started, taken and reset with each row.
+    started: AtomicU64,
     next: AtomicU64,
     /// Charges the server should hold: fresh, keyless and abandoned payments.
     effects: AtomicU64,
@@ -124,6 +131,8 @@ struct Row {
     at: Duration,
     /// The interval this row covers.
     span: Duration,
+    /// Requests started in it.
+    started: u64,
     requests: usize,
     p50: Duration,
     p99: Duration,
@@ -149,30 +158,29 @@ fn main() -> anyhow::Result<()> {
     if args.minutes == 0 || args.rate == 0 || args.retention_s == 0 {
         bail!("--minutes, --rate and --retention-s must be above zero");
     }
-    let cap = args.minutes * 60 + 180;
-    retrykey_testkit::load::run_within(cap, soak(args))
-}
-
-async fn soak(args: Args) -> anyhow::Result<()> {
-    let Some(place) = Place::new(args.store)? else {
+    let Some(place) = Place::new(args.store) else {
         println!("soak: skipped ({URL_VAR} is not set: the postgres store needs a server)");
         return Ok(());
     };
+    let cap = args.minutes * 60 + 180;
+    // The place outlives the runtime: its file is removed, or its schema dropped, when it drops
+    // here, also after the cap cut the run short.
+    retrykey_testkit::load::run_within(cap, soak(&args, &place))
+}
+
+async fn soak(args: &Args, place: &Place) -> anyhow::Result<()> {
     let server_args = [
         "--store".to_owned(),
         place.store_flag(),
         "--pg-schema".to_owned(),
-        place.schema.clone(),
+        place.schema_name(),
         "--retention".to_owned(),
         format!("{}s", args.retention_s),
         "--max-entries".to_owned(),
         "10000000".to_owned(),
     ];
     let server = PaymentsProcess::start(&args.payments, &server_args)?;
-    let outcome = run(&args, &server, &place).await;
-    drop(server);
-    place.remove().await;
-    outcome
+    run(args, &server, place).await
 }
 
 async fn run(args: &Args, server: &PaymentsProcess, place: &Place) -> anyhow::Result<()> {
@@ -192,6 +200,9 @@ async fn run(args: &Args, server: &PaymentsProcess, place: &Place) -> anyhow::Re
         addr: server.addr().to_owned(),
         recent: Mutex::new(VecDeque::new()),
         young: Duration::from_secs(args.retention_s) / 2,
+        retention: Duration::from_secs(args.retention_s),
+        late: AtomicU64::new(0),
+        started: AtomicU64::new(0),
         next: AtomicU64::new(0),
         effects: AtomicU64::new(0),
         window: Mutex::new(Window::default()),
@@ -204,7 +215,12 @@ async fn run(args: &Args, server: &PaymentsProcess, place: &Place) -> anyhow::Re
     };
     let rows = drive(args, &traffic, total, every, &mut sampler).await?;
     let charges = charges(&traffic.client).await?;
-    let verdicts = judge(args, &rows, charges, traffic.effects.load(Ordering::SeqCst));
+    let paid = Paid {
+        charges,
+        effects: traffic.effects.load(Ordering::SeqCst),
+        late: traffic.late.load(Ordering::SeqCst),
+    };
+    let verdicts = judge(args, &rows, &paid);
     print_verdicts(&verdicts, &traffic);
     if verdicts.iter().any(|v| v.held == Some(false)) {
         bail!("the soak broke a bound: see the lines marked FAIL");
@@ -233,6 +249,7 @@ async fn drive(
     while started.elapsed() < total {
         ticks.tick().await;
         let permit = Arc::clone(&permits).acquire_owned().await?;
+        traffic.started.fetch_add(1, Ordering::Relaxed);
         let sender = Arc::clone(traffic);
         let kind = MIX[n % MIX.len()];
         n += 1;
@@ -321,6 +338,7 @@ impl Traffic {
 
     async fn fresh(&self) -> Result<(), Failure> {
         let key = self.new_key("");
+        let sent = Instant::now();
         let reply = self.post(Some(&key), BODY).await?;
         if reply.status != 201 || reply.replayed {
             return Err(Failure::wrong(&key, "201, not replayed", &reply));
@@ -330,28 +348,45 @@ impl Traffic {
         recent.push_back(Answered {
             key,
             body: reply.body,
-            at: Instant::now(),
+            sent,
         });
         Ok(())
     }
 
     /// A key answered recently enough that the store certainly still holds it.
-    fn pick(&self) -> Option<(String, String)> {
+    fn pick(&self) -> Option<(String, String, Instant)> {
         let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        while recent.front().is_some_and(|a| a.at.elapsed() > self.young) {
+        while recent
+            .front()
+            .is_some_and(|a| a.sent.elapsed() > self.young)
+        {
             recent.pop_front();
         }
         let n = self.next.load(Ordering::Relaxed) as usize;
         let len = recent.len();
         let picked = recent.get(n.checked_rem(len)?)?;
-        Some((picked.key.clone(), picked.body.clone()))
+        Some((picked.key.clone(), picked.body.clone(), picked.sent))
+    }
+
+    /// A replay or conflict answered as a new payment, after the key's retention had run out
+    /// since its first request: the soak was late, not the server wrong. It charged.
+    fn late(&self, reply: &Reply, first_sent: Instant) -> bool {
+        let late = reply.status == 201 && !reply.replayed && first_sent.elapsed() > self.retention;
+        if late {
+            self.effects.fetch_add(1, Ordering::SeqCst);
+            self.late.fetch_add(1, Ordering::SeqCst);
+        }
+        late
     }
 
     async fn replay(&self) -> Result<(), Failure> {
-        let Some((key, first)) = self.pick() else {
+        let Some((key, first, sent)) = self.pick() else {
             return self.fresh().await;
         };
         let reply = self.post(Some(&key), BODY).await?;
+        if self.late(&reply, sent) {
+            return Ok(());
+        }
         if reply.status != 201 || !reply.replayed || reply.body != first {
             return Err(Failure::wrong(
                 &key,
@@ -363,10 +398,13 @@ impl Traffic {
     }
 
     async fn conflict(&self) -> Result<(), Failure> {
-        let Some((key, _)) = self.pick() else {
+        let Some((key, _, sent)) = self.pick() else {
             return self.fresh().await;
         };
         let reply = self.post(Some(&key), OTHER_BODY).await?;
+        if self.late(&reply, sent) {
+            return Ok(());
+        }
         if reply.status != 422 {
             return Err(Failure::wrong(&key, "422", &reply));
         }
@@ -439,67 +477,60 @@ impl Failure {
     }
 }
 
-/// Where the server keeps its data, and how the soak reads its figures.
+/// Where the server keeps its data, and how the soak reads its figures. Dropped, it removes
+/// the SQLite file or drops the PostgreSQL schema.
 struct Place {
     store: Store,
-    /// The SQLite file (a temporary one).
-    file: PathBuf,
-    /// The PostgreSQL schema (a new one, dropped at the end).
-    schema: String,
+    file: ScratchFile,
+    schema: Option<FreshSchema>,
     url: Option<String>,
 }
 
 impl Place {
     /// `None` when the store needs PostgreSQL and there is none.
-    fn new(store: Store) -> anyhow::Result<Option<Self>> {
+    fn new(store: Store) -> Option<Self> {
         let url = std::env::var(URL_VAR).ok().filter(|url| !url.is_empty());
         if store == Store::Postgres && url.is_none() {
-            return Ok(None);
+            return None;
         }
-        let pid = std::process::id();
-        Ok(Some(Self {
+        Some(Self {
             store,
-            file: std::env::temp_dir().join(format!("retrykey-soak-{pid}.sqlite")),
-            schema: format!("soak_{pid}"),
+            file: ScratchFile::new("soak"),
+            schema: (store == Store::Postgres)
+                .then(|| url.as_deref().map(FreshSchema::new))
+                .flatten(),
             url,
-        }))
+        })
     }
 
     fn store_flag(&self) -> String {
         match self.store {
             Store::Memory => "memory".to_owned(),
-            Store::Sqlite => format!("sqlite:{}", self.file.display()),
+            Store::Sqlite => format!("sqlite:{}", self.file.path().display()),
             Store::Postgres => "postgres".to_owned(),
         }
+    }
+
+    /// The schema the server opens (unused but for PostgreSQL).
+    fn schema_name(&self) -> String {
+        self.schema.as_ref().map_or_else(
+            || "soak_unused".to_owned(),
+            |schema| schema.name().to_owned(),
+        )
     }
 
     async fn figures(&self, last_lsn: &mut Option<i64>) -> anyhow::Result<Option<DbFigures>> {
         match self.store {
             Store::Memory => Ok(None),
             Store::Sqlite => {
-                let file = self.file.clone();
+                let file = self.file.path().to_owned();
                 tokio::task::spawn_blocking(move || sqlite_figures(&file).map(Some)).await?
             }
             Store::Postgres => {
                 let url = self.url.as_deref().context("no PostgreSQL URL")?;
-                pg_figures(url, &self.schema, last_lsn).await.map(Some)
-            }
-        }
-    }
-
-    async fn remove(&self) {
-        match self.store {
-            Store::Memory => {}
-            Store::Sqlite => retrykey_testkit::remove_files(&self.file),
-            Store::Postgres => {
-                if let Some(url) = &self.url
-                    && let Ok((client, connection)) =
-                        tokio_postgres::connect(url, tokio_postgres::NoTls).await
-                {
-                    tokio::spawn(connection);
-                    let drop = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
-                    let _ = client.batch_execute(&drop).await;
-                }
+                pg_figures(url, &self.schema_name(), last_lsn)
+                    .await
+                    .map(Some)
             }
         }
     }
@@ -595,6 +626,7 @@ impl Sampler<'_> {
         Ok(Row {
             at,
             span,
+            started: traffic.started.swap(0, Ordering::Relaxed),
             requests: latencies.len(),
             p50: at_q(0.50),
             p99: at_q(0.99),
@@ -638,7 +670,8 @@ impl Store {
 fn print_header() {
     println!(
         "(rows, keys: the keys table and its index; db: every table of the store, the charges \
-         included; WAL: the SQLite log's file, or the PostgreSQL log written in the interval)"
+         included; WAL: the SQLite log's file, or the log the whole PostgreSQL server wrote in \
+         the interval)"
     );
     println!(
         "{:>6} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>8} {:>5} {:>7} {:>9} {:>9} {:>9}",
@@ -709,7 +742,12 @@ impl Verdict {
 /// Every bound the run must keep. The first row is the warm-up; the rows after it are split
 /// into a first and a last half, and a figure that keeps growing shows as a last half above
 /// the first one by more than its margin.
-fn judge(args: &Args, rows: &[Row], charges: u64, effects: u64) -> Vec<Verdict> {
+fn judge(args: &Args, rows: &[Row], paid: &Paid) -> Vec<Verdict> {
+    let Paid {
+        charges,
+        effects,
+        late,
+    } = *paid;
     let (wrong, errors): (u64, u64) = rows
         .iter()
         .fold((0, 0), |(w, e), r| (w + r.wrong, e + r.errors));
@@ -724,7 +762,8 @@ fn judge(args: &Args, rows: &[Row], charges: u64, effects: u64) -> Vec<Verdict> 
         Verdict::new(
             charges == effects,
             format!(
-                "charges: {charges} on the server, {effects} paid for (fresh, keyless and abandoned keys): equal"
+                "charges: {charges} on the server, {effects} paid for (fresh, keyless and abandoned keys, \
+                 and {late} replays or conflicts that reached a key past its retention): equal"
             ),
         ),
     ];
@@ -741,8 +780,34 @@ fn judge(args: &Args, rows: &[Row], charges: u64, effects: u64) -> Vec<Verdict> 
     if steady.iter().any(|r| r.db.is_some()) {
         verdicts.extend(db_bounds(args, first, last));
     }
+    verdicts.push(rate_kept(args, steady));
     verdicts.push(p99_drift(args, steady));
     verdicts
+}
+
+/// What the server charged against what the traffic paid for.
+#[derive(Clone, Copy)]
+struct Paid {
+    charges: u64,
+    effects: u64,
+    /// Replays and conflicts that reached a key after its retention, and so charged.
+    late: u64,
+}
+
+/// The rate the traffic kept: a server that slowed down would otherwise be judged on less load.
+/// Over the full rows after the warm-up (the drain row is left out), at least 90% of `--rate`.
+fn rate_kept(args: &Args, steady: &[Row]) -> Verdict {
+    let full = &steady[..steady.len() - 1];
+    let started: u64 = full.iter().map(|r| r.started).sum();
+    let seconds: f64 = full.iter().map(|r| r.span.as_secs_f64()).sum();
+    let kept = started as f64 / seconds.max(f64::EPSILON);
+    let floor = 0.9 * args.rate as f64;
+    Verdict::new(
+        kept >= floor,
+        format!(
+            "rate: {kept:.1} requests/s started after the warm-up, at least {floor:.1} (90% of --rate)"
+        ),
+    )
 }
 
 /// The p99 of the last half against the first, over the full intervals (the drain row is left
@@ -867,5 +932,136 @@ fn print_verdicts(verdicts: &[Verdict], traffic: &Traffic) {
             None => "info",
         };
         println!("{mark} {}", verdict.what);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(store: &str) -> Args {
+        Args::parse_from(["soak", "--payments", "payments", "--store", store])
+    }
+
+    /// A full minute's row at minute `n`: 100 requests/s, the given memory, files, keys and p99.
+    fn row(n: u64, rss_mib: u64, fds: u64, keys: u64, p99_ms: u64) -> Row {
+        Row {
+            at: Duration::from_secs(60 * n),
+            span: Duration::from_secs(60),
+            started: 6000,
+            requests: 6000,
+            p50: Duration::from_millis(1),
+            p99: Duration::from_millis(p99_ms),
+            errors: 0,
+            wrong: 0,
+            rss: rss_mib << 20,
+            fds,
+            db: Some(DbFigures {
+                rows: keys,
+                keys_bytes: keys * 300,
+                file_bytes: 1 << 20,
+                wal_bytes: 4 << 20,
+            }),
+        }
+    }
+
+    fn steady(minutes: u64, rss: impl Fn(u64) -> u64, keys: impl Fn(u64) -> u64) -> Vec<Row> {
+        (1..=minutes)
+            .map(|n| row(n, rss(n), 30, keys(n), 20))
+            .collect()
+    }
+
+    fn paid(effects: u64) -> Paid {
+        Paid {
+            charges: effects,
+            effects,
+            late: 0,
+        }
+    }
+
+    fn failed(verdicts: &[Verdict]) -> Vec<&str> {
+        verdicts
+            .iter()
+            .filter(|v| v.held == Some(false))
+            .map(|v| v.what.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_flat_run_keeps_every_bound() {
+        let rows = steady(12, |_| 12, |_| 250);
+        let verdicts = judge(&args("sqlite"), &rows, &paid(40_000));
+        assert_eq!(failed(&verdicts), Vec::<&str>::new());
+        assert!(
+            verdicts.iter().all(|v| v.held == Some(true)),
+            "every bound judged"
+        );
+    }
+
+    #[test]
+    fn memory_that_keeps_growing_fails() {
+        let rows = steady(12, |n| 10 + 4 * n, |_| 250);
+        let verdicts = judge(&args("sqlite"), &rows, &paid(40_000));
+        let failed = failed(&verdicts);
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(failed[0].starts_with("RSS"), "{failed:?}");
+    }
+
+    #[test]
+    fn rows_past_the_retention_window_fail() {
+        // 100 requests/s, 10 of 20 keyed: 50 new keys/s, 5 s kept: at most 5 x 50 x 1.5 + 100.
+        let rows = steady(12, |_| 12, |n| if n == 9 { 476 } else { 250 });
+        let verdicts = judge(&args("sqlite"), &rows, &paid(40_000));
+        let failed = failed(&verdicts);
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(
+            failed[0].starts_with("rows: at most 476 keys stored, allowed 475"),
+            "{failed:?}"
+        );
+    }
+
+    #[test]
+    fn a_charge_count_that_differs_fails() {
+        let rows = steady(12, |_| 12, |_| 250);
+        let paid = Paid {
+            charges: 40_001,
+            effects: 40_000,
+            late: 0,
+        };
+        let failed = failed(&judge(&args("memory"), &rows, &paid)).join("\n");
+        assert!(
+            failed.starts_with("charges: 40001 on the server, 40000 paid for"),
+            "{failed}"
+        );
+    }
+
+    #[test]
+    fn p99_drift_fails_a_long_run_and_is_only_shown_for_a_short_one() {
+        let drifting = |minutes: u64| -> Vec<Row> {
+            (1..=minutes)
+                .map(|n| row(n, 12, 30, 250, if n > minutes / 2 { 200 } else { 20 }))
+                .collect()
+        };
+        let long = judge(&args("memory"), &drifting(14), &paid(1));
+        assert!(
+            failed(&long).iter().any(|f| f.starts_with("p99")),
+            "judged and failed"
+        );
+        let short = judge(&args("memory"), &drifting(6), &paid(1));
+        let p99 = short
+            .iter()
+            .find(|v| v.what.starts_with("p99"))
+            .expect("p99 line");
+        assert_eq!(p99.held, None, "shown, not judged: {}", p99.what);
+    }
+
+    #[test]
+    fn a_rate_that_was_not_kept_fails() {
+        let mut rows = steady(12, |_| 12, |_| 250);
+        for row in &mut rows {
+            row.started = 4000; // 67 requests/s of the 100 asked for
+        }
+        let failed = failed(&judge(&args("memory"), &rows, &paid(1))).join("\n");
+        assert!(failed.starts_with("rate: 66.7 requests/s"), "{failed}");
     }
 }
