@@ -88,6 +88,35 @@ pub(crate) async fn sweep(conn: &mut Connection, now_ms: i64, limit: i64) -> PgR
     })
 }
 
+/// Deletes up to `limit` finished entries past their retention, credits what that freed to
+/// `shard`'s row, which the transaction holds already, and commits: one round trip. The
+/// entries go first, in the statement, so their rows are locked before the usage row is
+/// written.
+pub(crate) async fn sweep_into_and_commit(
+    conn: &mut Connection,
+    shard: i32,
+    now_ms: i64,
+    limit: i64,
+) -> PgResult<()> {
+    conn.execute_and_commit(
+        "WITH gone AS (
+             DELETE FROM http_keys WHERE entry_id IN (
+                 SELECT entry_id FROM http_keys
+                 WHERE expires_at <= $1::bigint
+                 ORDER BY expires_at LIMIT $2::bigint
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING size),
+         freed AS (SELECT count(*) AS entries, coalesce(sum(size), 0)::bigint AS held FROM gone)
+         UPDATE http_keys_usage
+         SET room = room + freed.entries, bytes = bytes - freed.held
+         FROM freed
+         WHERE shard = $3 AND freed.entries > 0",
+        &[&now_ms, &limit, &shard],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Writes `credit` into `shard`'s row.
 pub(crate) async fn apply(conn: &mut Connection, shard: i32, credit: Credit) -> PgResult<()> {
     if credit != Credit::default() {
