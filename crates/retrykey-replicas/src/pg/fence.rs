@@ -71,7 +71,10 @@ pub(crate) async fn finish_and_commit(
     expires_at: i64,
 ) -> PgResult<()> {
     // One statement, key row first and usage row second (the lock order of usage.rs), sent
-    // with the COMMIT.
+    // with the COMMIT. The bytes count only as a sum over the rows, so they go to the first
+    // usage row from the key's own that no other transaction holds: a claim holds its row until
+    // its commit is flushed, and waiting for it here would add that flush to this one. Only
+    // when every row is held does it wait, for the key's own.
     conn.execute_and_commit(
         "WITH answered AS (
              UPDATE http_keys
@@ -80,7 +83,14 @@ pub(crate) async fn finish_and_commit(
              WHERE entry_id = $1
              RETURNING 1)
          UPDATE http_keys_usage SET bytes = bytes + $6::bigint
-         WHERE shard = $8 AND EXISTS (SELECT 1 FROM answered)",
+         WHERE shard = coalesce(
+                 (SELECT shard FROM http_keys_usage
+                  WHERE EXISTS (SELECT 1 FROM answered)
+                  ORDER BY (shard - $8 + $9) % $9
+                  LIMIT 1
+                  FOR UPDATE SKIP LOCKED),
+                 $8)
+           AND EXISTS (SELECT 1 FROM answered)",
         &[
             &id.as_bytes().as_slice(),
             &response.status,
@@ -90,6 +100,7 @@ pub(crate) async fn finish_and_commit(
             &response.size,
             &expires_at,
             &usage::shard_of(id),
+            &usage::SHARDS,
         ],
     )
     .await?;
