@@ -1,7 +1,9 @@
 //! The response store in one SQLite file, shared by every process on the machine that opens it.
 //!
-//! Every write is one `BEGIN IMMEDIATE` transaction: SQLite lets one writer at a time hold the
-//! file, across processes, so a claim's look-then-insert cannot interleave with another's.
+//! Every write runs in a `BEGIN IMMEDIATE` transaction, in a savepoint of its own (writes that
+//! wait meanwhile share the next transaction and its commit): SQLite lets one writer at a time
+//! hold the file, across processes, so a claim's look-then-insert cannot interleave with
+//! another's.
 //! Reads (lookups, and the polling of waiting duplicates) run beside the writer thanks to WAL.
 
 pub mod charge;
