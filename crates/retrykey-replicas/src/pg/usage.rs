@@ -21,7 +21,9 @@
 //! without a lock is enough.
 //!
 //! Lock order, which keeps this free of deadlocks: a transaction locks its key's row before
-//! any usage row, and then either one usage row or all of them in shard order.
+//! any usage row, and then either one usage row or all of them in shard order. A sweep may lock
+//! expired records after its claim's usage row, but it skips any that another transaction
+//! holds, so it never waits for one.
 
 use retrykey_http::{EntryId, StoreLimits};
 
