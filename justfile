@@ -311,7 +311,7 @@ bench-durable *args:
 pgbench-ratio *args:
     cargo run -q --release -p retrykey-benches --bin pgbench-ratio -- {{args}}
 
-# Stage 6: the layer over PostgreSQL, SQLite and memory under loopback load, against `pgbench -N`/`-S` in the same run; bytes per stored response (under a minute once built, release).
+# Stage 6: the layer over PostgreSQL, SQLite and memory under loopback load, each fresh key beside its floor (pgbench's two commits, SQLite's commits), replays beside `pgbench -S`, five rounds; bytes per stored response (about 90 s once built, release).
 store-load *args:
     cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 

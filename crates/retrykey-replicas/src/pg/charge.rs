@@ -13,34 +13,30 @@ use crate::pg::pool::{Connection, PgResult};
 use crate::store::Charge;
 
 /// Makes `charge` in one transaction, with the key's answer when there is a reservation;
-/// `None`, with nothing written, when the fence refuses.
+/// `None`, with nothing written, when the fence refuses. Under a reservation, two round
+/// trips: `BEGIN` with the fenced insert, then the answer with the `COMMIT`.
 pub(crate) async fn charge(conn: &mut Connection, charge: Charge) -> PgResult<Option<u64>> {
     let (amount, reservation) = (charge.amount, charge.reservation);
-    // The fence first: a paused replica whose key was taken over charges nothing. It also
-    // locks the key's row until the commit.
-    let held = match reservation {
-        Some(Reservation { id, token }) => fence::begin_if_held(conn, &id, token).await?,
+    let payment = match reservation {
+        // The fence and the charge in one statement: a paused replica whose key was taken over
+        // charges nothing. The fence locks the key's row until the commit.
+        Some(Reservation { id, token }) => fence::insert_if_held(conn, &id, token, amount).await?,
         None => {
             conn.batch("BEGIN").await?;
-            true
+            let row = conn
+                .one(
+                    "INSERT INTO payments (amount) VALUES ($1::bigint) RETURNING number",
+                    &[&amount.cast_signed()],
+                )
+                .await?;
+            Some(row.get::<_, i64>(0))
         }
     };
-    if !held {
+    let Some(payment) = payment else {
         conn.batch("ROLLBACK").await?;
         return Ok(None);
-    }
-    let row = conn
-        .one(
-            "INSERT INTO payments (amount, entry_id, token)
-             VALUES ($1::bigint, $2, $3::bigint) RETURNING number",
-            &[
-                &amount.cast_signed(),
-                &reservation.map(|r| r.id.as_bytes().to_vec()),
-                &reservation.map(|r| r.token.0.cast_signed()),
-            ],
-        )
-        .await?;
-    let payment = row.get::<_, i64>(0).cast_unsigned();
+    };
+    let payment = payment.cast_unsigned();
     at(Point::Charged);
     // The key's answer, in the same transaction as the charge.
     match reservation {

@@ -32,9 +32,38 @@ pub(crate) async fn begin_if_held(
     Ok(held.is_some())
 }
 
+/// Begins a transaction and inserts a payment of `amount` under `id` and `token`, if the
+/// attempt holding `token` still holds `id` (as [`begin_if_held`] asks, and locking the row the
+/// same way); the payment's number, or `None` with nothing inserted. One round trip.
+pub(crate) async fn insert_if_held(
+    conn: &mut Connection,
+    id: &EntryId,
+    token: Token,
+    amount: u64,
+) -> PgResult<Option<i64>> {
+    let inserted = conn
+        .opt_after(
+            "BEGIN",
+            "WITH held AS (
+                 SELECT entry_id, token FROM http_keys
+                 WHERE entry_id = $2 AND token = $3::bigint AND expires_at IS NULL
+                 FOR UPDATE)
+             INSERT INTO payments (amount, entry_id, token)
+             SELECT $1::bigint, entry_id, token FROM held
+             RETURNING number",
+            &[
+                &amount.cast_signed(),
+                &id.as_bytes().as_slice(),
+                &token.0.cast_signed(),
+            ],
+        )
+        .await?;
+    Ok(inserted.map(|row| row.get(0)))
+}
+
 /// Stores the answer of an attempt, making the entry finished until `expires_at`, counts its
 /// bytes on the key's usage row, and commits. Unfenced on its own: call it in a transaction
-/// where [`begin_if_held`] said yes.
+/// where [`begin_if_held`] or [`insert_if_held`] said yes.
 pub(crate) async fn finish_and_commit(
     conn: &mut Connection,
     id: &EntryId,
@@ -42,7 +71,10 @@ pub(crate) async fn finish_and_commit(
     expires_at: i64,
 ) -> PgResult<()> {
     // One statement, key row first and usage row second (the lock order of usage.rs), sent
-    // with the COMMIT.
+    // with the COMMIT. The bytes count only as a sum over the rows, so they go to the first
+    // usage row from the key's own that no other transaction holds: a claim holds its row until
+    // its commit is flushed, and waiting for it here would add that flush to this one. Only
+    // when every row is held does it wait, for the key's own.
     conn.execute_and_commit(
         "WITH answered AS (
              UPDATE http_keys
@@ -51,7 +83,14 @@ pub(crate) async fn finish_and_commit(
              WHERE entry_id = $1
              RETURNING 1)
          UPDATE http_keys_usage SET bytes = bytes + $6::bigint
-         WHERE shard = $8 AND EXISTS (SELECT 1 FROM answered)",
+         WHERE shard = coalesce(
+                 (SELECT shard FROM http_keys_usage
+                  WHERE EXISTS (SELECT 1 FROM answered)
+                  ORDER BY (shard - $8 + $9) % $9
+                  LIMIT 1
+                  FOR UPDATE SKIP LOCKED),
+                 $8)
+           AND EXISTS (SELECT 1 FROM answered)",
         &[
             &id.as_bytes().as_slice(),
             &response.status,
@@ -61,6 +100,7 @@ pub(crate) async fn finish_and_commit(
             &response.size,
             &expires_at,
             &usage::shard_of(id),
+            &usage::SHARDS,
         ],
     )
     .await?;

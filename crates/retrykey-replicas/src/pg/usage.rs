@@ -21,7 +21,9 @@
 //! without a lock is enough.
 //!
 //! Lock order, which keeps this free of deadlocks: a transaction locks its key's row before
-//! any usage row, and then either one usage row or all of them in shard order.
+//! any usage row, and then either one usage row or all of them in shard order. A sweep may lock
+//! expired records after its claim's usage row, but it skips any that another transaction
+//! holds, so it never waits for one.
 
 use retrykey_http::{EntryId, StoreLimits};
 
@@ -86,6 +88,35 @@ pub(crate) async fn sweep(conn: &mut Connection, now_ms: i64, limit: i64) -> PgR
         room: row.get(0),
         bytes: -row.get::<_, i64>(1),
     })
+}
+
+/// Deletes up to `limit` finished entries past their retention, credits what that freed to
+/// `shard`'s row, which the transaction holds already, and commits: one round trip. The
+/// entries go first, in the statement, so their rows are locked before the usage row is
+/// written.
+pub(crate) async fn sweep_into_and_commit(
+    conn: &mut Connection,
+    shard: i32,
+    now_ms: i64,
+    limit: i64,
+) -> PgResult<()> {
+    conn.execute_and_commit(
+        "WITH gone AS (
+             DELETE FROM http_keys WHERE entry_id IN (
+                 SELECT entry_id FROM http_keys
+                 WHERE expires_at <= $1::bigint
+                 ORDER BY expires_at LIMIT $2::bigint
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING size),
+         freed AS (SELECT count(*) AS entries, coalesce(sum(size), 0)::bigint AS held FROM gone)
+         UPDATE http_keys_usage
+         SET room = room + freed.entries, bytes = bytes - freed.held
+         FROM freed
+         WHERE shard = $3 AND freed.entries > 0",
+        &[&now_ms, &limit, &shard],
+    )
+    .await?;
+    Ok(())
 }
 
 /// Writes `credit` into `shard`'s row.

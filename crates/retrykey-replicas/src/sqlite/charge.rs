@@ -15,8 +15,9 @@ use crate::sqlite::Usage;
 use crate::store::Charge;
 
 // ANCHOR: charge
-/// Makes `charge` in `tx` (one `BEGIN IMMEDIATE` transaction), with the key's answer when
-/// there is a reservation; `None`, with nothing written, when the fence refuses.
+/// Makes `charge` in `tx` (a `BEGIN IMMEDIATE` transaction, in a savepoint of its own), with
+/// the key's answer when there is a reservation; `None`, with nothing written, when the fence
+/// refuses.
 pub(crate) fn charge(
     tx: &Transaction<'_>,
     steps: &dyn FenceSteps,

@@ -1,7 +1,9 @@
 //! The response store in one SQLite file, shared by every process on the machine that opens it.
 //!
-//! Every write is one `BEGIN IMMEDIATE` transaction: SQLite lets one writer at a time hold the
-//! file, across processes, so a claim's look-then-insert cannot interleave with another's.
+//! Every write runs in a `BEGIN IMMEDIATE` transaction, in a savepoint of its own (writes that
+//! wait meanwhile share the next transaction and its commit): SQLite lets one writer at a time
+//! hold the file, across processes, so a claim's look-then-insert cannot interleave with
+//! another's.
 //! Reads (lookups, and the polling of waiting duplicates) run beside the writer thanks to WAL.
 
 pub mod charge;
@@ -10,6 +12,7 @@ pub mod fence;
 mod schema;
 mod usage;
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,11 +68,35 @@ struct SqliteFile {
     throwaway: bool,
     connections: Vec<Mutex<Connection>>,
     next: AtomicUsize,
-    /// Held across each write transaction: this process's writers queue here, woken as soon
-    /// as the one before them commits, instead of in SQLite's busy handler, which sleeps in
-    /// steps of milliseconds. Writers of other processes still meet on the file's lock.
-    writing: Mutex<()>,
+    /// The writes waiting for the next transaction, and whether a thread is running them.
+    /// This process's writers queue here instead of in SQLite's busy handler, which sleeps in
+    /// steps of milliseconds; writers of other processes still meet on the file's lock.
+    writes: Mutex<Writes>,
 }
+
+/// The writes this process has queued: one thread at a time runs all that are waiting in one
+/// transaction, each in a savepoint of its own, and commits them together.
+#[derive(Default)]
+struct Writes {
+    waiting: Vec<Write>,
+    running: bool,
+}
+
+/// One queued write: it runs in the shared transaction, keeps or undoes its own changes, and
+/// hands back what reports its outcome once the transaction has ended.
+type Write = Box<dyn FnOnce(&Transaction<'_>) -> Ran + Send>;
+
+/// A write that ran: whether its changes stay, and how to report its outcome given the commit's.
+struct Ran {
+    kept: bool,
+    report: Report,
+}
+
+/// Tells a write's caller its outcome, given the transaction's: committed, or why not.
+type Report = Box<dyn FnOnce(Result<(), &str>) + Send>;
+
+/// At most this many writes share one transaction, so that none waits long behind others.
+const WRITES_PER_COMMIT: usize = 64;
 
 impl SqliteEntries {
     /// Opens (creating if needed) the store in the file at `path`.
@@ -129,7 +156,7 @@ impl SqliteEntries {
                     throwaway: false,
                     connections,
                     next: AtomicUsize::new(0),
-                    writing: Mutex::new(()),
+                    writes: Mutex::default(),
                 }),
                 common: Common::new(options),
                 steps,
@@ -222,29 +249,68 @@ impl SqliteBackend {
         blocking(move || file.on_connection(work)).await
     }
 
-    /// Runs `work` in one `BEGIN IMMEDIATE` transaction and commits it if it returns `Ok`.
+    /// Runs `work` in a `BEGIN IMMEDIATE` transaction; its changes are committed if it returns
+    /// `Ok`, and undone if it fails. The answer comes once the commit is on disk.
+    ///
+    /// Writes that arrive while another is running wait, and then share one transaction and
+    /// one commit (each in a savepoint of its own): what a fresh key pays for most on this
+    /// store is the commit's wait for the disk, and one wait can cover several writes. Each
+    /// still commits, or fails, as a whole, and is answered only once it is durable.
     pub(crate) async fn write<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
-        let file = Arc::clone(&self.file);
-        blocking(move || {
-            // The writer's turn before a connection: a writer waiting for its turn holds no
-            // connection a reader could use.
-            let _turn = file.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            file.on_connection(|conn| {
-                // The transaction needs `&mut`; each slot is behind its own mutex, so a fresh
-                // unchecked transaction on it is exclusive.
-                let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-                let value = work(&tx)?;
-                tx.commit()?;
-                Ok(value)
-            })
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let write: Write = Box::new(move |tx: &Transaction<'_>| {
+            let outcome = savepoint(tx, work);
+            let kept = outcome.is_ok();
+            let report: Report = Box::new(move |committed: Result<(), &str>| {
+                let outcome = match (outcome, committed) {
+                    (Ok(value), Ok(())) => Ok(value),
+                    (Err(error), _) => Err(unavailable(error)),
+                    (Ok(_), Err(error)) => Err(Error::StoreUnavailable(format!("sqlite: {error}"))),
+                };
+                let _ = answer.send(outcome);
+            });
+            Ran { kept, report }
+        });
+        let lead = {
+            let mut writes = self
+                .file
+                .writes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            writes.waiting.push(write);
+            !std::mem::replace(&mut writes.running, true)
+        };
+        if lead {
+            let file = Arc::clone(&self.file);
+            tokio::task::spawn_blocking(move || file.run_writes());
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(Error::StoreUnavailable(
+                "sqlite: the write was dropped unfinished".to_owned(),
+            ))
         })
-        .await
     }
 }
 
+/// Runs `work` in a savepoint of `tx`: released when it succeeds, rolled back when it fails.
+fn savepoint<T>(
+    tx: &Transaction<'_>,
+    work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    tx.execute_batch("SAVEPOINT write")?;
+    match work(tx) {
+        Ok(value) => tx.execute_batch("RELEASE write").map(|()| value),
+        Err(error) => {
+            // Some failures (a full disk, an I/O error) roll back the whole transaction, and
+            // the savepoint with it; the commit then fails too, and says so to every write.
+            let _ = tx.execute_batch("ROLLBACK TO write; RELEASE write");
+            Err(error)
+        }
+    }
+}
 /// Runs `work` on a blocking thread.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> rusqlite::Result<T> + Send + 'static,
@@ -256,6 +322,49 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl SqliteFile {
+    /// Runs the queued writes, as many as wait (up to [`WRITES_PER_COMMIT`]) per transaction,
+    /// until none is left. Blocks.
+    fn run_writes(&self) {
+        loop {
+            let batch: Vec<Write> = {
+                let mut writes = self.writes.lock().unwrap_or_else(PoisonError::into_inner);
+                if writes.waiting.is_empty() {
+                    writes.running = false;
+                    return;
+                }
+                let take = writes.waiting.len().min(WRITES_PER_COMMIT);
+                writes.waiting.drain(..take).collect()
+            };
+            let mut ran = Vec::with_capacity(batch.len());
+            let committed = self.on_connection(|conn| {
+                let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+                for write in batch {
+                    // A write that panics takes the whole transaction down with it; the writes
+                    // after it never run, and every caller is told.
+                    match std::panic::catch_unwind(AssertUnwindSafe(|| write(&tx))) {
+                        Ok(done) => ran.push(done),
+                        Err(_) => return Ok(Err("a write panicked")),
+                    }
+                }
+                if ran.iter().any(|ran| ran.kept) {
+                    tx.commit().map(Ok)
+                } else {
+                    tx.rollback().map(Ok)
+                }
+            });
+            let committed = match committed {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(panicked)) => Err(panicked.to_owned()),
+                Err(error) => Err(error.to_string()),
+            };
+            // A write that never ran (the transaction did not begin) is dropped, and its
+            // caller told so.
+            for Ran { report, .. } in ran {
+                report(committed.as_ref().map(|_| ()).map_err(String::as_str));
+            }
+        }
+    }
+
     /// Runs `work` on a free connection if there is one, from the next in turn on; else waits
     /// for that one. Blocks.
     fn on_connection<T>(
