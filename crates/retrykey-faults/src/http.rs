@@ -5,8 +5,6 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use crate::burst::{Heard, Service};
 
 /// The amount every keyed payment of a burst charges.
@@ -116,22 +114,15 @@ impl Service for PaymentsReplicas {
     }
 }
 
-/// The charges the store holds, from `GET /payments/count`, retried for up to `patience`.
+/// The charges the store holds, from `GET /payments/count`, asked again for up to `patience`
+/// (the server may still be reconnecting to its database).
 pub fn charges(addr: &str, patience: Duration) -> anyhow::Result<u64> {
     let until = Instant::now() + patience;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     loop {
-        let reply = request(
-            addr,
-            "GET /payments/count HTTP/1.1",
-            "",
-            Duration::from_secs(5),
-        );
-        let read = reply.map_err(anyhow::Error::from).and_then(|reply| {
-            let json: serde_json::Value = serde_json::from_str(&reply.body)
-                .with_context(|| format!("answer {} {:?}", reply.status, reply.body))?;
-            json["charges"].as_u64().context("no charges in the count")
-        });
-        match read {
+        match runtime.block_on(retrykey_testkit::load::charges(addr)) {
             Ok(charges) => return Ok(charges),
             Err(error) if Instant::now() >= until => return Err(error),
             Err(_) => std::thread::sleep(Duration::from_millis(200)),

@@ -160,16 +160,17 @@ fn sqlite_store(binary: &Path, dir: &Path) -> anyhow::Result<FaultRow> {
         .arg("--store")
         .arg(format!("sqlite:{}", path.display()))
         .args(["--work-ms", "5", "--lease", "2s"]);
-    let (mut server, addr) = process::payments(command)?;
+    let mut payments = process::payments(command)?;
+    let addr = payments.server.addr().to_owned();
     let service = PaymentsReplicas {
         replicas: vec![addr.clone()],
     };
     let plan = plan("sqlite", 120, 6, 100);
     let (log, window) = burst_while_full(&service, &plan, dir)?;
     let charges = http::charges(&addr, Duration::from_secs(10)).ok();
-    let up = server.running() && charges.is_some();
-    let pid = server.pid();
-    drop(server);
+    let up = payments.server.running() && charges.is_some();
+    let pid = payments.server.pid();
+    drop(payments);
     let checked = integrity(&path);
     let row = FaultRow::new(
         "payments sqlite, disk full",
@@ -183,13 +184,14 @@ fn sqlite_store(binary: &Path, dir: &Path) -> anyhow::Result<FaultRow> {
     Ok(full_checks(row, During::of(&log, window)))
 }
 
-/// The durable SQLite ledger in two `crash-server` processes on one file on the tmpfs. Its
-/// keys stay under the ledger's default `max_records` (64), so capacity never refuses one.
+/// The durable SQLite ledger in `crash-server` processes on one file on the tmpfs, one per
+/// client. Its keys stay under the ledger's default `max_records` (64), so capacity never
+/// refuses one.
 fn sqlite_ledger(binary: &Path, dir: &Path) -> anyhow::Result<FaultRow> {
     let path = dir.join("ledger.sqlite");
     let args = ["--sqlite".to_owned(), path.display().to_string()];
-    let ledger = LedgerProcesses::start(binary, &args, &[], 2)?;
     let plan = plan("ledger", 60, 4, 400);
+    let ledger = LedgerProcesses::start(binary, &args, &[], plan.clients)?;
     let (log, window) = burst_while_full(&ledger, &plan, dir)?;
     let state = ledger.effects().ok();
     let up = ledger.servers.iter().all(|server| {

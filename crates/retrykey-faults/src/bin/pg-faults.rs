@@ -14,7 +14,7 @@ use retrykey_faults::burst::{self, BurstPlan, Log};
 use retrykey_faults::http::{self, PaymentsReplicas};
 use retrykey_faults::lines::LedgerProcesses;
 use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, server_binaries};
-use retrykey_faults::process::{self, Spawned, sibling};
+use retrykey_faults::process::{self, Payments, sibling};
 use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
@@ -155,7 +155,10 @@ fn scenario(
         3,
     )?;
     let payments = PaymentsReplicas {
-        replicas: replicas.iter().map(|(_, addr)| addr.clone()).collect(),
+        replicas: replicas
+            .iter()
+            .map(|replica| replica.server.addr().to_owned())
+            .collect(),
     };
     let (pay_plan, ledger_plan) = plans(number);
     let stop = Instant::now() + BURST;
@@ -198,11 +201,7 @@ fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
 }
 
 /// Two `payments` replicas on one schema of the database at `url`.
-fn start_replicas(
-    binary: &Path,
-    url: &str,
-    number: usize,
-) -> anyhow::Result<Vec<(Spawned, String)>> {
+fn start_replicas(binary: &Path, url: &str, number: usize) -> anyhow::Result<Vec<Payments>> {
     (0..2)
         .map(|_| {
             let mut command = Command::new(binary);
