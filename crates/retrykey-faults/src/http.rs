@@ -19,6 +19,8 @@ pub struct HttpReply {
     pub retry_after: bool,
     /// Its `Location`, if any.
     pub location: Option<String>,
+    /// Whether it carries `Idempotent-Replayed: true`.
+    pub replayed: bool,
     /// Its body.
     pub body: String,
 }
@@ -65,6 +67,7 @@ fn parse(raw: &str) -> Option<HttpReply> {
         status,
         retry_after: false,
         location: None,
+        replayed: false,
         body: body.to_owned(),
     };
     for line in lines {
@@ -72,20 +75,29 @@ fn parse(raw: &str) -> Option<HttpReply> {
         match name.trim().to_ascii_lowercase().as_str() {
             "retry-after" => reply.retry_after = true,
             "location" => reply.location = Some(value.trim().to_owned()),
+            "idempotent-replayed" => reply.replayed = value.trim() == "true",
             _ => {}
         }
     }
     Some(reply)
 }
 
-/// What a keyed payment's answer means to a client that retries until it is definitive.
+/// What a keyed payment's answer means to a client that retries until it is definitive. A 201
+/// counts only whole: its body `{"payment":N}` and its `Location: /payments/N` name the same
+/// payment; any other 201 is a half-written record served, outside the contract.
 pub fn classify(reply: &io::Result<HttpReply>) -> Heard {
     match reply {
-        Ok(reply) if reply.status == 201 => Heard::Definitive(format!(
-            "201 {} {}",
-            reply.location.as_deref().unwrap_or("-"),
-            reply.body.trim()
-        )),
+        Ok(reply) if reply.status == 201 => match payment(reply) {
+            Some(number) => Heard::Definitive {
+                identity: format!("201 /payments/{number} {}", reply.body.trim()),
+                replayed: reply.replayed,
+            },
+            None => Heard::Wrong(format!(
+                "201 with Location {:?} and body {:?}",
+                reply.location,
+                reply.body.trim()
+            )),
+        },
         // Unavailable, or the key's first attempt still running: the contract's "retry".
         Ok(reply) if matches!(reply.status, 503 | 409) && reply.retry_after => {
             Heard::Retry(reply.status.to_string())
@@ -94,6 +106,15 @@ pub fn classify(reply: &io::Result<HttpReply>) -> Heard {
         Err(error) if error.kind() == io::ErrorKind::TimedOut => Heard::TimedOut,
         Err(error) => Heard::Wrong(format!("connection: {error}")),
     }
+}
+
+/// The payment a 201 names, if its body is `{"payment":N}` and its `Location` `/payments/N`.
+pub fn payment(reply: &HttpReply) -> Option<u64> {
+    let json: serde_json::Value = serde_json::from_str(&reply.body).ok()?;
+    let object = json.as_object().filter(|object| object.len() == 1)?;
+    let number = object.get("payment")?.as_u64()?;
+    let location = reply.location.as_deref()?.strip_prefix("/payments/")?;
+    (location.parse::<u64>().ok()? == number).then_some(number)
 }
 
 /// `payments` replicas over one store; attempt `n` of a client goes to replica
@@ -142,8 +163,32 @@ mod tests {
         assert_eq!(reply.location.as_deref(), Some("/payments/4"));
         assert_eq!(
             classify(&Ok(reply)),
-            Heard::Definitive("201 /payments/4 {\"payment\":4}".into())
+            Heard::Definitive {
+                identity: "201 /payments/4 {\"payment\":4}".into(),
+                replayed: false,
+            }
         );
+        let replay = CREATED.replace("\r\n\r\n", "\r\nIdempotent-Replayed: true\r\n\r\n");
+        let Heard::Definitive { replayed, .. } = classify(&Ok(parse(&replay).unwrap())) else {
+            panic!("a replay is definitive");
+        };
+        assert!(replayed);
+    }
+
+    #[test]
+    fn a_201_whose_location_and_body_disagree_is_wrong() {
+        for torn in [
+            CREATED.replace("/payments/4", "/payments/5"),
+            CREATED.replace("location: /payments/4\r\n", ""),
+            CREATED.replace("{\"payment\":4}", "{\"payment\":"),
+            CREATED.replace("{\"payment\":4}", "{\"payment\":4,\"x\":1}"),
+        ] {
+            let reply = parse(&torn).expect("an answer");
+            assert!(
+                matches!(classify(&Ok(reply)), Heard::Wrong(_)),
+                "{torn:?} passed"
+            );
+        }
     }
 
     #[test]

@@ -105,9 +105,10 @@ fn parse_state(reply: &str) -> Option<(u64, u64)> {
 pub fn classify(reply: Result<String, Silence>) -> Heard {
     match reply {
         Ok(line) => match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["ok", operation, total, "fresh" | "replayed"] => {
-                Heard::Definitive(format!("{operation} {total}"))
-            }
+            ["ok", operation, total, how @ ("fresh" | "replayed")] => Heard::Definitive {
+                identity: format!("{operation} {total}"),
+                replayed: *how == "replayed",
+            },
             ["err", ..] => Heard::Retry(line.clone()),
             _ => Heard::Wrong(line),
         },
@@ -168,10 +169,12 @@ mod tests {
 
     #[test]
     fn a_receipt_is_definitive_as_its_operation_and_total_whether_fresh_or_replayed() {
-        let fresh = classify(Ok("ok 12 40 fresh".into()));
-        let replayed = classify(Ok("ok 12 40 replayed".into()));
-        assert_eq!(fresh, Heard::Definitive("12 40".into()));
-        assert_eq!(fresh, replayed);
+        let answer = |replayed| Heard::Definitive {
+            identity: "12 40".into(),
+            replayed,
+        };
+        assert_eq!(classify(Ok("ok 12 40 fresh".into())), answer(false));
+        assert_eq!(classify(Ok("ok 12 40 replayed".into())), answer(true));
     }
 
     #[test]

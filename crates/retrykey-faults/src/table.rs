@@ -40,7 +40,8 @@ pub struct FaultRow {
     pub identical: usize,
     /// Definitive replays in all.
     pub replays: usize,
-    /// Answers that said "retry" (what the fault cost the clients, in attempts).
+    /// Answers that said "retry" (503 or 409 with `Retry-After`, the ledger's `err`), to first
+    /// attempts and replays alike: what the fault cost the clients, in attempts.
     pub retried: usize,
     /// Whether a fault was done during the burst.
     pub faulted: bool,
@@ -161,7 +162,7 @@ impl FaultRow {
 fn reconnect(log: &Log, fault: Window) -> Option<Duration> {
     log.sent
         .iter()
-        .filter(|sent| sent.start >= fault.end && matches!(sent.answer, Heard::Definitive(_)))
+        .filter(|sent| sent.start >= fault.end && matches!(sent.answer, Heard::Definitive { .. }))
         .map(|sent| (sent.start + sent.took) - fault.start)
         .min()
 }
@@ -189,7 +190,7 @@ impl During {
             .filter(|sent| sent.start >= fault.start && sent.start < fault.end);
         for sent in inside {
             during.sent += 1;
-            let definitive = matches!(sent.answer, Heard::Definitive(_));
+            let definitive = matches!(sent.answer, Heard::Definitive { .. });
             during.retried += usize::from(matches!(sent.answer, Heard::Retry(_)));
             if sent.purpose == Purpose::Replay {
                 during.replays_sent += 1;
@@ -267,6 +268,13 @@ mod tests {
         }
     }
 
+    fn settled(identity: &str) -> Heard {
+        Heard::Definitive {
+            identity: identity.into(),
+            replayed: false,
+        }
+    }
+
     fn sent(key: usize, start: Instant, took_ms: u64, answer: Heard) -> SentRequest {
         SentRequest {
             key,
@@ -280,20 +288,15 @@ mod tests {
     /// Two keys settled once each and replayed identically, one retry during the fault.
     fn clean_log(at: Instant) -> Log {
         let mut log = Log::default();
-        log.sent
-            .push(sent(0, at, 10, Heard::Definitive("a".into())));
+        log.sent.push(sent(0, at, 10, settled("a")));
         log.sent.push(sent(
             1,
             at + Duration::from_millis(100),
             30,
             Heard::Retry("503".into()),
         ));
-        log.sent.push(sent(
-            1,
-            at + Duration::from_millis(400),
-            20,
-            Heard::Definitive("b".into()),
-        ));
+        log.sent
+            .push(sent(1, at + Duration::from_millis(400), 20, settled("b")));
         log.firsts
             .extend([(0, "a".to_owned()), (1, "b".to_owned())]);
         log.replays
@@ -360,12 +363,7 @@ mod tests {
     fn during_counts_only_what_was_sent_inside_the_window() {
         let at = Instant::now();
         let mut log = clean_log(at);
-        let mut replay = sent(
-            0,
-            at + Duration::from_millis(150),
-            5,
-            Heard::Definitive("a".into()),
-        );
+        let mut replay = sent(0, at + Duration::from_millis(150), 5, settled("a"));
         replay.purpose = Purpose::Replay;
         log.sent.push(replay);
         let fault = Window {
