@@ -80,8 +80,8 @@ fn run(target: Option<Target>) -> anyhow::Result<bool> {
     drop(tmpfs);
     print!("{}", table::render(&rows));
     println!(
-        "disk-full: a {SIZE} tmpfs full for {FULL_FOR:?}; reconnect = from the disk filling to \
-         the first success sent after space returned; {} rows in {:.1} s",
+        "disk-full: a {SIZE} tmpfs; fault = the time it was kept full; reconnect = from space \
+         returned to the first key settled; {} rows in {:.1} s",
         rows.len(),
         started.elapsed().as_secs_f64()
     );

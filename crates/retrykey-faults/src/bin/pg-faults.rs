@@ -104,8 +104,8 @@ fn run() -> anyhow::Result<bool> {
     }
     print!("{}", table::render(&rows));
     println!(
-        "pg-faults: reconnect = from the fault's start to the first success sent after it was \
-         over; {} rows in {:.1} s",
+        "pg-faults: fault = from its first blow to the server back or the last blow struck; \
+         reconnect = from then to the first key settled; {} rows in {:.1} s",
         rows.len(),
         started.elapsed().as_secs_f64()
     );
