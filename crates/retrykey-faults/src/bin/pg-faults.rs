@@ -1,7 +1,8 @@
 //! `just pg-faults`: keyed payments on two `payments --store postgres` replicas and on the
 //! durable `PgLedger` (behind `crash-server` processes), while a PostgreSQL server of the run's
 //! own is restarted fast, crashed and restarted, severed with `pg_terminate_backend`, and made
-//! to lose the replies to COMMITs; one table row per service and fault.
+//! to lose the replies to COMMITs (each service behind a fault proxy of its own, which cuts
+//! the COMMIT of the transaction that writes the effect); one table row per service and fault.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -13,7 +14,7 @@ use clap::Parser;
 use retrykey_faults::burst::{self, BurstPlan, Log};
 use retrykey_faults::http::{self, PaymentsReplicas};
 use retrykey_faults::lines::LedgerProcesses;
-use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, server_binaries};
+use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, can_run_server};
 use retrykey_faults::process::{self, Payments, sibling};
 use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
@@ -28,8 +29,13 @@ const BURST: Duration = Duration::from_secs(25);
 const FAULT_AFTER: Duration = Duration::from_millis(1500);
 
 /// Blows of a repeated fault (severing, cut replies), and the pause between two.
-const BLOWS: u32 = 3;
+const BLOWS: u64 = 3;
 const BLOW_EVERY: Duration = Duration::from_millis(300);
+
+/// The statement of the transaction whose COMMIT a lost reply hits: the charge (with the key's
+/// answer), and the ledger's record (with its effect). Any other COMMIT passes.
+const PAYMENTS_EFFECT: &str = "INSERT INTO payments";
+const LEDGER_EFFECT: &str = "INSERT INTO operations";
 
 /// Restart, crash, sever and cut a PostgreSQL server of its own under keyed payments and the
 /// durable ledger; print the table; exit 1 if any row fails. Skips (exit 0) without the server's
@@ -83,7 +89,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> anyhow::Result<bool> {
-    let bin = match server_binaries() {
+    let bin = match can_run_server() {
         Ok(bin) => bin,
         Err(reason) => {
             println!("pg-faults: skipped ({reason})");
@@ -97,10 +103,9 @@ fn run() -> anyhow::Result<bool> {
     process::watchdog("pg-faults", CAP);
     let started = Instant::now();
     let mut server = OwnServer::start(bin).context("starting a PostgreSQL server of its own")?;
-    let proxy = FaultProxy::in_front_of(&server.url()).context("starting the fault proxy")?;
     let mut rows = Vec::new();
     for (number, fault) in Fault::ALL.into_iter().enumerate() {
-        rows.extend(scenario(&mut server, &proxy, &programs, fault, number)?);
+        rows.extend(scenario(&mut server, &programs, fault, number)?);
     }
     print!("{}", table::render(&rows));
     println!(
@@ -112,7 +117,7 @@ fn run() -> anyhow::Result<bool> {
     Ok(rows.iter().all(|row| row.failures().is_empty()))
 }
 
-/// The bursts' shapes: payments over two replicas, the ledger over three processes.
+/// The bursts' shapes: payments over two replicas, the ledger over a process per client.
 fn plans(number: usize) -> (BurstPlan, BurstPlan) {
     let payments = BurstPlan {
         keys: 160,
@@ -133,26 +138,43 @@ fn plans(number: usize) -> (BurstPlan, BurstPlan) {
     (payments, ledger)
 }
 
+/// A service's own fault proxy, for the lost replies (the other faults need none).
+struct Cutter {
+    proxy: FaultProxy,
+    /// The statement whose transaction's COMMIT it cuts.
+    effect: &'static str,
+}
+
 /// One fault under both services, each on schemas of its own; their two rows.
 fn scenario(
     server: &mut OwnServer,
-    proxy: &FaultProxy,
     programs: &Programs,
     fault: Fault,
     number: usize,
 ) -> anyhow::Result<[FaultRow; 2]> {
-    let url = match fault {
-        Fault::LostCommit => proxy.url(&server.url()),
-        _ => server.url(),
+    let cutter = |effect| -> anyhow::Result<Option<Cutter>> {
+        if fault != Fault::LostCommit {
+            return Ok(None);
+        }
+        let proxy = FaultProxy::in_front_of(&server.url()).context("starting a fault proxy")?;
+        Ok(Some(Cutter { proxy, effect }))
     };
-    let replicas = start_replicas(&programs.payments, &url, number)?;
-    let schema = format!("faults_ledger_{number}");
-    let env = [("RETRYKEY_PG_URL", url.as_str())];
+    let cutters = [cutter(PAYMENTS_EFFECT)?, cutter(LEDGER_EFFECT)?];
+    let url = |cutter: &Option<Cutter>| match cutter {
+        Some(cutter) => cutter.proxy.url(&server.url()),
+        None => server.url(),
+    };
+    let (pay_url, ledger_url) = (url(&cutters[0]), url(&cutters[1]));
+    let (pay_plan, ledger_plan) = plans(number);
+    let pay_schema = format!("faults_pay_{number}");
+    let replicas = start_replicas(&programs.payments, &pay_url, &pay_schema)?;
+    let ledger_schema = format!("faults_ledger_{number}");
+    let env = [("RETRYKEY_PG_URL", ledger_url.as_str())];
     let ledger = LedgerProcesses::start(
         &programs.crash_server,
-        &["--pg-schema".into(), schema],
+        &["--pg-schema".into(), ledger_schema.clone()],
         &env,
-        3,
+        ledger_plan.clients,
     )?;
     let payments = PaymentsReplicas {
         replicas: replicas
@@ -160,40 +182,90 @@ fn scenario(
             .map(|replica| replica.server.addr().to_owned())
             .collect(),
     };
-    let (pay_plan, ledger_plan) = plans(number);
     let stop = Instant::now() + BURST;
     let (pay_log, ledger_log, done) = thread::scope(|scope| {
         let pay = scope.spawn(|| burst::run(&payments, &pay_plan, stop));
         let led = scope.spawn(|| burst::run(&ledger, &ledger_plan, stop));
         thread::sleep(FAULT_AFTER);
-        let done = inject(server, proxy, fault);
+        let done = inject(server, &cutters, fault);
         (join(pay), join(led), done)
     });
-    let (window, what, held) = done?;
+    let (window, [pay_check, ledger_check]) = done?;
     let name = fault.name();
     let charges = http::charges(&payments.replicas[0], Duration::from_secs(15)).ok();
-    let pay_row = FaultRow::new(
+    let mut pay_row = FaultRow::new(
         &format!("payments, {name}"),
         &pay_plan,
         &pay_log,
         charges,
         Some(window),
     )
-    .check(what.clone(), held);
+    .check(pay_check.0, pay_check.1);
     let state = ledger.effects().ok();
-    let ledger_row = FaultRow::new(
+    let mut ledger_row = FaultRow::new(
         &format!("PgLedger, {name}"),
         &ledger_plan,
         &ledger_log,
         state.map(|(_, records)| records),
         Some(window),
     )
-    .check(what, held)
+    .check(ledger_check.0, ledger_check.1)
     .check(
         "the ledger's total is not one unit per key",
         state.is_some_and(|(total, _)| total == ledger_plan.keys as u64),
     );
+    if fault == Fault::LostCommit {
+        // A key whose answer was lost with its COMMIT's reply is settled by a replay of the
+        // stored answer, and holds one effect: the record decided, not a second charge.
+        let url = server.url();
+        let one_charge = |identity: &String| {
+            payment_number(identity).is_some_and(|payment| {
+                let sql = format!(
+                    "SELECT count(*) FROM {pay_schema}.payments WHERE entry_id =
+                     (SELECT entry_id FROM {pay_schema}.payments WHERE number = {payment})"
+                );
+                admin_query(&url, &sql).is_ok_and(|count| count == 1)
+            })
+        };
+        pay_row = pay_row.check(
+            "no key whose COMMIT reply was lost was settled by a replayed 201 with one charge",
+            settled_by_replay(&pay_log, one_charge),
+        );
+        let one_record = |key: usize| {
+            let sql = format!(
+                "SELECT count(*) FROM {ledger_schema}.operations WHERE key = '{}'",
+                ledger_plan.key(key)
+            );
+            admin_query(&url, &sql).is_ok_and(|count| count == 1)
+        };
+        ledger_row = ledger_row.check(
+            "no key whose COMMIT reply was lost was settled by a replayed receipt with one record",
+            ledger_log
+                .settled_by_replay
+                .iter()
+                .any(|&key| one_record(key)),
+        );
+    }
     Ok([pay_row, ledger_row])
+}
+
+/// Whether a key of `log` was settled by a replay (its first success replayed an attempt that
+/// had committed unseen) whose answer passes `holds`.
+fn settled_by_replay(log: &Log, holds: impl Fn(&String) -> bool) -> bool {
+    log.settled_by_replay
+        .iter()
+        .filter_map(|key| log.firsts.get(key))
+        .any(holds)
+}
+
+/// The `N` of a payment's identity, `201 /payments/N {...}`.
+fn payment_number(identity: &str) -> Option<u64> {
+    identity
+        .split_whitespace()
+        .nth(1)?
+        .strip_prefix("/payments/")?
+        .parse()
+        .ok()
 }
 
 fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
@@ -201,14 +273,13 @@ fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
 }
 
 /// Two `payments` replicas on one schema of the database at `url`.
-fn start_replicas(binary: &Path, url: &str, number: usize) -> anyhow::Result<Vec<Payments>> {
+fn start_replicas(binary: &Path, url: &str, schema: &str) -> anyhow::Result<Vec<Payments>> {
     (0..2)
         .map(|_| {
             let mut command = Command::new(binary);
             command
                 .env("RETRYKEY_PG_URL", url)
-                .args(["--store", "postgres", "--pg-schema"])
-                .arg(format!("faults_pay_{number}"))
+                .args(["--store", "postgres", "--pg-schema", schema])
                 // A short lease: an attempt cut off mid-way frees its key soon.
                 .args(["--work-ms", "20", "--lease", "2s"]);
             process::payments(command)
@@ -216,15 +287,19 @@ fn start_replicas(binary: &Path, url: &str, number: usize) -> anyhow::Result<Vec
         .collect()
 }
 
-/// Does `fault`; returns when it was done, and a check that it really happened (its wording
-/// is the failure's) with whether it held.
+/// What a fault run checks of each service that the fault really happened: its wording as a
+/// failure, and whether it held.
+type Check = (String, bool);
+
+/// Does `fault`; returns when it was done, and for each service (payments, then the ledger) a
+/// check that the fault really reached it.
 fn inject(
     server: &mut OwnServer,
-    proxy: &FaultProxy,
+    cutters: &[Option<Cutter>; 2],
     fault: Fault,
-) -> anyhow::Result<(Window, String, bool)> {
+) -> anyhow::Result<(Window, [Check; 2])> {
     let start = Instant::now();
-    let (what, held) = match fault {
+    let checks = match fault {
         Fault::FastRestart | Fault::ImmediateRestart => {
             let before = server.pid();
             let how = if fault == Fault::FastRestart {
@@ -233,47 +308,65 @@ fn inject(
                 StopMode::Immediate
             };
             server.restart(how)?;
-            (
+            let check = (
                 "the server was not restarted".to_owned(),
                 server.pid() != before,
-            )
+            );
+            [check.clone(), check]
         }
         Fault::Terminate => {
-            let mut severed = 0;
+            let mut severed = [0, 0];
             for _ in 0..BLOWS {
-                severed += admin_query(
-                    &server.url(),
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                     WHERE application_name IN ('retrykey-replicas', 'retrykey')
-                       AND pid <> pg_backend_pid()",
-                )?;
+                for (count, application) in
+                    severed.iter_mut().zip(["retrykey-replicas", "retrykey"])
+                {
+                    *count += admin_query(
+                        &server.url(),
+                        &format!(
+                            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                             WHERE application_name = '{application}'
+                               AND pid <> pg_backend_pid()"
+                        ),
+                    )?;
+                }
                 thread::sleep(BLOW_EVERY);
             }
-            (
-                format!("no connection was severed ({severed})"),
-                severed > 0,
-            )
+            severed.map(|count| {
+                (
+                    format!("no connection of it was severed ({count})"),
+                    count > 0,
+                )
+            })
         }
         Fault::LostCommit => {
-            let mut cut = 0;
+            let cutters: Vec<&Cutter> = cutters.iter().flatten().collect();
             for _ in 0..BLOWS {
-                proxy.arm(CommitCut::AfterCommit);
+                for cutter in &cutters {
+                    cutter
+                        .proxy
+                        .arm_where(CommitCut::AfterCommit, cutter.effect);
+                }
                 let armed = Instant::now();
-                while proxy.is_armed() && armed.elapsed() < Duration::from_secs(5) {
+                while cutters.iter().any(|cutter| cutter.proxy.is_armed())
+                    && armed.elapsed() < Duration::from_secs(5)
+                {
                     thread::sleep(Duration::from_millis(5));
                 }
-                cut += u32::from(!proxy.is_armed());
                 thread::sleep(BLOW_EVERY);
             }
-            (
-                format!("only {cut} of {BLOWS} COMMIT replies were cut"),
-                cut == BLOWS,
-            )
+            let check = |cutter: Option<&&Cutter>| {
+                let cut = cutter.map_or(0, |cutter| cutter.proxy.cuts());
+                (
+                    format!("only {cut} of {BLOWS} COMMIT replies were cut"),
+                    cut == BLOWS,
+                )
+            };
+            [check(cutters.first()), check(cutters.get(1))]
         }
     };
     let window = Window {
         start,
         end: Instant::now(),
     };
-    Ok((window, what, held))
+    Ok((window, checks))
 }
