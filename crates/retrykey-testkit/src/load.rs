@@ -140,17 +140,3 @@ pub fn run_within(
             .with_context(|| format!("the run did not finish within {deadline:?}"))?
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_count_is_read_from_a_200_only() {
-        let ok = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"charges\":12,\"attempts\":15}\n";
-        assert_eq!(count_in(ok), Some(12));
-        let busy = "HTTP/1.1 503 Service Unavailable\r\n\r\n{\"charges\":3}";
-        assert_eq!(count_in(busy), None);
-        assert_eq!(count_in("HTTP/1.1 200 OK\r\n\r\n{}"), None);
-    }
-}
