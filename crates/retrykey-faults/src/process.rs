@@ -188,7 +188,7 @@ pub fn line_reader(stdout: ChildStdout) -> Receiver<String> {
 
 /// A `payments` server this run started: the load runs' [`PaymentsProcess`], which kills it
 /// by its id when dropped, and on the watchdog's list until then.
-pub struct Payments {
+pub struct WatchedPayments {
     // Dropped first: off the list before the process is killed and reaped.
     _watched: Watched,
     /// The process.
@@ -197,9 +197,9 @@ pub struct Payments {
 
 /// Starts a `payments` server from `command` (its flags, `--work-ms` included, and its
 /// environment set) on a free port of 127.0.0.1.
-pub fn payments(command: Command) -> anyhow::Result<Payments> {
+pub fn payments(command: Command) -> anyhow::Result<WatchedPayments> {
     let server = PaymentsProcess::start_command(command)?;
-    Ok(Payments {
+    Ok(WatchedPayments {
         _watched: Watched::new(server.pid()),
         server,
     })

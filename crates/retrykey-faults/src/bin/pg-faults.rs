@@ -15,7 +15,7 @@ use retrykey_faults::burst::{self, BurstPlan, Log};
 use retrykey_faults::http::{self, PaymentsReplicas};
 use retrykey_faults::lines::LedgerProcesses;
 use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, can_run_server};
-use retrykey_faults::process::{self, Payments, sibling};
+use retrykey_faults::process::{self, WatchedPayments, sibling};
 use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
@@ -145,6 +145,67 @@ struct Cutter {
     effect: &'static str,
 }
 
+/// The two services of one scenario, each on a schema of its own and, for the lost replies,
+/// behind a fault proxy of its own.
+struct Services {
+    cutters: [Option<Cutter>; 2],
+    replicas: Vec<WatchedPayments>,
+    ledger: LedgerProcesses,
+    pay_schema: String,
+    ledger_schema: String,
+}
+
+impl Services {
+    fn start(
+        server: &OwnServer,
+        programs: &Programs,
+        fault: Fault,
+        number: usize,
+        ledger_clients: usize,
+    ) -> anyhow::Result<Self> {
+        let cutter = |effect| -> anyhow::Result<Option<Cutter>> {
+            if fault != Fault::LostCommit {
+                return Ok(None);
+            }
+            let proxy = FaultProxy::in_front_of(&server.url()).context("starting a fault proxy")?;
+            Ok(Some(Cutter { proxy, effect }))
+        };
+        let cutters = [cutter(PAYMENTS_EFFECT)?, cutter(LEDGER_EFFECT)?];
+        let url = |cutter: &Option<Cutter>| match cutter {
+            Some(cutter) => cutter.proxy.url(&server.url()),
+            None => server.url(),
+        };
+        let pay_schema = format!("faults_pay_{number}");
+        let replicas = start_replicas(&programs.payments, &url(&cutters[0]), &pay_schema)?;
+        let ledger_schema = format!("faults_ledger_{number}");
+        let ledger_url = url(&cutters[1]);
+        let ledger = LedgerProcesses::start(
+            &programs.crash_server,
+            &["--pg-schema".into(), ledger_schema.clone()],
+            &[("RETRYKEY_PG_URL", ledger_url.as_str())],
+            ledger_clients,
+        )?;
+        Ok(Self {
+            cutters,
+            replicas,
+            ledger,
+            pay_schema,
+            ledger_schema,
+        })
+    }
+
+    /// The replicas, as a burst sends to them.
+    fn payments(&self) -> PaymentsReplicas {
+        PaymentsReplicas {
+            replicas: self
+                .replicas
+                .iter()
+                .map(|replica| replica.server.addr().to_owned())
+                .collect(),
+        }
+    }
+}
+
 /// One fault under both services, each on schemas of its own; their two rows.
 fn scenario(
     server: &mut OwnServer,
@@ -152,48 +213,21 @@ fn scenario(
     fault: Fault,
     number: usize,
 ) -> anyhow::Result<[FaultRow; 2]> {
-    let cutter = |effect| -> anyhow::Result<Option<Cutter>> {
-        if fault != Fault::LostCommit {
-            return Ok(None);
-        }
-        let proxy = FaultProxy::in_front_of(&server.url()).context("starting a fault proxy")?;
-        Ok(Some(Cutter { proxy, effect }))
-    };
-    let cutters = [cutter(PAYMENTS_EFFECT)?, cutter(LEDGER_EFFECT)?];
-    let url = |cutter: &Option<Cutter>| match cutter {
-        Some(cutter) => cutter.proxy.url(&server.url()),
-        None => server.url(),
-    };
-    let (pay_url, ledger_url) = (url(&cutters[0]), url(&cutters[1]));
     let (pay_plan, ledger_plan) = plans(number);
-    let pay_schema = format!("faults_pay_{number}");
-    let replicas = start_replicas(&programs.payments, &pay_url, &pay_schema)?;
-    let ledger_schema = format!("faults_ledger_{number}");
-    let env = [("RETRYKEY_PG_URL", ledger_url.as_str())];
-    let ledger = LedgerProcesses::start(
-        &programs.crash_server,
-        &["--pg-schema".into(), ledger_schema.clone()],
-        &env,
-        ledger_plan.clients,
-    )?;
-    let payments = PaymentsReplicas {
-        replicas: replicas
-            .iter()
-            .map(|replica| replica.server.addr().to_owned())
-            .collect(),
-    };
+    let services = Services::start(server, programs, fault, number, ledger_plan.clients)?;
+    let (payments, ledger) = (services.payments(), &services.ledger);
     let stop = Instant::now() + BURST;
     let (pay_log, ledger_log, done) = thread::scope(|scope| {
         let pay = scope.spawn(|| burst::run(&payments, &pay_plan, stop));
-        let led = scope.spawn(|| burst::run(&ledger, &ledger_plan, stop));
+        let led = scope.spawn(|| burst::run(ledger, &ledger_plan, stop));
         thread::sleep(FAULT_AFTER);
-        let done = inject(server, &cutters, fault);
+        let done = inject(server, &services.cutters, fault);
         (join(pay), join(led), done)
     });
     let (window, [pay_check, ledger_check]) = done?;
     let name = fault.name();
     let charges = http::charges(&payments.replicas[0], Duration::from_secs(15)).ok();
-    let mut pay_row = FaultRow::new(
+    let pay_row = FaultRow::new(
         &format!("payments, {name}"),
         &pay_plan,
         &pay_log,
@@ -202,7 +236,7 @@ fn scenario(
     )
     .check(pay_check.0, pay_check.1);
     let state = ledger.effects().ok();
-    let mut ledger_row = FaultRow::new(
+    let ledger_row = FaultRow::new(
         &format!("PgLedger, {name}"),
         &ledger_plan,
         &ledger_log,
@@ -214,39 +248,60 @@ fn scenario(
         "the ledger's total is not one unit per key",
         state.is_some_and(|(total, _)| total == ledger_plan.keys as u64),
     );
-    if fault == Fault::LostCommit {
-        // A key whose answer was lost with its COMMIT's reply is settled by a replay of the
-        // stored answer, and holds one effect: the record decided, not a second charge.
-        let url = server.url();
-        let one_charge = |identity: &String| {
-            payment_number(identity).is_some_and(|payment| {
-                let sql = format!(
-                    "SELECT count(*) FROM {pay_schema}.payments WHERE entry_id =
-                     (SELECT entry_id FROM {pay_schema}.payments WHERE number = {payment})"
-                );
-                admin_query(&url, &sql).is_ok_and(|count| count == 1)
-            })
-        };
-        pay_row = pay_row.check(
-            "no key whose COMMIT reply was lost was settled by a replayed 201 with one charge",
-            settled_by_replay(&pay_log, one_charge),
-        );
-        let one_record = |key: usize| {
-            let sql = format!(
-                "SELECT count(*) FROM {ledger_schema}.operations WHERE key = '{}'",
-                ledger_plan.key(key)
-            );
-            admin_query(&url, &sql).is_ok_and(|count| count == 1)
-        };
-        ledger_row = ledger_row.check(
-            "no key whose COMMIT reply was lost was settled by a replayed receipt with one record",
-            ledger_log
-                .settled_by_replay
-                .iter()
-                .any(|&key| one_record(key)),
-        );
+    if fault != Fault::LostCommit {
+        return Ok([pay_row, ledger_row]);
     }
-    Ok([pay_row, ledger_row])
+    let [pay_replay, ledger_replay] = replay_checks(
+        &server.url(),
+        &services,
+        [&pay_log, &ledger_log],
+        &ledger_plan,
+    );
+    Ok([
+        pay_row.check(pay_replay.0, pay_replay.1),
+        ledger_row.check(ledger_replay.0, ledger_replay.1),
+    ])
+}
+
+/// After lost replies: a key whose answer was lost with its COMMIT's reply is settled by a
+/// replay of the stored answer, and the database at `url` holds one effect for it (the record
+/// decided, not a second charge). One check per service, read from `logs` (payments, ledger).
+fn replay_checks(
+    url: &str,
+    services: &Services,
+    [pay_log, ledger_log]: [&Log; 2],
+    ledger_plan: &BurstPlan,
+) -> [Check; 2] {
+    let pay_schema = &services.pay_schema;
+    let one_charge = |identity: &String| {
+        payment_number(identity).is_some_and(|payment| {
+            let sql = format!(
+                "SELECT count(*) FROM {pay_schema}.payments WHERE entry_id =
+                 (SELECT entry_id FROM {pay_schema}.payments WHERE number = {payment})"
+            );
+            admin_query(url, &sql).is_ok_and(|count| count == 1)
+        })
+    };
+    let one_record = |key: &usize| {
+        let sql = format!(
+            "SELECT count(*) FROM {}.operations WHERE key = '{}'",
+            services.ledger_schema,
+            ledger_plan.key(*key)
+        );
+        admin_query(url, &sql).is_ok_and(|count| count == 1)
+    };
+    [
+        (
+            "no key whose COMMIT reply was lost was settled by a replayed 201 with one charge"
+                .to_owned(),
+            settled_by_replay(pay_log, one_charge),
+        ),
+        (
+            "no key whose COMMIT reply was lost was settled by a replayed receipt with one record"
+                .to_owned(),
+            ledger_log.settled_by_replay.iter().any(one_record),
+        ),
+    ]
 }
 
 /// Whether a key of `log` was settled by a replay (its first success replayed an attempt that
@@ -273,7 +328,7 @@ fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
 }
 
 /// Two `payments` replicas on one schema of the database at `url`.
-fn start_replicas(binary: &Path, url: &str, schema: &str) -> anyhow::Result<Vec<Payments>> {
+fn start_replicas(binary: &Path, url: &str, schema: &str) -> anyhow::Result<Vec<WatchedPayments>> {
     (0..2)
         .map(|_| {
             let mut command = Command::new(binary);
@@ -314,59 +369,66 @@ fn inject(
             );
             [check.clone(), check]
         }
-        Fault::Terminate => {
-            let mut severed = [0, 0];
-            for _ in 0..BLOWS {
-                for (count, application) in
-                    severed.iter_mut().zip(["retrykey-replicas", "retrykey"])
-                {
-                    *count += admin_query(
-                        &server.url(),
-                        &format!(
-                            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                             WHERE application_name = '{application}'
-                               AND pid <> pg_backend_pid()"
-                        ),
-                    )?;
-                }
-                thread::sleep(BLOW_EVERY);
-            }
-            severed.map(|count| {
-                (
-                    format!("no connection of it was severed ({count})"),
-                    count > 0,
-                )
-            })
-        }
-        Fault::LostCommit => {
-            let cutters: Vec<&Cutter> = cutters.iter().flatten().collect();
-            for _ in 0..BLOWS {
-                for cutter in &cutters {
-                    cutter
-                        .proxy
-                        .arm_where(CommitCut::AfterCommit, cutter.effect);
-                }
-                let armed = Instant::now();
-                while cutters.iter().any(|cutter| cutter.proxy.is_armed())
-                    && armed.elapsed() < Duration::from_secs(5)
-                {
-                    thread::sleep(Duration::from_millis(5));
-                }
-                thread::sleep(BLOW_EVERY);
-            }
-            let check = |cutter: Option<&&Cutter>| {
-                let cut = cutter.map_or(0, |cutter| cutter.proxy.cuts());
-                (
-                    format!("only {cut} of {BLOWS} COMMIT replies were cut"),
-                    cut == BLOWS,
-                )
-            };
-            [check(cutters.first()), check(cutters.get(1))]
-        }
+        Fault::Terminate => sever(server)?,
+        Fault::LostCommit => cut_commits(cutters),
     };
     let window = Window {
         start,
         end: Instant::now(),
     };
     Ok((window, checks))
+}
+
+/// Severs every connection of each service, a few times over; a check per service that some
+/// of its connections were.
+fn sever(server: &OwnServer) -> anyhow::Result<[Check; 2]> {
+    let mut severed = [0, 0];
+    for _ in 0..BLOWS {
+        for (count, application) in severed.iter_mut().zip(["retrykey-replicas", "retrykey"]) {
+            *count += admin_query(
+                &server.url(),
+                &format!(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                     WHERE application_name = '{application}'
+                       AND pid <> pg_backend_pid()"
+                ),
+            )?;
+        }
+        thread::sleep(BLOW_EVERY);
+    }
+    Ok(severed.map(|count| {
+        (
+            format!("no connection of it was severed ({count})"),
+            count > 0,
+        )
+    }))
+}
+
+/// Loses the reply to the next COMMIT of each service's effect, a few times over; a check per
+/// service that its own proxy cut every one.
+fn cut_commits(cutters: &[Option<Cutter>; 2]) -> [Check; 2] {
+    for _ in 0..BLOWS {
+        for cutter in cutters.iter().flatten() {
+            cutter
+                .proxy
+                .arm_where(CommitCut::AfterCommit, cutter.effect);
+        }
+        let armed = Instant::now();
+        while cutters
+            .iter()
+            .flatten()
+            .any(|cutter| cutter.proxy.is_armed())
+            && armed.elapsed() < Duration::from_secs(5)
+        {
+            thread::sleep(Duration::from_millis(5));
+        }
+        thread::sleep(BLOW_EVERY);
+    }
+    cutters.each_ref().map(|cutter| {
+        let cut = cutter.as_ref().map_or(0, |cutter| cutter.proxy.cuts());
+        (
+            format!("only {cut} of {BLOWS} COMMIT replies were cut"),
+            cut == BLOWS,
+        )
+    })
 }
