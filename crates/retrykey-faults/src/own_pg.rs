@@ -39,7 +39,7 @@ pub struct OwnServer {
 
 impl OwnServer {
     /// Creates a cluster under the temporary directory and starts it. `Err` says why not (the
-    /// caller reports it as a skip when the programs are missing: see [`server_binaries`]).
+    /// caller reports it as a skip when the programs are missing: see [`can_run_server`]).
     pub fn start(bin: PathBuf) -> anyhow::Result<Self> {
         let dir = std::env::temp_dir().join(format!("retrykey-faults-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
