@@ -21,14 +21,3 @@
 //!   (`just slow-clients`): the payments server under hostile clients.
 //! - `soak.rs` (`just soak`): the payments server under a steady mix for minutes or an hour,
 //!   its memory, files, rows and latency held to bounds.
-
-/// The number that follows `label` in `text`, as in `{"charges":12}` after `"charges":`.
-pub fn number_after(text: &str, label: &str) -> Option<u64> {
-    let start = text.find(label)? + label.len();
-    text[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .ok()
-}

@@ -18,9 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use anyhow::{Context, anyhow, bail, ensure};
+use anyhow::{anyhow, bail, ensure};
 use clap::{Parser, ValueEnum};
-use retrykey_benches::number_after;
 use retrykey_server::loopback::LoopbackClient;
 use retrykey_testkit::load::PaymentsProcess;
 
@@ -165,12 +164,7 @@ async fn flood(args: &Args) -> anyhow::Result<()> {
             evicted += 1;
         }
     }
-    let count = client
-        .get("/payments/count", &[])
-        .await
-        .map_err(|error| anyhow!(error))?
-        .body;
-    let charges = number_after(&count, "\"charges\":").context("no charge count")?;
+    let charges = retrykey_testkit::load::charges(&server.url).await?;
     let rows = match args.store {
         Store::Memory => None,
         Store::Sqlite => Some(key_rows(&file)?),

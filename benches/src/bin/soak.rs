@@ -19,9 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use clap::{Parser, ValueEnum};
-use retrykey_benches::number_after;
 use retrykey_server::loopback::LoopbackClient;
 use retrykey_testkit::load::{PaymentsProcess, resident_bytes};
 use retrykey_testkit::{FreshSchema, ScratchFile};
@@ -214,7 +213,7 @@ async fn run(args: &Args, server: &PaymentsProcess, place: &Place) -> anyhow::Re
         last_at: Duration::ZERO,
     };
     let rows = drive(args, &traffic, total, every, &mut sampler).await?;
-    let charges = charges(&traffic.client).await?;
+    let charges = retrykey_testkit::load::charges(&server.url).await?;
     let paid = Paid {
         charges,
         effects: traffic.effects.load(Ordering::SeqCst),
@@ -645,16 +644,6 @@ fn open_files(pid: u32) -> anyhow::Result<u64> {
     Ok(std::fs::read_dir(&dir)
         .with_context(|| format!("read {dir}"))?
         .count() as u64)
-}
-
-/// The charges the server reports.
-async fn charges(client: &LoopbackClient) -> anyhow::Result<u64> {
-    let reply = client
-        .get("/payments/count", &[])
-        .await
-        .map_err(|error| anyhow!(error))?;
-    number_after(&reply.body, "\"charges\":")
-        .with_context(|| format!("no charge count in {}", reply.body))
 }
 
 impl Store {

@@ -4,19 +4,26 @@
 //! A request has a deadline of its own and a key a bounded number of attempts, so a run always
 //! ends; what did not end in time is counted, never waited for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 /// One attempt's answer, as the client classifies it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Heard {
-    /// The answer that settles the key (201 with its payment, or the ledger's receipt): its
-    /// identity, which every replay must repeat byte for byte.
-    Definitive(String),
-    /// An answer that says "try again" as the contract allows (503 with `Retry-After`, a
-    /// refused connection while the database is away, the ledger's `err` line).
+    /// The answer that settles the key (201 with its payment, or the ledger's receipt).
+    Definitive {
+        /// Its identity, which every replay must repeat byte for byte.
+        identity: String,
+        /// Whether the service said it replayed a stored answer (`Idempotent-Replayed`, the
+        /// ledger's `replayed`): on a key's first success, an earlier attempt had committed
+        /// without its answer reaching the client.
+        replayed: bool,
+    },
+    /// An answer that says "try again" as the contract allows (503 or 409 with `Retry-After`,
+    /// the ledger's `err` line).
     Retry(String),
-    /// An answer outside the contract (a 500, a 503 without `Retry-After`, garbage).
+    /// An answer outside the contract (a 500, a 503 without `Retry-After`, a torn 201, a
+    /// refused or reset connection: the server is meant to stay up, garbage).
     Wrong(String),
     /// No answer within the request's deadline.
     TimedOut,
@@ -83,6 +90,9 @@ pub struct Log {
     pub sent: Vec<SentRequest>,
     /// Each settled key's first definitive answer.
     pub firsts: BTreeMap<usize, String>,
+    /// The keys whose first definitive answer was a replay: an attempt before it had committed,
+    /// and its answer was lost on the way.
+    pub settled_by_replay: BTreeSet<usize>,
     /// Each definitive replay: the key and the answer.
     pub replays: Vec<(usize, String)>,
 }
@@ -91,6 +101,7 @@ impl Log {
     fn merge(&mut self, other: Log) {
         self.sent.extend(other.sent);
         self.firsts.extend(other.firsts);
+        self.settled_by_replay.extend(other.settled_by_replay);
         self.replays.extend(other.replays);
     }
 }
@@ -126,11 +137,17 @@ fn run_client(service: &dyn Service, plan: &BurstPlan, client: usize, stop: Inst
             break;
         }
         let key = (index, Purpose::First);
-        if let Some(first) = settle(service, plan, (client, previous), key, stop, &mut log) {
+        if let Some((first, replayed)) =
+            settle(service, plan, (client, previous), key, stop, &mut log)
+        {
             log.firsts.insert(index, first);
+            if replayed {
+                log.settled_by_replay.insert(index);
+            }
             for replayed in [Some(index), previous].into_iter().flatten() {
                 let key = (replayed, Purpose::Replay);
-                if let Some(again) = settle(service, plan, (client, None), key, stop, &mut log) {
+                if let Some((again, _)) = settle(service, plan, (client, None), key, stop, &mut log)
+                {
                     log.replays.push((replayed, again));
                 }
             }
@@ -141,8 +158,9 @@ fn run_client(service: &dyn Service, plan: &BurstPlan, client: usize, stop: Inst
     log
 }
 
-/// Sends `key` until its answer is definitive, the attempts run out, or `stop` passes; after
-/// each answer that is not, replays `meanwhile` (a key settled before) once.
+/// Sends `key` until its answer is definitive (its identity, and whether it was a replay), the
+/// attempts run out, or `stop` passes; after each answer that is not, replays `meanwhile` (a
+/// key settled before) once.
 fn settle(
     service: &dyn Service,
     plan: &BurstPlan,
@@ -150,18 +168,22 @@ fn settle(
     key: (usize, Purpose),
     stop: Instant,
     log: &mut Log,
-) -> Option<String> {
+) -> Option<(String, bool)> {
     for attempt in 0..plan.max_attempts {
         if Instant::now() >= stop {
             return None;
         }
-        if let Heard::Definitive(identity) = send(service, plan, client, key, attempt, log) {
-            return Some(identity);
+        if let Heard::Definitive { identity, replayed } =
+            send(service, plan, client, key, attempt, log)
+        {
+            return Some((identity, replayed));
         }
         if let Some(stored) = meanwhile {
             let replay = (stored, Purpose::Replay);
-            if let Heard::Definitive(again) = send(service, plan, client, replay, attempt, log) {
-                log.replays.push((stored, again));
+            if let Heard::Definitive { identity, .. } =
+                send(service, plan, client, replay, attempt, log)
+            {
+                log.replays.push((stored, identity));
             }
         }
         std::thread::sleep(backoff(attempt));
@@ -211,7 +233,11 @@ mod tests {
             if *seen <= self.fails {
                 Heard::Retry("503".into())
             } else {
-                Heard::Definitive(format!("answer of {key}"))
+                Heard::Definitive {
+                    identity: format!("answer of {key}"),
+                    // The key's own first success is fresh; every later one replays it.
+                    replayed: *seen > self.fails + 1,
+                }
             }
         }
     }
@@ -240,6 +266,7 @@ mod tests {
         );
         assert_eq!(log.firsts.len(), 10);
         assert_eq!(log.firsts[&7], "answer of t-7");
+        assert!(log.settled_by_replay.is_empty());
         // Each key replayed right away; each of the 7 keys that follow another on its client
         // replays that one after each of its 2 retries, and once more when it is settled.
         assert_eq!(log.replays.len(), 10 + 7 * 2 + 7);
@@ -266,6 +293,44 @@ mod tests {
         assert!(log.replays.is_empty());
         assert_eq!(log.sent.len(), 2 * 4);
         assert_eq!(service.effects.lock().unwrap()["t-1"], 4);
+    }
+
+    /// A service whose first attempt at each key commits but loses its answer: the retry
+    /// gets the stored one, marked as a replay.
+    struct LostReply {
+        seen: Mutex<BTreeMap<String, u32>>,
+    }
+
+    impl Service for LostReply {
+        fn send(&self, _client: usize, key: &str, _attempt: u32, _deadline: Duration) -> Heard {
+            let mut seen = self.seen.lock().unwrap();
+            let times = seen.entry(key.to_owned()).or_default();
+            *times += 1;
+            if *times == 1 {
+                Heard::Retry("503".into())
+            } else {
+                Heard::Definitive {
+                    identity: format!("answer of {key}"),
+                    replayed: true,
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_whose_first_answer_was_lost_is_settled_by_a_replay() {
+        let service = LostReply {
+            seen: Mutex::default(),
+        };
+        let log = run(&service, &plan(4), Instant::now() + Duration::from_secs(30));
+        assert_eq!(log.firsts.len(), 4);
+        assert_eq!(log.settled_by_replay, BTreeSet::from([0, 1, 2, 3]));
+        // Its replays are still compared by identity: the marker is not part of it.
+        assert!(
+            log.replays
+                .iter()
+                .all(|(key, answer)| log.firsts[key] == *answer)
+        );
     }
 
     #[test]

@@ -5,8 +5,6 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use crate::burst::{Heard, Service};
 
 /// The amount every keyed payment of a burst charges.
@@ -21,6 +19,8 @@ pub struct HttpReply {
     pub retry_after: bool,
     /// Its `Location`, if any.
     pub location: Option<String>,
+    /// Whether it carries `Idempotent-Replayed: true`.
+    pub replayed: bool,
     /// Its body.
     pub body: String,
 }
@@ -67,6 +67,7 @@ fn parse(raw: &str) -> Option<HttpReply> {
         status,
         retry_after: false,
         location: None,
+        replayed: false,
         body: body.to_owned(),
     };
     for line in lines {
@@ -74,20 +75,29 @@ fn parse(raw: &str) -> Option<HttpReply> {
         match name.trim().to_ascii_lowercase().as_str() {
             "retry-after" => reply.retry_after = true,
             "location" => reply.location = Some(value.trim().to_owned()),
+            "idempotent-replayed" => reply.replayed = value.trim() == "true",
             _ => {}
         }
     }
     Some(reply)
 }
 
-/// What a keyed payment's answer means to a client that retries until it is definitive.
+/// What a keyed payment's answer means to a client that retries until it is definitive. A 201
+/// counts only whole: its body `{"payment":N}` and its `Location: /payments/N` name the same
+/// payment; any other 201 is a half-written record served, outside the contract.
 pub fn classify(reply: &io::Result<HttpReply>) -> Heard {
     match reply {
-        Ok(reply) if reply.status == 201 => Heard::Definitive(format!(
-            "201 {} {}",
-            reply.location.as_deref().unwrap_or("-"),
-            reply.body.trim()
-        )),
+        Ok(reply) if reply.status == 201 => match payment(reply) {
+            Some(number) => Heard::Definitive {
+                identity: format!("201 /payments/{number} {}", reply.body.trim()),
+                replayed: reply.replayed,
+            },
+            None => Heard::Wrong(format!(
+                "201 with Location {:?} and body {:?}",
+                reply.location,
+                reply.body.trim()
+            )),
+        },
         // Unavailable, or the key's first attempt still running: the contract's "retry".
         Ok(reply) if matches!(reply.status, 503 | 409) && reply.retry_after => {
             Heard::Retry(reply.status.to_string())
@@ -96,6 +106,15 @@ pub fn classify(reply: &io::Result<HttpReply>) -> Heard {
         Err(error) if error.kind() == io::ErrorKind::TimedOut => Heard::TimedOut,
         Err(error) => Heard::Wrong(format!("connection: {error}")),
     }
+}
+
+/// The payment a 201 names, if its body is `{"payment":N}` and its `Location` `/payments/N`.
+pub fn payment(reply: &HttpReply) -> Option<u64> {
+    let json: serde_json::Value = serde_json::from_str(&reply.body).ok()?;
+    let object = json.as_object().filter(|object| object.len() == 1)?;
+    let number = object.get("payment")?.as_u64()?;
+    let location = reply.location.as_deref()?.strip_prefix("/payments/")?;
+    (location.parse::<u64>().ok()? == number).then_some(number)
 }
 
 /// `payments` replicas over one store; attempt `n` of a client goes to replica
@@ -116,22 +135,15 @@ impl Service for PaymentsReplicas {
     }
 }
 
-/// The charges the store holds, from `GET /payments/count`, retried for up to `patience`.
+/// The charges the store holds, from `GET /payments/count`, asked again for up to `patience`
+/// (the server may still be reconnecting to its database).
 pub fn charges(addr: &str, patience: Duration) -> anyhow::Result<u64> {
     let until = Instant::now() + patience;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     loop {
-        let reply = request(
-            addr,
-            "GET /payments/count HTTP/1.1",
-            "",
-            Duration::from_secs(5),
-        );
-        let read = reply.map_err(anyhow::Error::from).and_then(|reply| {
-            let json: serde_json::Value = serde_json::from_str(&reply.body)
-                .with_context(|| format!("answer {} {:?}", reply.status, reply.body))?;
-            json["charges"].as_u64().context("no charges in the count")
-        });
-        match read {
+        match runtime.block_on(retrykey_testkit::load::charges(addr)) {
             Ok(charges) => return Ok(charges),
             Err(error) if Instant::now() >= until => return Err(error),
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
@@ -151,8 +163,32 @@ mod tests {
         assert_eq!(reply.location.as_deref(), Some("/payments/4"));
         assert_eq!(
             classify(&Ok(reply)),
-            Heard::Definitive("201 /payments/4 {\"payment\":4}".into())
+            Heard::Definitive {
+                identity: "201 /payments/4 {\"payment\":4}".into(),
+                replayed: false,
+            }
         );
+        let replay = CREATED.replace("\r\n\r\n", "\r\nIdempotent-Replayed: true\r\n\r\n");
+        let Heard::Definitive { replayed, .. } = classify(&Ok(parse(&replay).unwrap())) else {
+            panic!("a replay is definitive");
+        };
+        assert!(replayed);
+    }
+
+    #[test]
+    fn a_201_whose_location_and_body_disagree_is_wrong() {
+        for torn in [
+            CREATED.replace("/payments/4", "/payments/5"),
+            CREATED.replace("location: /payments/4\r\n", ""),
+            CREATED.replace("{\"payment\":4}", "{\"payment\":"),
+            CREATED.replace("{\"payment\":4}", "{\"payment\":4,\"x\":1}"),
+        ] {
+            let reply = parse(&torn).expect("an answer");
+            assert!(
+                matches!(classify(&Ok(reply)), Heard::Wrong(_)),
+                "{torn:?} passed"
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 
 use crate::burst::{Heard, Service};
-use crate::process::{Spawned, lines};
+use crate::process::{Spawned, line_reader};
 
 /// Why a line got no reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl LineServer {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());
         let mut process = Spawned::start(command, "crash-server")?;
-        let replies = lines(process.stdout()?);
+        let replies = line_reader(process.stdout()?);
         let mut server = Self {
             stdin: process.stdin()?,
             process,
@@ -105,9 +105,10 @@ fn parse_state(reply: &str) -> Option<(u64, u64)> {
 pub fn classify(reply: Result<String, Silence>) -> Heard {
     match reply {
         Ok(line) => match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["ok", operation, total, "fresh" | "replayed"] => {
-                Heard::Definitive(format!("{operation} {total}"))
-            }
+            ["ok", operation, total, how @ ("fresh" | "replayed")] => Heard::Definitive {
+                identity: format!("{operation} {total}"),
+                replayed: *how == "replayed",
+            },
             ["err", ..] => Heard::Retry(line.clone()),
             _ => Heard::Wrong(line),
         },
@@ -117,7 +118,8 @@ pub fn classify(reply: Result<String, Silence>) -> Heard {
 }
 
 /// The durable ledger behind several `crash-server` processes on one database: client `c`
-/// talks to process `c % n`.
+/// talks to process `c`, its own, so that no request waits for another's behind its lock and
+/// a request's time is its own. A burst needs at least as many processes as clients.
 pub struct LedgerProcesses {
     /// The processes.
     pub servers: Vec<Mutex<LineServer>>,
@@ -153,9 +155,10 @@ impl LedgerProcesses {
 
 impl Service for LedgerProcesses {
     fn send(&self, client: usize, key: &str, _attempt: u32, deadline: Duration) -> Heard {
-        let mut server = self.servers[client % self.servers.len()]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let Some(server) = self.servers.get(client) else {
+            return Heard::Wrong(format!("no ledger process of its own for client {client}"));
+        };
+        let mut server = server.lock().unwrap_or_else(PoisonError::into_inner);
         classify(server.ask(&format!("apply {key} burst 1"), deadline))
     }
 }
@@ -166,10 +169,12 @@ mod tests {
 
     #[test]
     fn a_receipt_is_definitive_as_its_operation_and_total_whether_fresh_or_replayed() {
-        let fresh = classify(Ok("ok 12 40 fresh".into()));
-        let replayed = classify(Ok("ok 12 40 replayed".into()));
-        assert_eq!(fresh, Heard::Definitive("12 40".into()));
-        assert_eq!(fresh, replayed);
+        let answer = |replayed| Heard::Definitive {
+            identity: "12 40".into(),
+            replayed,
+        };
+        assert_eq!(classify(Ok("ok 12 40 fresh".into())), answer(false));
+        assert_eq!(classify(Ok("ok 12 40 replayed".into())), answer(true));
     }
 
     #[test]

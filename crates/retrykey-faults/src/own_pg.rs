@@ -39,7 +39,7 @@ pub struct OwnServer {
 
 impl OwnServer {
     /// Creates a cluster under the temporary directory and starts it. `Err` says why not (the
-    /// caller reports it as a skip when the programs are missing: see [`server_binaries`]).
+    /// caller reports it as a skip when the programs are missing: see [`can_run_server`]).
     pub fn start(bin: PathBuf) -> anyhow::Result<Self> {
         let dir = std::env::temp_dir().join(format!("retrykey-faults-pg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -194,6 +194,17 @@ pub fn server_binaries() -> Result<PathBuf, String> {
         .ok_or_else(|| "no initdb, postgres and pg_isready under /usr/lib/postgresql/*/bin".into())
 }
 
+/// Whether this machine can run a server of the run's own, as `pg-faults` needs: the folder of
+/// the server's programs, and as root a `postgres` user to run them as (PostgreSQL refuses to
+/// run as root). `Err` says what is missing.
+pub fn can_run_server() -> Result<PathBuf, String> {
+    let bin = server_binaries()?;
+    if is_root() {
+        postgres_user().map_err(|error| format!("{error:#}"))?;
+    }
+    Ok(bin)
+}
+
 fn has_server(bin: &Path) -> bool {
     ["initdb", "postgres", "pg_isready"]
         .iter()
@@ -213,7 +224,7 @@ fn postgres_user() -> anyhow::Result<(u32, u32)> {
     let id = |flag: &str| -> anyhow::Result<u32> {
         let output = Command::new("id").args([flag, "postgres"]).output()?;
         if !output.status.success() {
-            bail!("there is no postgres user to run the server as");
+            bail!("root, and no postgres user to run the server as");
         }
         Ok(String::from_utf8_lossy(&output.stdout).trim().parse()?)
     };

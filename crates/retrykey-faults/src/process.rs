@@ -11,6 +11,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use retrykey_testkit::load::PaymentsProcess;
 
 /// The ids of the processes this run started and has not stopped yet.
 static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -134,20 +135,45 @@ impl Spawned {
 impl Drop for Spawned {
     fn drop(&mut self) {
         let pid = self.child.id();
+        // Out of the watchdog's list while the pid is still this child's: once it is reaped,
+        // the system may give the number to another process.
+        forget(pid);
         if self.running() {
             let _ = signal(pid, "KILL");
         }
         let _ = self.child.wait();
+    }
+}
+
+fn forget(pid: u32) {
+    RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&pid);
+}
+
+/// A process started by another module's type, on the watchdog's list while this lives.
+struct Watched(u32);
+
+impl Watched {
+    fn new(pid: u32) -> Self {
         RUNNING
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&pid);
+            .insert(pid);
+        Self(pid)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        forget(self.0);
     }
 }
 
 /// The lines `stdout` prints, read on a thread of their own so that the process never blocks
 /// on a full pipe.
-pub fn lines(stdout: ChildStdout) -> Receiver<String> {
+pub fn line_reader(stdout: ChildStdout) -> Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -160,23 +186,21 @@ pub fn lines(stdout: ChildStdout) -> Receiver<String> {
     rx
 }
 
-/// Starts a `payments` server from `command` (its flags and environment set) on a free port
-/// of 127.0.0.1, and returns it with its address, `127.0.0.1:PORT`.
-pub fn payments(mut command: Command) -> anyhow::Result<(Spawned, String)> {
-    command
-        .args(["--listen", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped());
-    let mut server = Spawned::start(command, "payments")?;
-    let lines = lines(server.stdout()?);
-    let first = lines
-        .recv_timeout(Duration::from_secs(30))
-        .context("payments printed no address within 30 s")?;
-    let url = first
-        .strip_prefix("listening on ")
-        .with_context(|| format!("payments printed {first:?}, not its address"))?
-        .trim_start_matches("http://")
-        .to_owned();
-    // Keep draining its output.
-    std::thread::spawn(move || lines.iter().for_each(drop));
-    Ok((server, url))
+/// A `payments` server this run started: the load runs' [`PaymentsProcess`], which kills it
+/// by its id when dropped, and on the watchdog's list until then.
+pub struct WatchedPayments {
+    // Dropped first: off the list before the process is killed and reaped.
+    _watched: Watched,
+    /// The process.
+    pub server: PaymentsProcess,
+}
+
+/// Starts a `payments` server from `command` (its flags, `--work-ms` included, and its
+/// environment set) on a free port of 127.0.0.1.
+pub fn payments(command: Command) -> anyhow::Result<WatchedPayments> {
+    let server = PaymentsProcess::start_command(command)?;
+    Ok(WatchedPayments {
+        _watched: Watched::new(server.pid()),
+        server,
+    })
 }

@@ -40,11 +40,13 @@ pub struct FaultRow {
     pub identical: usize,
     /// Definitive replays in all.
     pub replays: usize,
-    /// Answers that said "retry" (what the fault cost the clients, in attempts).
+    /// Answers that said "retry" (503 or 409 with `Retry-After`, the ledger's `err`), to first
+    /// attempts and replays alike: what the fault cost the clients, in attempts.
     pub retried: usize,
-    /// Whether a fault was done during the burst.
-    pub faulted: bool,
-    /// From the fault's first blow to the end of the first success sent after it was over.
+    /// How long the fault lasted, from its first blow to its end, if one was done.
+    pub fault: Option<Duration>,
+    /// From the fault's end to the first key settled after it (a write that went through):
+    /// how long the service took to write again.
     pub reconnect: Option<Duration>,
     /// The longest request.
     pub longest: Duration,
@@ -91,7 +93,7 @@ impl FaultRow {
                 .iter()
                 .filter(|sent| matches!(sent.answer, Heard::Retry(_)))
                 .count(),
-            faulted: fault.is_some(),
+            fault: fault.map(|fault| fault.end - fault.start),
             reconnect: fault.and_then(|fault| reconnect(log, fault)),
             longest: log.sent.iter().map(|s| s.took).max().unwrap_or_default(),
             past_deadline: log
@@ -131,8 +133,8 @@ impl FaultRow {
             let differ = self.replays - self.identical;
             failures.push(format!("{differ} replays differ from their first answer"));
         }
-        if self.faulted && self.reconnect.is_none() {
-            failures.push("no request succeeded after the fault".to_owned());
+        if self.fault.is_some() && self.reconnect.is_none() {
+            failures.push("no key was settled after the fault".to_owned());
         }
         if self.past_deadline > 0 {
             failures.push(format!(
@@ -156,13 +158,16 @@ impl FaultRow {
     }
 }
 
-/// From the fault's start to the end of the first definitive answer to a request sent once the
-/// fault was over: how long the service took to serve again. `None`: it never did.
+/// From the fault's end to the first answer after it that settled a key: how long the service
+/// took to write again (a replay is a read, and may be served all through the fault). `None`:
+/// it never did.
 fn reconnect(log: &Log, fault: Window) -> Option<Duration> {
     log.sent
         .iter()
-        .filter(|sent| sent.start >= fault.end && matches!(sent.answer, Heard::Definitive(_)))
-        .map(|sent| (sent.start + sent.took) - fault.start)
+        .filter(|sent| {
+            sent.purpose == Purpose::First && matches!(sent.answer, Heard::Definitive { .. })
+        })
+        .filter_map(|sent| (sent.start + sent.took).checked_duration_since(fault.end))
         .min()
 }
 
@@ -189,7 +194,7 @@ impl During {
             .filter(|sent| sent.start >= fault.start && sent.start < fault.end);
         for sent in inside {
             during.sent += 1;
-            let definitive = matches!(sent.answer, Heard::Definitive(_));
+            let definitive = matches!(sent.answer, Heard::Definitive { .. });
             during.retried += usize::from(matches!(sent.answer, Heard::Retry(_)));
             if sent.purpose == Purpose::Replay {
                 during.replays_sent += 1;
@@ -208,12 +213,13 @@ fn ms(duration: Duration) -> String {
 /// The table of `rows`, with a verdict per row and each failure spelled out under it.
 pub fn render(rows: &[FaultRow]) -> String {
     let mut out = format!(
-        "{:<31} {:>5} {:>7} {:>7} {:>16} {:>10} {:>9} {:>14}  {}\n",
+        "{:<31} {:>5} {:>7} {:>7} {:>16} {:>9} {:>10} {:>9} {:>14}  {}\n",
         "scenario",
         "keys",
         "effects",
         "retried",
         "replays",
+        "fault",
         "reconnect",
         "longest",
         "past deadline",
@@ -233,12 +239,13 @@ pub fn render(rows: &[FaultRow]) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<31} {:>5} {:>7} {:>7} {:>16} {:>10} {:>9} {:>14}  {}",
+            "{:<31} {:>5} {:>7} {:>7} {:>16} {:>9} {:>10} {:>9} {:>14}  {}",
             row.scenario,
             row.keys,
             row.effects.map_or("?".to_owned(), |e| e.to_string()),
             row.retried,
             replays,
+            row.fault.map_or("-".to_owned(), ms),
             row.reconnect.map_or("-".to_owned(), ms),
             ms(row.longest),
             row.past_deadline,
@@ -267,6 +274,13 @@ mod tests {
         }
     }
 
+    fn settled(identity: &str) -> Heard {
+        Heard::Definitive {
+            identity: identity.into(),
+            replayed: false,
+        }
+    }
+
     fn sent(key: usize, start: Instant, took_ms: u64, answer: Heard) -> SentRequest {
         SentRequest {
             key,
@@ -280,20 +294,15 @@ mod tests {
     /// Two keys settled once each and replayed identically, one retry during the fault.
     fn clean_log(at: Instant) -> Log {
         let mut log = Log::default();
-        log.sent
-            .push(sent(0, at, 10, Heard::Definitive("a".into())));
+        log.sent.push(sent(0, at, 10, settled("a")));
         log.sent.push(sent(
             1,
             at + Duration::from_millis(100),
             30,
             Heard::Retry("503".into()),
         ));
-        log.sent.push(sent(
-            1,
-            at + Duration::from_millis(400),
-            20,
-            Heard::Definitive("b".into()),
-        ));
+        log.sent
+            .push(sent(1, at + Duration::from_millis(400), 20, settled("b")));
         log.firsts
             .extend([(0, "a".to_owned()), (1, "b".to_owned())]);
         log.replays
@@ -312,8 +321,9 @@ mod tests {
         assert_eq!(row.failures(), Vec::<String>::new());
         assert_eq!((row.settled, row.identical, row.replays), (2, 2, 2));
         assert_eq!(row.retried, 1);
-        // Sent at 400 ms, answered at 420 ms; the fault started at 50 ms.
-        assert_eq!(row.reconnect, Some(Duration::from_millis(370)));
+        assert_eq!(row.fault, Some(Duration::from_millis(250)));
+        // Sent at 400 ms, answered at 420 ms; the fault ended at 300 ms.
+        assert_eq!(row.reconnect, Some(Duration::from_millis(120)));
         assert_eq!(row.longest, Duration::from_millis(30));
         assert!(render(&[row]).contains(" ok\n"));
     }
@@ -360,12 +370,7 @@ mod tests {
     fn during_counts_only_what_was_sent_inside_the_window() {
         let at = Instant::now();
         let mut log = clean_log(at);
-        let mut replay = sent(
-            0,
-            at + Duration::from_millis(150),
-            5,
-            Heard::Definitive("a".into()),
-        );
+        let mut replay = sent(0, at + Duration::from_millis(150), 5, settled("a"));
         replay.purpose = Purpose::Replay;
         log.sent.push(replay);
         let fault = Window {
@@ -386,15 +391,20 @@ mod tests {
     }
 
     #[test]
-    fn no_success_after_the_fault_means_no_reconnect() {
+    fn no_key_settled_after_the_fault_means_no_reconnect() {
         let at = Instant::now();
         let fault = Window {
             start: at,
             end: at + Duration::from_secs(10),
         };
-        let row = FaultRow::new("x", &plan(), &clean_log(at), Some(2), Some(fault));
+        // A replay served after the fault is a read: it shows no write went through.
+        let mut log = clean_log(at);
+        let mut replay = sent(0, at + Duration::from_secs(11), 5, settled("a"));
+        replay.purpose = Purpose::Replay;
+        log.sent.push(replay);
+        let row = FaultRow::new("x", &plan(), &log, Some(2), Some(fault));
         assert_eq!(row.reconnect, None);
-        assert_eq!(row.failures(), ["no request succeeded after the fault"]);
+        assert_eq!(row.failures(), ["no key was settled after the fault"]);
         assert!(render(&[row]).contains(" - "));
     }
 }

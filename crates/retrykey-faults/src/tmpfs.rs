@@ -3,7 +3,8 @@
 
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
@@ -18,7 +19,11 @@ impl Tmpfs {
     /// Mounts a tmpfs of `size` (as `mount -o size=` reads it: `16m`) on a fresh folder.
     /// `Err` says why not, for the run's skip line.
     pub fn mount(size: &str) -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("retrykey-disk-full-{}", std::process::id()));
+        Self::mount_named(size, "retrykey-disk-full")
+    }
+
+    fn mount_named(size: &str, name: &str) -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|error| format!("mkdir: {error}"))?;
         let output = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -27,10 +32,9 @@ impl Tmpfs {
             .map_err(|error| format!("cannot run mount: {error}"))?;
         if !output.status.success() {
             let _ = std::fs::remove_dir(&dir);
-            return Err(format!(
-                "mount refused: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
+            let said = String::from_utf8_lossy(&output.stderr);
+            let said: Vec<&str> = said.split_whitespace().collect();
+            return Err(format!("mount refused: {}", said.join(" ")));
         }
         let undo = dir.clone();
         on_timeout(move || unmount(&undo));
@@ -49,8 +53,35 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Whether this process can mount a tmpfs, as `disk-full` needs: it mounts one of 1 MiB and
+/// unmounts it. `Err` says why not (not root, or root without the right to mount, as in a
+/// container).
+pub fn can_mount() -> Result<(), String> {
+    if !crate::own_pg::is_root() {
+        return Err("not root: mounting a tmpfs needs root".to_owned());
+    }
+    Tmpfs::mount_named("1m", "retrykey-can-mount").map(drop)
+}
+
+/// Unmounts `dir`: a process killed a moment ago may still hold a file open on it (`EBUSY`), so
+/// it tries for a second, then detaches it (`umount -l`: gone once the last file closes).
 fn unmount(dir: &Path) {
-    let _ = Command::new("umount").arg(dir).status();
+    if !dir.exists() {
+        return; // unmounted and removed already
+    }
+    let unmounted = (0..20).any(|attempt| {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Command::new("umount")
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    if !unmounted {
+        let _ = Command::new("umount").arg("-l").arg(dir).status();
+    }
     let _ = std::fs::remove_dir(dir);
 }
 

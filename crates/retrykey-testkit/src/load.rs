@@ -1,6 +1,6 @@
 //! What the load runs share: the `payments` server as they start it (a real process on a free
-//! loopback port, stopped by its own process id when dropped), a process's resident memory, and
-//! a run bounded in time.
+//! loopback port, stopped by its own process id when dropped), the charges it reports, a
+//! process's resident memory, and a run bounded in time.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -19,12 +19,24 @@ pub struct PaymentsProcess {
 impl PaymentsProcess {
     /// Starts `binary --listen 127.0.0.1:0 --work-ms 0 ARGS` and reads its address.
     pub fn start(binary: &Path, args: &[String]) -> anyhow::Result<Self> {
-        let mut child = Command::new(binary)
-            .args(["--listen", "127.0.0.1:0", "--work-ms", "0"])
-            .args(args)
+        let mut command = Command::new(binary);
+        command.args(["--work-ms", "0"]).args(args);
+        Self::start_command(command)
+    }
+
+    /// Starts `command` (a `payments` binary with its flags and environment, `--work-ms`
+    /// included) on `--listen 127.0.0.1:0`, and reads its address.
+    pub fn start_command(mut command: Command) -> anyhow::Result<Self> {
+        let mut child = command
+            .args(["--listen", "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .spawn()
-            .with_context(|| format!("cannot start {}", binary.display()))?;
+            .with_context(|| {
+                format!(
+                    "cannot start {}",
+                    Path::new(command.get_program()).display()
+                )
+            })?;
         let stdout = child.stdout.take().context("piped stdout")?;
         let mut server = Self {
             child,
@@ -51,6 +63,11 @@ impl PaymentsProcess {
         self.url.trim_start_matches("http://")
     }
 
+    /// Whether it still runs (it has not exited).
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// The process's resident memory.
     pub fn resident_bytes(&self) -> anyhow::Result<u64> {
         resident_bytes(self.child.id())
@@ -62,6 +79,40 @@ impl Drop for PaymentsProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The charges the `payments` server at `url` (`http://127.0.0.1:PORT`) reports on
+/// `GET /payments/count`, asked on a connection of its own within 5 s.
+pub async fn charges(url: &str) -> anyhow::Result<u64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url.trim_start_matches("http://");
+    let ask = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let request =
+            format!("GET /payments/count HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut reply = Vec::new();
+        stream.read_to_end(&mut reply).await?;
+        anyhow::Ok(String::from_utf8_lossy(&reply).into_owned())
+    };
+    let reply = tokio::time::timeout(Duration::from_secs(5), ask)
+        .await
+        .context("no count within 5 s")??;
+    count_in(&reply).with_context(|| format!("no charge count in {reply:?}"))
+}
+
+/// The `N` of `"charges":N` in a 200 answer.
+fn count_in(reply: &str) -> Option<u64> {
+    let (head, body) = reply.split_once("\r\n\r\n")?;
+    if head.split_whitespace().nth(1) != Some("200") {
+        return None;
+    }
+    let rest = &body[body.find("\"charges\":")? + "\"charges\":".len()..];
+    let digits = rest
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?;
+    digits.parse().ok()
 }
 
 /// The resident memory (`VmRSS`) of process `pid`, from `/proc/PID/status`.

@@ -6,6 +6,11 @@
 //! way the caller gets `retrykey::Error::Storage`: the outcome is unknown, and only a retry
 //! with the same key tells which it was.
 //!
+//! A cut can be aimed at one kind of transaction ([`FaultProxy::arm_where`]): the proxy follows
+//! each connection's statements (the text of a simple query, and of a prepared statement when
+//! it is bound, however long ago it was parsed) from one `BEGIN`, `COMMIT` or `ROLLBACK` to the
+//! next, and cuts only a COMMIT whose transaction ran a statement containing the given text.
+//!
 //! It can also play an outage ([`FaultProxy::set_reachable`]): while the server is
 //! "unreachable", every message on an open connection cuts it and every new connection is
 //! closed at once, until the server is reachable again.
@@ -13,9 +18,10 @@
 //! It reads the protocol's message framing (a type byte and a length) in both directions; it
 //! needs a plain (non-TLS) connection, which is what the lab uses on 127.0.0.1.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Which cut the next COMMIT gets.
@@ -28,12 +34,27 @@ pub enum CommitCut {
     AfterCommit,
 }
 
+/// A cut waiting for its COMMIT: which cut, and the text a statement of the COMMIT's
+/// transaction must contain (`None`: any COMMIT).
+#[derive(Debug)]
+struct Armed {
+    cut: CommitCut,
+    within: Option<String>,
+}
+
+/// What every connection of one proxy shares.
+#[derive(Debug, Default)]
+struct Shared {
+    armed: Mutex<Option<Armed>>,
+    down: AtomicBool,
+    cuts: AtomicU64,
+}
+
 /// A running proxy on 127.0.0.1; it serves until the process ends.
 #[derive(Debug, Clone)]
 pub struct FaultProxy {
     addr: SocketAddr,
-    armed: Arc<Mutex<Option<CommitCut>>>,
-    down: Arc<AtomicBool>,
+    shared: Arc<Shared>,
 }
 
 impl FaultProxy {
@@ -42,19 +63,18 @@ impl FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let proxy = Self {
             addr: listener.local_addr()?,
-            armed: Arc::default(),
-            down: Arc::default(),
+            shared: Arc::default(),
         };
-        let (armed, down) = (Arc::clone(&proxy.armed), Arc::clone(&proxy.down));
+        let shared = Arc::clone(&proxy.shared);
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
-                if down.load(Ordering::SeqCst) {
+                if shared.down.load(Ordering::SeqCst) {
                     continue; // dropped: the connection is closed before it starts
                 }
-                let (armed, down) = (Arc::clone(&armed), Arc::clone(&down));
+                let shared = Arc::clone(&shared);
                 std::thread::spawn(move || {
                     if let Ok(server) = TcpStream::connect(upstream) {
-                        let _ = relay(client, server, &armed, &down);
+                        let _ = relay(client, server, &shared);
                     }
                 });
             }
@@ -101,23 +121,112 @@ impl FaultProxy {
 
     /// The next COMMIT on any connection through the proxy gets `fault` (once).
     pub fn arm(&self, fault: CommitCut) {
-        *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault);
+        self.set_armed(Armed {
+            cut: fault,
+            within: None,
+        });
+    }
+
+    /// The next COMMIT of a transaction that ran a statement containing `statement` (as in
+    /// `"INSERT INTO payments"`) gets `fault` (once); other COMMITs pass.
+    pub fn arm_where(&self, fault: CommitCut, statement: &str) {
+        self.set_armed(Armed {
+            cut: fault,
+            within: Some(statement.to_owned()),
+        });
+    }
+
+    fn set_armed(&self, armed: Armed) {
+        *self
+            .shared
+            .armed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(armed);
     }
 
     /// Whether the cut asked for by [`FaultProxy::arm`] still waits for its COMMIT: false once
     /// a COMMIT has taken it, so a run can tell that its fault really happened.
     pub fn is_armed(&self) -> bool {
-        self.armed
+        self.shared
+            .armed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .is_some()
     }
 
+    /// COMMITs cut so far, by either cut.
+    pub fn cuts(&self) -> u64 {
+        self.shared.cuts.load(Ordering::SeqCst)
+    }
+
     /// Plays an outage (`false`) or ends it (`true`): while the server is unreachable, each
     /// connection is cut at its next message and new ones are closed at once.
     pub fn set_reachable(&self, reachable: bool) {
-        self.down.store(!reachable, Ordering::SeqCst);
+        self.shared.down.store(!reachable, Ordering::SeqCst);
     }
+}
+
+/// The statements one connection has run since its transaction began, as the client sent them.
+#[derive(Default)]
+struct Transaction {
+    /// Prepared statements by name (`""`: the unnamed one), as parsed.
+    prepared: HashMap<Vec<u8>, Arc<str>>,
+    /// The texts run since the last `BEGIN`, `COMMIT` or `ROLLBACK`.
+    ran: Vec<Arc<str>>,
+}
+
+impl Transaction {
+    /// Follows one client message: `Q` (a simple query), `P` (Parse) and `B` (Bind).
+    fn follow(&mut self, kind: u8, body: &[u8]) {
+        match kind {
+            b'Q' => {
+                let text = cstr(body, 0).0;
+                if starts_a_transaction(text) {
+                    self.ran.clear();
+                }
+                self.ran.push(String::from_utf8_lossy(text).into());
+            }
+            b'P' => {
+                let (name, rest) = cstr(body, 0);
+                let query = cstr(body, rest).0;
+                self.prepared
+                    .insert(name.to_vec(), String::from_utf8_lossy(query).into());
+            }
+            b'B' => {
+                let rest = cstr(body, 0).1; // the portal's name
+                let statement = cstr(body, rest).0;
+                if let Some(text) = self.prepared.get(statement) {
+                    self.ran.push(Arc::clone(text));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a statement run since the transaction began contains `text`.
+    fn ran(&self, text: &str) -> bool {
+        self.ran.iter().any(|statement| statement.contains(text))
+    }
+}
+
+/// The NUL-terminated string at `from` in `body`, and where the next field starts.
+fn cstr(body: &[u8], from: usize) -> (&[u8], usize) {
+    let rest = body.get(from..).unwrap_or_default();
+    let end = rest
+        .iter()
+        .position(|&byte| byte == 0)
+        .unwrap_or(rest.len());
+    (&rest[..end], from + end + 1)
+}
+
+/// Whether a simple query opens or closes a transaction, so what came before is not part of it.
+fn starts_a_transaction(text: &[u8]) -> bool {
+    let text = text.trim_ascii_start();
+    ["BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"]
+        .iter()
+        .any(|word| {
+            text.len() >= word.len() && text[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+        })
 }
 
 enum Verdict {
@@ -125,12 +234,7 @@ enum Verdict {
     Cut,
 }
 
-fn relay(
-    client: TcpStream,
-    server: TcpStream,
-    armed: &Mutex<Option<CommitCut>>,
-    down: &AtomicBool,
-) -> io::Result<()> {
+fn relay(client: TcpStream, server: TcpStream, shared: &Shared) -> io::Result<()> {
     let cut_after_commit = Arc::new(AtomicBool::new(false));
     let downstream = {
         let cut = Arc::clone(&cut_after_commit);
@@ -148,21 +252,35 @@ fn relay(
             io::Result::Ok(())
         })
     };
+    let mut transaction = Transaction::default();
     let _ = pump(
         client.try_clone()?,
         server.try_clone()?,
         true,
         |kind, body| {
-            if down.load(Ordering::SeqCst) {
+            if shared.down.load(Ordering::SeqCst) {
                 return Verdict::Cut;
             }
-            if kind != b'Q' || !body.starts_with(b"COMMIT") {
-                return Verdict::Forward;
-            }
-            match armed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let commit = kind == b'Q' && body.starts_with(b"COMMIT");
+            let cut = commit.then(|| {
+                let mut armed = shared.armed.lock().unwrap_or_else(PoisonError::into_inner);
+                let aimed = armed.as_ref().is_some_and(|armed| {
+                    armed
+                        .within
+                        .as_deref()
+                        .is_none_or(|within| transaction.ran(within))
+                });
+                if aimed { armed.take() } else { None }
+            });
+            transaction.follow(kind, body);
+            match cut.flatten().map(|armed| armed.cut) {
                 None => Verdict::Forward,
-                Some(CommitCut::BeforeCommit) => Verdict::Cut,
+                Some(CommitCut::BeforeCommit) => {
+                    shared.cuts.fetch_add(1, Ordering::SeqCst);
+                    Verdict::Cut
+                }
                 Some(CommitCut::AfterCommit) => {
+                    shared.cuts.fetch_add(1, Ordering::SeqCst);
                     cut_after_commit.store(true, Ordering::SeqCst);
                     Verdict::Forward
                 }

@@ -54,20 +54,20 @@ pub use parse::parse;
 /// What a console block needs from the machine beyond the workspace and its tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
-    /// Root, as mounting a filesystem does (`console,slow,root`).
+    /// Root that may mount a filesystem (`console,slow,root`), as `disk-full` needs.
     Root,
-    /// PostgreSQL's server programs, for a run that starts a server of its own
-    /// (`console,slow,postgres`).
+    /// PostgreSQL's server programs, and as root a `postgres` user to run them as, for a run
+    /// that starts a server of its own (`console,slow,postgres`).
     PostgresServer,
 }
 
 impl Need {
-    /// Why this machine cannot run the block, or `None` when it can.
+    /// Why this machine cannot run the block, or `None` when it can: the very probes the runs
+    /// decide their own skips by.
     pub fn missing(self) -> Option<String> {
         match self {
-            Need::Root if retrykey_faults::own_pg::is_root() => None,
-            Need::Root => Some("not root".to_owned()),
-            Need::PostgresServer => retrykey_faults::own_pg::server_binaries().err(),
+            Need::Root => retrykey_faults::tmpfs::can_mount().err(),
+            Need::PostgresServer => retrykey_faults::own_pg::can_run_server().err(),
         }
     }
 }

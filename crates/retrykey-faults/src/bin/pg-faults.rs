@@ -1,7 +1,8 @@
 //! `just pg-faults`: keyed payments on two `payments --store postgres` replicas and on the
 //! durable `PgLedger` (behind `crash-server` processes), while a PostgreSQL server of the run's
 //! own is restarted fast, crashed and restarted, severed with `pg_terminate_backend`, and made
-//! to lose the replies to COMMITs; one table row per service and fault.
+//! to lose the replies to COMMITs (each service behind a fault proxy of its own, which cuts
+//! the COMMIT of the transaction that writes the effect); one table row per service and fault.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -13,8 +14,8 @@ use clap::Parser;
 use retrykey_faults::burst::{self, BurstPlan, Log};
 use retrykey_faults::http::{self, PaymentsReplicas};
 use retrykey_faults::lines::LedgerProcesses;
-use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, server_binaries};
-use retrykey_faults::process::{self, Spawned, sibling};
+use retrykey_faults::own_pg::{OwnServer, StopMode, admin_query, can_run_server};
+use retrykey_faults::process::{self, WatchedPayments, sibling};
 use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
@@ -28,8 +29,13 @@ const BURST: Duration = Duration::from_secs(25);
 const FAULT_AFTER: Duration = Duration::from_millis(1500);
 
 /// Blows of a repeated fault (severing, cut replies), and the pause between two.
-const BLOWS: u32 = 3;
+const BLOWS: u64 = 3;
 const BLOW_EVERY: Duration = Duration::from_millis(300);
+
+/// The statement of the transaction whose COMMIT a lost reply hits: the charge (with the key's
+/// answer), and the ledger's record (with its effect). Any other COMMIT passes.
+const PAYMENTS_EFFECT: &str = "INSERT INTO payments";
+const LEDGER_EFFECT: &str = "INSERT INTO operations";
 
 /// Restart, crash, sever and cut a PostgreSQL server of its own under keyed payments and the
 /// durable ledger; print the table; exit 1 if any row fails. Skips (exit 0) without the server's
@@ -83,7 +89,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> anyhow::Result<bool> {
-    let bin = match server_binaries() {
+    let bin = match can_run_server() {
         Ok(bin) => bin,
         Err(reason) => {
             println!("pg-faults: skipped ({reason})");
@@ -97,22 +103,21 @@ fn run() -> anyhow::Result<bool> {
     process::watchdog("pg-faults", CAP);
     let started = Instant::now();
     let mut server = OwnServer::start(bin).context("starting a PostgreSQL server of its own")?;
-    let proxy = FaultProxy::in_front_of(&server.url()).context("starting the fault proxy")?;
     let mut rows = Vec::new();
     for (number, fault) in Fault::ALL.into_iter().enumerate() {
-        rows.extend(scenario(&mut server, &proxy, &programs, fault, number)?);
+        rows.extend(scenario(&mut server, &programs, fault, number)?);
     }
     print!("{}", table::render(&rows));
     println!(
-        "pg-faults: reconnect = from the fault's start to the first success sent after it was \
-         over; {} rows in {:.1} s",
+        "pg-faults: fault = from its first blow to the server back or the last blow struck; \
+         reconnect = from then to the first key settled; {} rows in {:.1} s",
         rows.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(rows.iter().all(|row| row.failures().is_empty()))
 }
 
-/// The bursts' shapes: payments over two replicas, the ledger over three processes.
+/// The bursts' shapes: payments over two replicas, the ledger over a process per client.
 fn plans(number: usize) -> (BurstPlan, BurstPlan) {
     let payments = BurstPlan {
         keys: 160,
@@ -133,40 +138,93 @@ fn plans(number: usize) -> (BurstPlan, BurstPlan) {
     (payments, ledger)
 }
 
+/// A service's own fault proxy, for the lost replies (the other faults need none).
+struct Cutter {
+    proxy: FaultProxy,
+    /// The statement whose transaction's COMMIT it cuts.
+    effect: &'static str,
+}
+
+/// The two services of one scenario, each on a schema of its own and, for the lost replies,
+/// behind a fault proxy of its own.
+struct Services {
+    cutters: [Option<Cutter>; 2],
+    replicas: Vec<WatchedPayments>,
+    ledger: LedgerProcesses,
+    pay_schema: String,
+    ledger_schema: String,
+}
+
+impl Services {
+    fn start(
+        server: &OwnServer,
+        programs: &Programs,
+        fault: Fault,
+        number: usize,
+        ledger_clients: usize,
+    ) -> anyhow::Result<Self> {
+        let cutter = |effect| -> anyhow::Result<Option<Cutter>> {
+            if fault != Fault::LostCommit {
+                return Ok(None);
+            }
+            let proxy = FaultProxy::in_front_of(&server.url()).context("starting a fault proxy")?;
+            Ok(Some(Cutter { proxy, effect }))
+        };
+        let cutters = [cutter(PAYMENTS_EFFECT)?, cutter(LEDGER_EFFECT)?];
+        let url = |cutter: &Option<Cutter>| match cutter {
+            Some(cutter) => cutter.proxy.url(&server.url()),
+            None => server.url(),
+        };
+        let pay_schema = format!("faults_pay_{number}");
+        let replicas = start_replicas(&programs.payments, &url(&cutters[0]), &pay_schema)?;
+        let ledger_schema = format!("faults_ledger_{number}");
+        let ledger_url = url(&cutters[1]);
+        let ledger = LedgerProcesses::start(
+            &programs.crash_server,
+            &["--pg-schema".into(), ledger_schema.clone()],
+            &[("RETRYKEY_PG_URL", ledger_url.as_str())],
+            ledger_clients,
+        )?;
+        Ok(Self {
+            cutters,
+            replicas,
+            ledger,
+            pay_schema,
+            ledger_schema,
+        })
+    }
+
+    /// The replicas, as a burst sends to them.
+    fn payments(&self) -> PaymentsReplicas {
+        PaymentsReplicas {
+            replicas: self
+                .replicas
+                .iter()
+                .map(|replica| replica.server.addr().to_owned())
+                .collect(),
+        }
+    }
+}
+
 /// One fault under both services, each on schemas of its own; their two rows.
 fn scenario(
     server: &mut OwnServer,
-    proxy: &FaultProxy,
     programs: &Programs,
     fault: Fault,
     number: usize,
 ) -> anyhow::Result<[FaultRow; 2]> {
-    let url = match fault {
-        Fault::LostCommit => proxy.url(&server.url()),
-        _ => server.url(),
-    };
-    let replicas = start_replicas(&programs.payments, &url, number)?;
-    let schema = format!("faults_ledger_{number}");
-    let env = [("RETRYKEY_PG_URL", url.as_str())];
-    let ledger = LedgerProcesses::start(
-        &programs.crash_server,
-        &["--pg-schema".into(), schema],
-        &env,
-        3,
-    )?;
-    let payments = PaymentsReplicas {
-        replicas: replicas.iter().map(|(_, addr)| addr.clone()).collect(),
-    };
     let (pay_plan, ledger_plan) = plans(number);
+    let services = Services::start(server, programs, fault, number, ledger_plan.clients)?;
+    let (payments, ledger) = (services.payments(), &services.ledger);
     let stop = Instant::now() + BURST;
     let (pay_log, ledger_log, done) = thread::scope(|scope| {
         let pay = scope.spawn(|| burst::run(&payments, &pay_plan, stop));
-        let led = scope.spawn(|| burst::run(&ledger, &ledger_plan, stop));
+        let led = scope.spawn(|| burst::run(ledger, &ledger_plan, stop));
         thread::sleep(FAULT_AFTER);
-        let done = inject(server, proxy, fault);
+        let done = inject(server, &services.cutters, fault);
         (join(pay), join(led), done)
     });
-    let (window, what, held) = done?;
+    let (window, [pay_check, ledger_check]) = done?;
     let name = fault.name();
     let charges = http::charges(&payments.replicas[0], Duration::from_secs(15)).ok();
     let pay_row = FaultRow::new(
@@ -176,7 +234,7 @@ fn scenario(
         charges,
         Some(window),
     )
-    .check(what.clone(), held);
+    .check(pay_check.0, pay_check.1);
     let state = ledger.effects().ok();
     let ledger_row = FaultRow::new(
         &format!("PgLedger, {name}"),
@@ -185,12 +243,84 @@ fn scenario(
         state.map(|(_, records)| records),
         Some(window),
     )
-    .check(what, held)
+    .check(ledger_check.0, ledger_check.1)
     .check(
         "the ledger's total is not one unit per key",
         state.is_some_and(|(total, _)| total == ledger_plan.keys as u64),
     );
-    Ok([pay_row, ledger_row])
+    if fault != Fault::LostCommit {
+        return Ok([pay_row, ledger_row]);
+    }
+    let [pay_replay, ledger_replay] = replay_checks(
+        &server.url(),
+        &services,
+        [&pay_log, &ledger_log],
+        &ledger_plan,
+    );
+    Ok([
+        pay_row.check(pay_replay.0, pay_replay.1),
+        ledger_row.check(ledger_replay.0, ledger_replay.1),
+    ])
+}
+
+/// After lost replies: a key whose answer was lost with its COMMIT's reply is settled by a
+/// replay of the stored answer, and the database at `url` holds one effect for it (the record
+/// decided, not a second charge). One check per service, read from `logs` (payments, ledger).
+fn replay_checks(
+    url: &str,
+    services: &Services,
+    [pay_log, ledger_log]: [&Log; 2],
+    ledger_plan: &BurstPlan,
+) -> [Check; 2] {
+    let pay_schema = &services.pay_schema;
+    let one_charge = |identity: &String| {
+        payment_number(identity).is_some_and(|payment| {
+            let sql = format!(
+                "SELECT count(*) FROM {pay_schema}.payments WHERE entry_id =
+                 (SELECT entry_id FROM {pay_schema}.payments WHERE number = {payment})"
+            );
+            admin_query(url, &sql).is_ok_and(|count| count == 1)
+        })
+    };
+    let one_record = |key: &usize| {
+        let sql = format!(
+            "SELECT count(*) FROM {}.operations WHERE key = '{}'",
+            services.ledger_schema,
+            ledger_plan.key(*key)
+        );
+        admin_query(url, &sql).is_ok_and(|count| count == 1)
+    };
+    [
+        (
+            "no key whose COMMIT reply was lost was settled by a replayed 201 with one charge"
+                .to_owned(),
+            settled_by_replay(pay_log, one_charge),
+        ),
+        (
+            "no key whose COMMIT reply was lost was settled by a replayed receipt with one record"
+                .to_owned(),
+            ledger_log.settled_by_replay.iter().any(one_record),
+        ),
+    ]
+}
+
+/// Whether a key of `log` was settled by a replay (its first success replayed an attempt that
+/// had committed unseen) whose answer passes `holds`.
+fn settled_by_replay(log: &Log, holds: impl Fn(&String) -> bool) -> bool {
+    log.settled_by_replay
+        .iter()
+        .filter_map(|key| log.firsts.get(key))
+        .any(holds)
+}
+
+/// The `N` of a payment's identity, `201 /payments/N {...}`.
+fn payment_number(identity: &str) -> Option<u64> {
+    identity
+        .split_whitespace()
+        .nth(1)?
+        .strip_prefix("/payments/")?
+        .parse()
+        .ok()
 }
 
 fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
@@ -198,18 +328,13 @@ fn join(handle: thread::ScopedJoinHandle<'_, Log>) -> Log {
 }
 
 /// Two `payments` replicas on one schema of the database at `url`.
-fn start_replicas(
-    binary: &Path,
-    url: &str,
-    number: usize,
-) -> anyhow::Result<Vec<(Spawned, String)>> {
+fn start_replicas(binary: &Path, url: &str, schema: &str) -> anyhow::Result<Vec<WatchedPayments>> {
     (0..2)
         .map(|_| {
             let mut command = Command::new(binary);
             command
                 .env("RETRYKEY_PG_URL", url)
-                .args(["--store", "postgres", "--pg-schema"])
-                .arg(format!("faults_pay_{number}"))
+                .args(["--store", "postgres", "--pg-schema", schema])
                 // A short lease: an attempt cut off mid-way frees its key soon.
                 .args(["--work-ms", "20", "--lease", "2s"]);
             process::payments(command)
@@ -217,15 +342,19 @@ fn start_replicas(
         .collect()
 }
 
-/// Does `fault`; returns when it was done, and a check that it really happened (its wording
-/// is the failure's) with whether it held.
+/// What a fault run checks of each service that the fault really happened: its wording as a
+/// failure, and whether it held.
+type Check = (String, bool);
+
+/// Does `fault`; returns when it was done, and for each service (payments, then the ledger) a
+/// check that the fault really reached it.
 fn inject(
     server: &mut OwnServer,
-    proxy: &FaultProxy,
+    cutters: &[Option<Cutter>; 2],
     fault: Fault,
-) -> anyhow::Result<(Window, String, bool)> {
+) -> anyhow::Result<(Window, [Check; 2])> {
     let start = Instant::now();
-    let (what, held) = match fault {
+    let checks = match fault {
         Fault::FastRestart | Fault::ImmediateRestart => {
             let before = server.pid();
             let how = if fault == Fault::FastRestart {
@@ -234,47 +363,72 @@ fn inject(
                 StopMode::Immediate
             };
             server.restart(how)?;
-            (
+            let check = (
                 "the server was not restarted".to_owned(),
                 server.pid() != before,
-            )
+            );
+            [check.clone(), check]
         }
-        Fault::Terminate => {
-            let mut severed = 0;
-            for _ in 0..BLOWS {
-                severed += admin_query(
-                    &server.url(),
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                     WHERE application_name IN ('retrykey-replicas', 'retrykey')
-                       AND pid <> pg_backend_pid()",
-                )?;
-                thread::sleep(BLOW_EVERY);
-            }
-            (
-                format!("no connection was severed ({severed})"),
-                severed > 0,
-            )
-        }
-        Fault::LostCommit => {
-            let mut cut = 0;
-            for _ in 0..BLOWS {
-                proxy.arm(CommitCut::AfterCommit);
-                let armed = Instant::now();
-                while proxy.is_armed() && armed.elapsed() < Duration::from_secs(5) {
-                    thread::sleep(Duration::from_millis(5));
-                }
-                cut += u32::from(!proxy.is_armed());
-                thread::sleep(BLOW_EVERY);
-            }
-            (
-                format!("only {cut} of {BLOWS} COMMIT replies were cut"),
-                cut == BLOWS,
-            )
-        }
+        Fault::Terminate => sever(server)?,
+        Fault::LostCommit => cut_commits(cutters),
     };
     let window = Window {
         start,
         end: Instant::now(),
     };
-    Ok((window, what, held))
+    Ok((window, checks))
+}
+
+/// Severs every connection of each service, a few times over; a check per service that some
+/// of its connections were.
+fn sever(server: &OwnServer) -> anyhow::Result<[Check; 2]> {
+    let mut severed = [0, 0];
+    for _ in 0..BLOWS {
+        for (count, application) in severed.iter_mut().zip(["retrykey-replicas", "retrykey"]) {
+            *count += admin_query(
+                &server.url(),
+                &format!(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                     WHERE application_name = '{application}'
+                       AND pid <> pg_backend_pid()"
+                ),
+            )?;
+        }
+        thread::sleep(BLOW_EVERY);
+    }
+    Ok(severed.map(|count| {
+        (
+            format!("no connection of it was severed ({count})"),
+            count > 0,
+        )
+    }))
+}
+
+/// Loses the reply to the next COMMIT of each service's effect, a few times over; a check per
+/// service that its own proxy cut every one.
+fn cut_commits(cutters: &[Option<Cutter>; 2]) -> [Check; 2] {
+    for _ in 0..BLOWS {
+        for cutter in cutters.iter().flatten() {
+            cutter
+                .proxy
+                .arm_where(CommitCut::AfterCommit, cutter.effect);
+        }
+        let armed = Instant::now();
+        while cutters
+            .iter()
+            .flatten()
+            .any(|cutter| cutter.proxy.is_armed())
+            && armed.elapsed() < Duration::from_secs(5)
+        {
+            thread::sleep(Duration::from_millis(5));
+        }
+        thread::sleep(BLOW_EVERY);
+    }
+    cutters.each_ref().map(|cutter| {
+        let cut = cutter.as_ref().map_or(0, |cutter| cutter.proxy.cuts());
+        (
+            format!("only {cut} of {BLOWS} COMMIT replies were cut"),
+            cut == BLOWS,
+        )
+    })
 }
