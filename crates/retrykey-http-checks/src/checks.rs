@@ -634,9 +634,9 @@ pub fn failing_store_refuses_before_any_work(subject: &LayerUnderTest) {
     });
 }
 
-/// The first attempt's request carries the reservation the store granted (its entry and
-/// token), so a handler that shares the store's database can fence its write with it; a
-/// keyless request carries none. Without it stage 6's fence has nothing to check.
+/// The first attempt runs under the reservation the store granted (its entry and token, read
+/// with `Reservation::current()`), so a handler that shares the store's database can fence its
+/// write with it; a keyless request carries none. Without it stage 6's fence has nothing to check.
 pub fn first_attempt_carries_its_reservation(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
@@ -651,7 +651,7 @@ pub fn first_attempt_carries_its_reservation(subject: &LayerUnderTest) {
         assert_eq!(
             rig.shop.reservations(),
             vec![Some(granted[0])],
-            "the reservation the handler found on the first attempt's request"
+            "the reservation the handler ran under on the first attempt"
         );
         let keyless = post(&rig, &[], PAY).await;
         assert_eq!(keyless.status, 201, "a keyless POST: {keyless:?}");

@@ -56,7 +56,7 @@ impl Shop {
         self.attempts.load(Ordering::SeqCst)
     }
 
-    /// The reservation each attempt found on its request, in the order they entered.
+    /// The reservation each attempt ran under, in the order they entered.
     pub fn reservations(&self) -> Vec<Option<Reservation>> {
         self.reservations
             .lock()
@@ -100,7 +100,7 @@ impl Shop {
     async fn respond(&self, request: Request<Body>) -> Response<Body> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
         self.started.send_modify(|count| *count += 1);
-        let reservation = request.extensions().get::<Reservation>().copied();
+        let reservation = Reservation::current();
         self.reservations
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

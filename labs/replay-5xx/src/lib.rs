@@ -105,11 +105,8 @@ fn keyed(
                 }
                 Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
                     Ok(Reserve::Reserved(token)) => {
-                        let mut request = Request::from_parts(parts, body::full(bytes));
-                        // A handler whose effect shares the store's database fences its write
-                        // with this token (stage 6); any other handler ignores it.
-                        request.extensions_mut().insert(Reservation { id, token });
-                        return run_first_attempt(config, id, token, next.call(request)).await;
+                        let request = Request::from_parts(parts, body::full(bytes));
+                        return run_first_attempt(config, id, token, next, request).await;
                     }
                     // Another request reserved the key between our lookup and our reservation:
                     // look again, and wait for or replay the winner.
@@ -182,12 +179,18 @@ fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Bod
 /// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
 /// place while the client waits, and hands it to a task of its own if the client leaves: it
 /// runs to the end, its answer is stored, and a retry replays it.
+///
+/// The handler runs under its reservation: a handler whose effect shares the store's database
+/// reads it with `Reservation::current()` and fences its write with the token (stage 6); any
+/// other handler ignores it.
 fn run_first_attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    handler: BoxFuture<Response<Body>>,
+    next: Next,
+    request: Request<Body>,
 ) -> RunToCompletion {
+    let handler = Reservation { id, token }.scope(next.call(request));
     RunToCompletion(Some(Box::pin(attempt(config, id, token, handler))))
 }
 
@@ -201,9 +204,11 @@ fn attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    handler: BoxFuture<Response<Body>>,
+    handler: impl Future<Output = Response<Body>> + Send,
 ) -> impl Future<Output = Response<Body>> + Send {
     async move {
+        // Pinned where it is, inside the attempt's own box: no second allocation.
+        let handler = std::pin::pin!(handler);
         let response = match CatchUnwind(handler).await {
             Ok(response) => response,
             Err(_panic) => {
@@ -223,7 +228,7 @@ fn attempt(
         let (parts, body) = response.into_parts();
         let (stored, response) = match body::capture(body, config.max_stored_body_bytes()).await {
             Captured::Whole(bytes) => (
-                StoredResponse::whole(&parts, bytes.clone()),
+                StoredResponse::whole(&parts, &bytes),
                 Response::from_parts(parts, body::full(bytes)),
             ),
             Captured::TooLarge(read, rest) => (
