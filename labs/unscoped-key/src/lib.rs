@@ -106,7 +106,11 @@ fn keyed(
                 Lookup::Absent => match config.store().reserve(&id, &fingerprint).await {
                     Ok(Reserve::Reserved(token)) => {
                         let request = Request::from_parts(parts, body::full(bytes));
-                        return run_first_attempt(config, id, token, next, request).await;
+                        // A handler whose effect shares the store's database fences its write
+                        // with this reservation, read with `Reservation::current()` (stage 6);
+                        // any other handler ignores it.
+                        let handler = Reservation { id, token }.scope(next.call(request));
+                        return run_first_attempt(config, id, token, handler).await;
                     }
                     // Another request reserved the key between our lookup and our reservation:
                     // look again, and wait for or replay the winner.
@@ -182,18 +186,12 @@ fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Bod
 /// charging a card) and the key would stay reserved forever. [`RunToCompletion`] polls it in
 /// place while the client waits, and hands it to a task of its own if the client leaves: it
 /// runs to the end, its answer is stored, and a retry replays it.
-///
-/// The handler runs under its reservation: a handler whose effect shares the store's database
-/// reads it with `Reservation::current()` and fences its write with the token (stage 6); any
-/// other handler ignores it.
 fn run_first_attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    next: Next,
-    request: Request<Body>,
+    handler: impl Future<Output = Response<Body>> + Send + 'static,
 ) -> RunToCompletion {
-    let handler = Reservation { id, token }.scope(next.call(request));
     RunToCompletion(Some(Box::pin(attempt(config, id, token, handler))))
 }
 
