@@ -432,6 +432,7 @@ pub fn callers_never_share_keys(subject: &LayerUnderTest) {
 }
 
 /// A first request whose client disconnects still finishes and is stored; the retry replays it.
+/// The charge, made after the client left, still runs under the key's reservation.
 pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
@@ -469,6 +470,12 @@ pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
         let retry = post(&rig, &key("k-gone"), PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
         assert_counts(&rig, 1, 1);
+        let granted: Vec<_> = rig.probe.granted().into_iter().map(Some).collect();
+        assert_eq!(
+            (rig.shop.reservations(), granted.len()),
+            (granted, 1),
+            "the reservation the charge ran under, after its client left"
+        );
     });
 }
 
