@@ -1,10 +1,12 @@
 //! Loopback load: the payments handler bare and behind the layer (fresh keys, one replayed key,
 //! no key). Every request carries one header of the same size (the key, or a request id the
-//! layer ignores), made before the clock starts. Prints throughput and latency percentiles per
-//! path. Bounded: a fixed number of requests per round, a few rounds, and a hard time cap.
+//! layer ignores), made before the clock starts. Prints throughput, latency percentiles and heap
+//! allocations per request per path, and the fresh key's share of the no-key rate in every
+//! round. Bounded: a fixed number of requests per round, a few rounds, and a hard time cap.
 //!
 //! `cargo run --release -p retrykey-benches --bin load -- [--requests N] [--concurrency C] [--rounds R] [--work-us U]`
 
+use std::alloc::System;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -13,7 +15,22 @@ use clap::Parser;
 use retrykey_http::payments::Payments;
 use retrykey_http::{BoxError, IdempotencyLayer, StoreLimits};
 use retrykey_server::loopback::{LoopbackClient, Server};
+use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 use tower_layer::Layer;
+
+/// The system allocator, counting what it hands out: the whole process's heap work (the
+/// clients' included, the same on every path), so paths compare by their difference.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations (a reallocation counts as one) and bytes allocated so far, process-wide.
+fn allocated() -> (u64, u64) {
+    let stats = GLOBAL.stats();
+    (
+        (stats.allocations + stats.reallocations) as u64,
+        stats.bytes_allocated as u64,
+    )
+}
 
 #[derive(Debug, Parser)]
 struct Args {
@@ -49,7 +66,7 @@ enum Path {
 }
 
 impl Path {
-    const ALL: [Path; 4] = [Path::Bare, Path::Fresh, Path::Replay, Path::Keyless];
+    const ALL: [Path; 4] = [Path::Bare, Path::Fresh, Path::Keyless, Path::Replay];
 
     fn name(self) -> &'static str {
         match self {
@@ -65,6 +82,10 @@ struct Measured {
     rps: f64,
     p50: Duration,
     p99: Duration,
+    /// Heap allocations per request, server and clients together.
+    allocations: f64,
+    /// Bytes allocated per request.
+    bytes: f64,
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -99,7 +120,15 @@ async fn main() -> Result<(), BoxError> {
         Path::ALL.iter().map(|&p| (p, Vec::new())).collect();
     let next_key = Arc::new(AtomicU64::new(0));
     for round in 0..=args.rounds {
-        for (path, measured) in &mut results {
+        // The fresh key and no key run back to back, each first in every other round, so
+        // that their ratio compares the two under the same load from the rest of the machine.
+        let order = if round % 2 == 1 {
+            [0, 1, 2, 3]
+        } else {
+            [0, 2, 1, 3]
+        };
+        for index in order {
+            let (path, measured) = &mut results[index];
             let wanted = args.paths.is_empty()
                 || args.paths.iter().any(|p| {
                     path.name().contains(p.as_str()) || format!("{path:?}").eq_ignore_ascii_case(p)
@@ -129,8 +158,8 @@ async fn main() -> Result<(), BoxError> {
     replayed.stop().await;
 
     println!(
-        "{:<34} {:>10} {:>9} {:>9} {:>8}",
-        "path", "req/s", "p50 ms", "p99 ms", "vs bare"
+        "{:<34} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9}",
+        "path", "req/s", "p50 ms", "p99 ms", "vs bare", "allocs", "bytes"
     );
     let bare_rps = if results[0].1.is_empty() {
         f64::NAN
@@ -143,14 +172,18 @@ async fn main() -> Result<(), BoxError> {
         }
         let rps = median_by(measured, |m| m.rps);
         println!(
-            "{:<34} {:>10.0} {:>9.3} {:>9.3} {:>7.0}%",
+            "{:<34} {:>10.0} {:>9.3} {:>9.3} {:>7.0}% {:>9.1} {:>9.0}",
             path.name(),
             rps,
             median_by(measured, |m| m.p50.as_secs_f64()) * 1e3,
             median_by(measured, |m| m.p99.as_secs_f64()) * 1e3,
-            100.0 * rps / bare_rps
+            100.0 * rps / bare_rps,
+            median_by(measured, |m| m.allocations),
+            median_by(measured, |m| m.bytes),
         );
     }
+    println!("(allocs, bytes: heap allocations and bytes allocated per request, clients included)");
+    print_fresh_vs_keyless(&results);
     println!(
         "charges: bare={} fresh+keyless={} replayed key={}",
         bare_payments.charges().await?,
@@ -158,6 +191,34 @@ async fn main() -> Result<(), BoxError> {
         replayed_payments.charges().await?
     );
     Ok(())
+}
+
+/// The fresh key's rate as a share of the no-key rate, round by round (the two run back to back
+/// in each round, so they share the machine's mood), and the median of the rounds.
+fn print_fresh_vs_keyless(results: &[(Path, Vec<Measured>)]) {
+    let of = |wanted: Path| {
+        results
+            .iter()
+            .find(|(path, _)| *path == wanted)
+            .map_or(&[][..], |(_, measured)| measured.as_slice())
+    };
+    let (fresh, keyless) = (of(Path::Fresh), of(Path::Keyless));
+    let mut ratios: Vec<f64> = fresh
+        .iter()
+        .zip(keyless)
+        .map(|(fresh, keyless)| 100.0 * fresh.rps / keyless.rps)
+        .collect();
+    if ratios.is_empty() {
+        return;
+    }
+    let rounds: Vec<String> = ratios.iter().map(|r| format!("{r:.1}%")).collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "fresh key / no key: median {:.1}% of {} rounds; each round: {}",
+        ratios[ratios.len() / 2],
+        ratios.len(),
+        rounds.join(", ")
+    );
 }
 
 fn median_by(measured: &[Measured], value: impl Fn(&Measured) -> f64) -> f64 {
@@ -189,6 +250,7 @@ async fn drive(
         Path::Bare | Path::Keyless => "x-request-id",
     };
     let remaining = Arc::new(AtomicU64::new(requests));
+    let (allocations_before, bytes_before) = allocated();
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
@@ -220,11 +282,14 @@ async fn drive(
         latencies.extend(task.await??);
     }
     let elapsed = started.elapsed();
+    let (allocations_after, bytes_after) = allocated();
     latencies.sort_unstable();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     Ok(Measured {
         rps: requests as f64 / elapsed.as_secs_f64(),
         p50: at(0.50),
         p99: at(0.99),
+        allocations: (allocations_after - allocations_before) as f64 / requests as f64,
+        bytes: (bytes_after - bytes_before) as f64 / requests as f64,
     })
 }

@@ -432,6 +432,7 @@ pub fn callers_never_share_keys(subject: &LayerUnderTest) {
 }
 
 /// A first request whose client disconnects still finishes and is stored; the retry replays it.
+/// The charge, made after the client left, still runs under the key's reservation.
 pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
     run(async {
         let setup = Setup {
@@ -469,6 +470,12 @@ pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
         let retry = post(&rig, &key("k-gone"), PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
         assert_counts(&rig, 1, 1);
+        let granted: Vec<_> = rig.probe.granted().into_iter().map(Some).collect();
+        assert_eq!(
+            (rig.shop.reservations(), granted.len()),
+            (granted, 1),
+            "the reservation the charge ran under, after its client left"
+        );
     });
 }
 
@@ -679,9 +686,9 @@ pub fn failing_store_refuses_before_any_work(subject: &LayerUnderTest) {
     });
 }
 
-/// The first attempt's request carries the reservation the store granted (its entry and
-/// token), so a handler that shares the store's database can fence its write with it; a
-/// keyless request carries none. Without it stage 6's fence has nothing to check.
+/// The first attempt runs under the reservation the store granted (its entry and token, read
+/// with `Reservation::current()`), so a handler that shares the store's database can fence its
+/// write with it; a keyless request carries none. Without it stage 6's fence has nothing to check.
 pub fn first_attempt_carries_its_reservation(subject: &LayerUnderTest) {
     run(async {
         let rig = Rig::start(subject, Setup::default()).await;
@@ -696,7 +703,7 @@ pub fn first_attempt_carries_its_reservation(subject: &LayerUnderTest) {
         assert_eq!(
             rig.shop.reservations(),
             vec![Some(granted[0])],
-            "the reservation the handler found on the first attempt's request"
+            "the reservation the handler ran under on the first attempt"
         );
         let keyless = post(&rig, &[], PAY).await;
         assert_eq!(keyless.status, 201, "a keyless POST: {keyless:?}");

@@ -56,7 +56,7 @@ impl Shop {
         self.attempts.load(Ordering::SeqCst)
     }
 
-    /// The reservation each attempt found on its request, in the order they entered.
+    /// The reservation each charge ran under, in the order they were made.
     pub fn reservations(&self) -> Vec<Option<Reservation>> {
         self.reservations
             .lock()
@@ -100,11 +100,6 @@ impl Shop {
     async fn respond(&self, request: Request<Body>) -> Response<Body> {
         self.attempts.fetch_add(1, Ordering::SeqCst);
         self.started.send_modify(|count| *count += 1);
-        let reservation = request.extensions().get::<Reservation>().copied();
-        self.reservations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(reservation);
         let (parts, body) = request.into_parts();
         if parts.method == Method::GET {
             return reply(StatusCode::OK, "looked".into());
@@ -125,6 +120,11 @@ impl Shop {
         if read_limited(body, 4 << 20).await.is_err() {
             return reply(StatusCode::BAD_REQUEST, "unreadable".into());
         }
+        // Read where a fenced write would read it: at the charge, perhaps after the client left.
+        self.reservations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Reservation::current());
         let charge = self.charges.fetch_add(1, Ordering::SeqCst) + 1;
         let body = match text(&parts.headers, "x-big").and_then(|n| n.parse().ok()) {
             Some(size) => "x".repeat(size),

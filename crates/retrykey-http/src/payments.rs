@@ -192,11 +192,11 @@ impl Payments {
         if !self.work.is_zero() {
             tokio::time::sleep(self.work).await;
         }
-        let reservation = parts.extensions.get::<Reservation>().copied();
+        let reservation = Reservation::current();
         match self.ledger.charge(amount, reservation, created).await {
             Ok(payment) => {
                 tracing::debug!(payment, amount, "charged");
-                to_response(&created(payment))
+                created(payment).response()
             }
             // Another replica took the key over while this attempt was paused: its charge was
             // refused. A 503 tells the client to retry, and the retry gets the new owner's answer.
@@ -224,28 +224,21 @@ pub fn is_payment(parts: &http::request::Parts) -> bool {
 
 /// The answer to a new payment, as the store keeps it: 201, JSON, `Location`.
 pub fn created(payment: u64) -> StoredResponse {
-    let mut headers = HeaderMap::new();
-    headers.insert(
+    let content_type = (
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Ok(location) = HeaderValue::try_from(format!("/payments/{payment}")) {
-        headers.insert(header::LOCATION, location);
-    }
-    StoredResponse {
-        status: StatusCode::CREATED,
+    let location = HeaderValue::try_from(format!("/payments/{payment}"))
+        .ok()
+        .map(|location| (header::LOCATION, location));
+    let headers = std::iter::once(&content_type)
+        .chain(&location)
+        .map(|(name, value)| (name, value));
+    StoredResponse::new(
+        StatusCode::CREATED,
         headers,
-        body: Bytes::from(format!("{{\"payment\":{payment}}}\n")),
-        whole: true,
-    }
-}
-
-/// A stored response sent as a first response (no replay marker).
-fn to_response(stored: &StoredResponse) -> Response<Body> {
-    let mut response = Response::new(full(stored.body.clone()));
-    *response.status_mut() = stored.status;
-    *response.headers_mut() = stored.headers.clone();
-    response
+        format!("{{\"payment\":{payment}}}\n").as_bytes(),
+    )
 }
 
 /// The book could not be read or written, or its commit's outcome is unknown (the reply to

@@ -6,7 +6,6 @@
 //! which are rare. The layer's wait deadline bounds how long any duplicate polls.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_http::{AttemptEnd, Error, Fingerprint, Lookup, Waiter};
@@ -27,7 +26,7 @@ pub(crate) enum Seen {
     /// In flight under a live lease.
     InFlight(Fingerprint),
     /// Finished and kept.
-    Done(Fingerprint, Arc<retrykey_http::StoredResponse>),
+    Done(Fingerprint, retrykey_http::StoredResponse),
 }
 
 /// An entry's row: fingerprint, lease end, retention end, and the answer once finished.
@@ -45,7 +44,7 @@ impl Seen {
             (Some(expires_at), _) if expires_at <= now_ms => Self::Absent,
             (Some(_), Some(columns)) => Self::Done(
                 fingerprint,
-                Arc::new(columns.into_response().ok_or_else(|| corrupt("response"))?),
+                columns.into_response().ok_or_else(|| corrupt("response"))?,
             ),
             (Some(_), None) => return Err(corrupt("finished row without a response")),
             (None, _) if lease_until.is_none_or(|until| until <= now_ms) => Self::Absent,

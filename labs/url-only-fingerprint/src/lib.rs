@@ -205,11 +205,11 @@ fn claim(
     async move {
         match config.store().reserve(&id, &fingerprint).await {
             Ok(Reserve::Reserved(token)) => {
-                let mut request = Request::from_parts(parts, body::full(bytes));
+                let request = Request::from_parts(parts, body::full(bytes));
                 // A handler whose effect shares the store's database fences its write with
-                // this token (stage 6); any other handler ignores it.
-                request.extensions_mut().insert(Reservation { id, token });
-                let handler = next.call(request);
+                // this reservation, read with `Reservation::current()` (stage 6); any other
+                // handler ignores it.
+                let handler = Reservation { id, token }.scope(next.call(request));
                 Claimed::Ran(attempt(config, id, token, handler).await)
             }
             Ok(Reserve::Taken) => Claimed::Taken((parts, bytes, next)),
@@ -229,9 +229,11 @@ fn attempt(
     config: Arc<Config>,
     id: EntryId,
     token: Token,
-    handler: BoxFuture<Response<Body>>,
+    handler: impl Future<Output = Response<Body>> + Send,
 ) -> impl Future<Output = Response<Body>> + Send {
     async move {
+        // Pinned where it is, inside the attempt's own box: no second allocation.
+        let handler = std::pin::pin!(handler);
         let response = match CatchUnwind(handler).await {
             Ok(response) => response,
             Err(_panic) => {
@@ -251,7 +253,7 @@ fn attempt(
         let (parts, body) = response.into_parts();
         let (stored, response) = match body::capture(body, config.max_stored_body_bytes()).await {
             Captured::Whole(bytes) => (
-                StoredResponse::whole(&parts, bytes.clone()),
+                StoredResponse::whole(&parts, &bytes),
                 Response::from_parts(parts, body::full(bytes)),
             ),
             Captured::TooLarge(read, rest) => (
