@@ -250,3 +250,34 @@ async fn a_runner_that_never_runs_fails_the_queue_and_frees_the_next() {
     backend.write(insert(5)).await.unwrap();
     assert_eq!(keys_in(&backend).await, [5]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_locked_past_the_busy_timeout_fails_the_queue_with_why() {
+    let (store, _scratch, backend) = with_table("busy").await;
+    // Another process's writer, holding the file's write lock.
+    let other = Connection::open(store.path()).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let first = spawn_write(&backend, insert(1));
+    // The runner has taken `first` and waits in BEGIN; `second` queues behind it.
+    loop {
+        let taken = {
+            let writes = backend.file.lock_writes();
+            writes.running && writes.waiting.is_empty()
+        };
+        if taken {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let second = spawn_write(&backend, insert(2));
+    queued(&backend, 1).await;
+    for failed in [first.await.unwrap(), second.await.unwrap()] {
+        match failed {
+            Err(Error::StoreUnavailable(why)) => assert!(why.contains("locked"), "{why}"),
+            other => panic!("expected the lock's error, got {other:?}"),
+        }
+    }
+    other.execute_batch("ROLLBACK").unwrap();
+    backend.write(insert(3)).await.unwrap();
+    assert_eq!(keys_in(&backend).await, [3]);
+}
