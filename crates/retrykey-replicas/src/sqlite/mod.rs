@@ -74,7 +74,7 @@ struct SqliteFile {
     /// This process's writers queue here instead of in SQLite's busy handler, which sleeps in
     /// steps of milliseconds; writers of other processes still meet on the file's lock.
     writes: Mutex<Writes>,
-    /// The transactions this process has committed: what [`SqliteEntries::commits`] reads.
+    /// The transactions committed through this file's handle: [`SqliteEntries::commits`].
     commits: AtomicU64,
 }
 
@@ -184,8 +184,8 @@ impl SqliteEntries {
         &self.inner.file.path
     }
 
-    /// How many transactions this handle's writes have committed so far: each is one wait for
-    /// the disk, shared by every write in it (what the load bench divides by its writes).
+    /// How many transactions this store (its clones included) has committed: each is one wait
+    /// for the disk, shared by every write in it.
     pub fn commits(&self) -> u64 {
         self.inner.file.commits.load(Ordering::Relaxed)
     }
