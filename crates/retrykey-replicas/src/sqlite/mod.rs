@@ -12,10 +12,12 @@ pub mod fence;
 mod schema;
 mod usage;
 
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -27,7 +29,7 @@ use crate::{FenceSteps, StandardFence, StoreOptions};
 
 pub use usage::Usage;
 
-use schema::{SCHEMA, connect, remove_files, while_busy};
+use schema::{BUSY_TIMEOUT, SCHEMA, connect, remove_files, while_busy};
 
 /// Connections per store: reads run in parallel, writes queue for the file's one write lock.
 const CONNECTIONS: usize = 4;
@@ -72,23 +74,35 @@ struct SqliteFile {
     /// This process's writers queue here instead of in SQLite's busy handler, which sleeps in
     /// steps of milliseconds; writers of other processes still meet on the file's lock.
     writes: Mutex<Writes>,
+    /// The transactions committed through this file's handle: [`SqliteEntries::commits`].
+    commits: AtomicU64,
 }
 
 /// The writes this process has queued: one thread at a time runs all that are waiting in one
 /// transaction, each in a savepoint of its own, and commits them together.
 #[derive(Default)]
 struct Writes {
-    waiting: Vec<Write>,
+    waiting: VecDeque<Queued>,
     running: bool,
 }
 
-/// One queued write: it runs in the shared transaction, keeps or undoes its own changes, and
-/// hands back what reports its outcome once the transaction has ended.
-type Write = Box<dyn FnOnce(&Transaction<'_>) -> Ran + Send>;
+/// A write in the queue, and when it joined it.
+struct Queued {
+    write: Write,
+    since: Instant,
+}
+
+/// One queued write: given the shared transaction, it runs there and keeps or undoes its own
+/// changes, handing back what reports its outcome once the transaction has ended; given a
+/// reason instead, it tells its caller it failed, without running.
+type Write = Box<dyn FnOnce(Result<&Transaction<'_>, &str>) -> Ran + Send>;
 
 /// A write that ran: whether its changes stay, and how to report its outcome given the commit's.
 struct Ran {
     kept: bool,
+    /// SQLite rolled back the whole transaction (a full disk, an I/O error, no memory do):
+    /// nothing after it may run in it.
+    lost: bool,
     report: Report,
 }
 
@@ -157,6 +171,7 @@ impl SqliteEntries {
                     connections,
                     next: AtomicUsize::new(0),
                     writes: Mutex::default(),
+                    commits: AtomicU64::new(0),
                 }),
                 common: Common::new(options),
                 steps,
@@ -167,6 +182,12 @@ impl SqliteEntries {
     /// The file this store lives in.
     pub fn path(&self) -> &Path {
         &self.inner.file.path
+    }
+
+    /// How many transactions this store (its clones included) has committed: each is one wait
+    /// for the disk, shared by every write in it.
+    pub fn commits(&self) -> u64 {
+        self.inner.file.commits.load(Ordering::Relaxed)
     }
 
     /// How many entries are held (running and finished, expired ones not yet swept included).
@@ -261,9 +282,21 @@ impl SqliteBackend {
         work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, Error> {
         let (answer, answered) = tokio::sync::oneshot::channel();
-        let write: Write = Box::new(move |tx: &Transaction<'_>| {
+        let write: Write = Box::new(move |tx: Result<&Transaction<'_>, &str>| {
+            let tx = match tx {
+                Ok(tx) => tx,
+                Err(why) => {
+                    let _ = answer.send(Err(Error::StoreUnavailable(format!("sqlite: {why}"))));
+                    return Ran {
+                        kept: false,
+                        lost: false,
+                        report: Box::new(|_| {}),
+                    };
+                }
+            };
             let outcome = savepoint(tx, work);
             let kept = outcome.is_ok();
+            let lost = tx.is_autocommit();
             let report: Report = Box::new(move |committed: Result<(), &str>| {
                 let outcome = match (outcome, committed) {
                     (Ok(value), Ok(())) => Ok(value),
@@ -272,7 +305,7 @@ impl SqliteBackend {
                 };
                 let _ = answer.send(outcome);
             });
-            Ran { kept, report }
+            Ran { kept, lost, report }
         });
         let lead = {
             let mut writes = self
@@ -280,12 +313,20 @@ impl SqliteBackend {
                 .writes
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            writes.waiting.push(write);
+            writes.waiting.push_back(Queued {
+                write,
+                since: Instant::now(),
+            });
             !std::mem::replace(&mut writes.running, true)
         };
         if lead {
-            let file = Arc::clone(&self.file);
-            tokio::task::spawn_blocking(move || file.run_writes());
+            // The runner owns the flag from here: if it panics, or the task never runs, its
+            // drop clears the flag and fails what waits, so no later write waits for nothing.
+            let runner = Runner {
+                file: Arc::clone(&self.file),
+                done: false,
+            };
+            tokio::task::spawn_blocking(move || runner.run());
         }
         answered.await.unwrap_or_else(|_| {
             Err(Error::StoreUnavailable(
@@ -305,12 +346,14 @@ fn savepoint<T>(
         Ok(value) => tx.execute_batch("RELEASE write").map(|()| value),
         Err(error) => {
             // Some failures (a full disk, an I/O error) roll back the whole transaction, and
-            // the savepoint with it; the commit then fails too, and says so to every write.
+            // the savepoint with it: this then fails too, and the runner sees the transaction
+            // gone (`is_autocommit`) and stops the batch.
             let _ = tx.execute_batch("ROLLBACK TO write; RELEASE write");
             Err(error)
         }
     }
 }
+
 /// Runs `work` on a blocking thread.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> rusqlite::Result<T> + Send + 'static,
@@ -321,47 +364,111 @@ async fn blocking<T: Send + 'static>(
         .map_err(unavailable)
 }
 
-impl SqliteFile {
+/// The one thread running this process's queued writes. Blocks.
+struct Runner {
+    file: Arc<SqliteFile>,
+    /// It emptied the queue and cleared the flag itself.
+    done: bool,
+}
+
+impl Runner {
     /// Runs the queued writes, as many as wait (up to [`WRITES_PER_COMMIT`]) per transaction,
-    /// until none is left. Blocks.
-    fn run_writes(&self) {
+    /// until none is left.
+    fn run(mut self) {
         loop {
-            let batch: Vec<Write> = {
-                let mut writes = self.writes.lock().unwrap_or_else(PoisonError::into_inner);
+            let batch = {
+                let mut writes = self.file.lock_writes();
                 if writes.waiting.is_empty() {
                     writes.running = false;
+                    self.done = true;
                     return;
                 }
                 let take = writes.waiting.len().min(WRITES_PER_COMMIT);
-                writes.waiting.drain(..take).collect()
+                writes.waiting.drain(..take).collect::<Vec<_>>()
             };
-            let mut ran = Vec::with_capacity(batch.len());
-            let committed = self.on_connection(|conn| {
-                let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-                for write in batch {
-                    // A write that panics takes the whole transaction down with it; the writes
-                    // after it never run, and every caller is told.
-                    match std::panic::catch_unwind(AssertUnwindSafe(|| write(&tx))) {
-                        Ok(done) => ran.push(done),
-                        Err(_) => return Ok(Err("a write panicked")),
-                    }
-                }
-                if ran.iter().any(|ran| ran.kept) {
-                    tx.commit().map(Ok)
-                } else {
-                    tx.rollback().map(Ok)
-                }
-            });
-            let committed = match committed {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(panicked)) => Err(panicked.to_owned()),
-                Err(error) => Err(error.to_string()),
+            self.file.run_batch(batch);
+        }
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if !self.done {
+            let waiting = {
+                let mut writes = self.file.lock_writes();
+                writes.running = false;
+                std::mem::take(&mut writes.waiting)
             };
-            // A write that never ran (the transaction did not begin) is dropped, and its
-            // caller told so.
-            for Ran { report, .. } in ran {
-                report(committed.as_ref().map(|_| ()).map_err(String::as_str));
+            for queued in waiting {
+                (queued.write)(Err("the write runner stopped"));
             }
+        }
+    }
+}
+
+impl SqliteFile {
+    fn lock_writes(&self) -> std::sync::MutexGuard<'_, Writes> {
+        self.writes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `batch` in one transaction and reports to each write. Writes that waited longer
+    /// than [`BUSY_TIMEOUT`] fail without running, as a wait on SQLite's own lock would.
+    /// Writes not run because the transaction ended early go back to the queue's front.
+    fn run_batch(&self, batch: Vec<Queued>) {
+        let mut batch = batch.into_iter();
+        let mut ran = Vec::with_capacity(batch.len());
+        let mut began = false;
+        let committed = self.on_connection(|conn| {
+            let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+            began = true;
+            for Queued { write, since } in batch.by_ref() {
+                if since.elapsed() > BUSY_TIMEOUT {
+                    write(Err("the write waited too long for the file's lock"));
+                    continue;
+                }
+                // A write that panics takes the whole transaction down with it: the writes
+                // that ran in it fail, and those after it wait for the next one.
+                match std::panic::catch_unwind(AssertUnwindSafe(|| write(Ok(&tx)))) {
+                    Ok(done) => {
+                        let lost = done.lost;
+                        ran.push(done);
+                        if lost {
+                            return Ok(Err("the transaction was rolled back by an error"));
+                        }
+                    }
+                    Err(_) => return Ok(Err("a write panicked")),
+                }
+            }
+            if ran.iter().any(|ran| ran.kept) {
+                tx.commit()?;
+                self.commits.fetch_add(1, Ordering::Relaxed);
+                Ok(Ok(()))
+            } else {
+                tx.rollback().map(Ok)
+            }
+        });
+        let committed = match committed {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(why.to_owned()),
+            Err(error) => Err(error.to_string()),
+        };
+        let unrun: Vec<Queued> = batch.collect();
+        if !began {
+            // The transaction did not begin (the file stayed locked past the busy timeout):
+            // every write queued meanwhile has waited as long, and fails with the reason.
+            let waiting = std::mem::take(&mut self.lock_writes().waiting);
+            let why = committed.as_ref().err().map_or("", String::as_str);
+            for queued in unrun.into_iter().chain(waiting) {
+                (queued.write)(Err(why));
+            }
+        } else if !unrun.is_empty() {
+            let mut writes = self.lock_writes();
+            for queued in unrun.into_iter().rev() {
+                writes.waiting.push_front(queued);
+            }
+        }
+        for Ran { report, .. } in ran {
+            report(committed.as_ref().map(|_| ()).map_err(String::as_str));
         }
     }
 
@@ -484,3 +591,6 @@ fn finished_by(tx: &Transaction<'_>, id: &EntryId, token: Token) -> rusqlite::Re
         .optional()?;
     Ok(found == Some(token.0.cast_signed()))
 }
+
+#[cfg(test)]
+mod batch_tests;

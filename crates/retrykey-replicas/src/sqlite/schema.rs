@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 /// How long a connection waits for another one's write lock before the store gives up (503).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The keys, with their lease, token and answer; the counters; the demo's payments.
 pub(crate) const SCHEMA: &str = "
