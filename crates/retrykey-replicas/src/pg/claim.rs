@@ -47,8 +47,8 @@ enum First {
 }
 
 /// Claims `id` for a first attempt of the request fingerprinted `fingerprint`, in one
-/// transaction of its own, sweeping `sweep` expired records on the way (0: none); on `Full`
-/// nothing of the claim remains.
+/// transaction of its own (the long way's follows a first that left nothing), sweeping `sweep`
+/// expired records on the way (0: none); on `Full` nothing of the claim remains.
 pub(crate) async fn claim(
     conn: &mut Connection,
     id: &EntryId,
