@@ -7,14 +7,19 @@
 //! makes the look at an existing row and the takeover that follows one step that no other
 //! claim, completion or charge of the key can interleave with.
 //!
-//! A fresh key, the common case, costs two round trips: `BEGIN` and one statement that inserts
-//! the row and takes its room from one usage row, sent together; then the `COMMIT` (with the
-//! sweep, on the claims that sweep). Whatever that statement could not settle (the key is
-//! there, or no single usage row has room) takes the long way below, in the same transaction.
+//! A fresh key, the common case, costs one round trip: `BEGIN`, one statement that inserts the
+//! row and takes its room from one usage row, and `COMMIT`, sent together. The statement either
+//! does the whole claim or fails, so what commits is a complete claim or nothing: a failed
+//! statement turns its `COMMIT` into a rollback. On the claims that sweep, the `COMMIT` waits
+//! and goes with the sweep. Whatever that statement could not settle (the key is there, or no
+//! single usage row has room) takes the long way below, in a transaction of its own.
 
 use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 
+use tokio_postgres::error::SqlState;
+
 use crate::pg::pool::{Connection, PgResult};
+use crate::pg::schema::NO_ROOM;
 use crate::pg::usage::{self, Credit};
 use crate::store::ClaimTerms;
 
@@ -34,15 +39,16 @@ enum Outcome {
 enum First {
     /// The row is in and its room taken from this usage row: only the commit is left.
     Reserved { token: i64, shard: i32 },
-    /// The row is in, but no usage row had room to spare alone: undone, for the long way.
+    /// No usage row had room to spare alone: the statement failed, nothing of it is left, and
+    /// the claim takes the long way.
     NoRoom,
     /// The key has a row already.
     Conflict,
 }
 
 /// Claims `id` for a first attempt of the request fingerprinted `fingerprint`, in one
-/// transaction of its own, sweeping `sweep` expired records on the way (0: none); on `Full`
-/// nothing of the claim remains.
+/// transaction of its own (the long way's follows a first that left nothing), sweeping `sweep`
+/// expired records on the way (0: none); on `Full` nothing of the claim remains.
 pub(crate) async fn claim(
     conn: &mut Connection,
     id: &EntryId,
@@ -50,25 +56,26 @@ pub(crate) async fn claim(
     claim: &ClaimTerms<'_>,
     sweep: i64,
 ) -> PgResult<Reserve> {
-    let insert_first = match first(conn, id, fingerprint, claim).await? {
+    let insert_first = match first(conn, id, fingerprint, claim, sweep == 0).await? {
         First::Reserved { token, shard } => {
             // The sweep credits the usage row this claim holds already: no other lock is
             // waited for after it (see the lock order in usage.rs).
             if sweep > 0 {
                 usage::sweep_into_and_commit(conn, shard, claim.now_ms, sweep).await?;
-            } else {
-                conn.batch("COMMIT").await?;
             }
             return Ok(Reserve::Reserved(Token(token.cast_unsigned())));
         }
-        First::NoRoom => {
-            // Undoes the row and lets go of any usage row the statement locked without
-            // taking room from it: the long way locks usage rows in shard order only.
-            conn.batch("ROLLBACK TO SAVEPOINT first_claim").await?;
-            true
-        }
+        // Nothing of the statement remains, and no usage row is held: the long way locks
+        // usage rows in shard order only.
+        First::NoRoom => true,
         First::Conflict => false,
     };
+    if sweep > 0 {
+        // The statement's transaction is still open: aborted (no room), or holding nothing.
+        conn.batch("ROLLBACK; BEGIN").await?;
+    } else {
+        conn.batch("BEGIN").await?;
+    }
     let mut credit = Credit::default();
     let mut outcome = Outcome::Settled(Reserve::Taken);
     for round in 0..ROUNDS {
@@ -96,56 +103,63 @@ pub(crate) async fn claim(
     Ok(reserve)
 }
 
-/// `BEGIN`, a savepoint, and one statement sent together: the key's row inserted with a new
-/// token unless the key has one, and one unit of room taken from the first usage row with room
-/// that no other claim holds (as `usage::take_from_one_row` does), only once the row is in.
-/// The room is looked for only after the insert, so the key's row is locked before any usage
-/// row, as everywhere.
+/// `BEGIN` and one statement sent together, and `COMMIT` with them when `commit`: the key's row
+/// inserted with a new token unless the key has one, and one unit of room taken from the first
+/// usage row with room that no other claim holds (as `usage::take_from_one_row` does), only
+/// once the row is in. The room is looked for only after the insert, so the key's row is locked
+/// before any usage row, as everywhere. A row inserted without room raises `NO_ROOM`, which
+/// undoes the whole statement: `NoRoom`, with the transaction aborted (rolled back, when
+/// committed). Otherwise, without `commit`, the transaction is left open.
 async fn first(
     conn: &mut Connection,
     id: &EntryId,
     fingerprint: &Fingerprint,
     claim: &ClaimTerms<'_>,
+    commit: bool,
 ) -> PgResult<First> {
+    const FIRST: &str = "WITH inserted AS (
+             INSERT INTO http_keys (entry_id, fingerprint, token, owner, lease_until)
+             VALUES ($1, $2, nextval('http_keys_token'), $3, $4::bigint)
+             ON CONFLICT (entry_id) DO NOTHING
+             RETURNING token),
+         took AS (
+             UPDATE http_keys_usage SET room = room - 1
+             WHERE shard = (
+                 SELECT shard FROM http_keys_usage
+                 WHERE EXISTS (SELECT 1 FROM inserted)
+                   AND room - 1 >= 0
+                   AND (SELECT min(room) >= 0 AND coalesce(sum(bytes), 0) < $6::bigint
+                        FROM http_keys_usage)
+                 ORDER BY (shard - $5 + $7) % $7
+                 LIMIT 1
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING shard)
+         SELECT token, (SELECT shard FROM took),
+                CASE WHEN NOT EXISTS (SELECT 1 FROM took) THEN http_keys_no_room() END
+         FROM inserted";
     let max_bytes = i64::try_from(claim.limits.max_bytes).unwrap_or(i64::MAX);
-    let row = conn
-        .opt_after(
-            "BEGIN; SAVEPOINT first_claim",
-            "WITH inserted AS (
-                 INSERT INTO http_keys (entry_id, fingerprint, token, owner, lease_until)
-                 VALUES ($1, $2, nextval('http_keys_token'), $3, $4::bigint)
-                 ON CONFLICT (entry_id) DO NOTHING
-                 RETURNING token),
-             took AS (
-                 UPDATE http_keys_usage SET room = room - 1
-                 WHERE shard = (
-                     SELECT shard FROM http_keys_usage
-                     WHERE EXISTS (SELECT 1 FROM inserted)
-                       AND room - 1 >= 0
-                       AND (SELECT min(room) >= 0 AND coalesce(sum(bytes), 0) < $6::bigint
-                            FROM http_keys_usage)
-                     ORDER BY (shard - $5 + $7) % $7
-                     LIMIT 1
-                     FOR UPDATE SKIP LOCKED)
-                 RETURNING shard)
-             SELECT (SELECT token FROM inserted), (SELECT shard FROM took)",
-            &[
-                &id.as_bytes().as_slice(),
-                &fingerprint.as_bytes().as_slice(),
-                &claim.owner,
-                &(claim.now_ms + claim.lease_ms),
-                &usage::shard_of(id),
-                &max_bytes,
-                &usage::SHARDS,
-            ],
-        )
-        .await?;
-    let (token, shard): (Option<i64>, Option<i32>) =
-        row.map_or((None, None), |row| (row.get(0), row.get(1)));
-    Ok(match (token, shard) {
-        (Some(token), Some(shard)) => First::Reserved { token, shard },
-        (Some(_), None) => First::NoRoom,
-        (None, _) => First::Conflict,
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+        &id.as_bytes().as_slice(),
+        &fingerprint.as_bytes().as_slice(),
+        &claim.owner,
+        &(claim.now_ms + claim.lease_ms),
+        &usage::shard_of(id),
+        &max_bytes,
+        &usage::SHARDS,
+    ];
+    let row = if commit {
+        conn.opt_between("BEGIN", FIRST, &params, "COMMIT").await
+    } else {
+        conn.opt_after("BEGIN", FIRST, &params).await
+    };
+    Ok(match row {
+        Ok(Some(row)) => First::Reserved {
+            token: row.get(0),
+            shard: row.get(1),
+        },
+        Ok(None) => First::Conflict,
+        Err(error) if error.code().map(SqlState::code) == Some(NO_ROOM) => First::NoRoom,
+        Err(error) => return Err(error),
     })
 }
 

@@ -10,6 +10,9 @@ use crate::pg::usage::{self, Credit, SHARDS};
 /// against a concurrent create of the same name).
 const SCHEMA_LOCK: i64 = 7305;
 
+/// The SQLSTATE of `http_keys_no_room()`: a class of its own, so no other failure reads as it.
+pub(crate) const NO_ROOM: &str = "RK001";
+
 fn tables(schema: &str) -> String {
     format!(
         "
@@ -44,6 +47,13 @@ CREATE TABLE IF NOT EXISTS {schema}.http_keys_bound (
     id          integer PRIMARY KEY CHECK (id = 0),
     max_entries bigint NOT NULL
 );
+-- Raised by a fresh claim's statement that inserted its key but found no usage row with room
+-- alone (claim.rs): the error rolls the claim back whole, even with its COMMIT sent along.
+CREATE OR REPLACE FUNCTION {schema}.http_keys_no_room() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'no usage row has room alone' USING ERRCODE = '{no_room}';
+END
+$$;
 CREATE TABLE IF NOT EXISTS {schema}.payments (
     number   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     amount   bigint NOT NULL,
@@ -51,7 +61,8 @@ CREATE TABLE IF NOT EXISTS {schema}.payments (
     token    bigint
 );
 ",
-        last = SHARDS - 1
+        last = SHARDS - 1,
+        no_room = NO_ROOM,
     )
 }
 
