@@ -21,3 +21,15 @@
 //!   (`just slow-clients`): the payments server under hostile clients.
 //! - `soak.rs` (`just soak`): the payments server under a steady mix for minutes or an hour,
 //!   its memory, files, rows and latency held to bounds.
+
+use std::time::Duration;
+
+/// The latency at quantile `q` (0.5 for p50, 0.99 for p99) of latencies sorted ascending; zero
+/// when there are none.
+pub fn latency_at(sorted: &[Duration], q: f64) -> Duration {
+    let last = sorted.len().saturating_sub(1);
+    sorted
+        .get(((sorted.len() as f64 * q) as usize).min(last))
+        .copied()
+        .unwrap_or_default()
+}

@@ -284,11 +284,10 @@ async fn drive(
     let elapsed = started.elapsed();
     let (allocations_after, bytes_after) = allocated();
     latencies.sort_unstable();
-    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     Ok(Measured {
         rps: requests as f64 / elapsed.as_secs_f64(),
-        p50: at(0.50),
-        p99: at(0.99),
+        p50: retrykey_benches::latency_at(&latencies, 0.50),
+        p99: retrykey_benches::latency_at(&latencies, 0.99),
         allocations: (allocations_after - allocations_before) as f64 / requests as f64,
         bytes: (bytes_after - bytes_before) as f64 / requests as f64,
     })

@@ -616,21 +616,14 @@ impl Sampler<'_> {
         }
         let mut latencies = window.latencies;
         latencies.sort_unstable();
-        let at_q = |q: f64| {
-            let last = latencies.len().saturating_sub(1);
-            latencies
-                .get(((latencies.len() as f64 * q) as usize).min(last))
-                .copied()
-                .unwrap_or_default()
-        };
         let span = at.saturating_sub(std::mem::replace(&mut self.last_at, at));
         Ok(Row {
             at,
             span,
             started: traffic.started.swap(0, Ordering::Relaxed),
             requests: latencies.len(),
-            p50: at_q(0.50),
-            p99: at_q(0.99),
+            p50: retrykey_benches::latency_at(&latencies, 0.50),
+            p99: retrykey_benches::latency_at(&latencies, 0.99),
             errors: window.errors,
             wrong: window.wrong,
             rss: resident_bytes(self.pid)?,

@@ -160,17 +160,10 @@ impl Measured {
             .flat_map(|s| s.latencies.iter().copied())
             .collect();
         latencies.sort_unstable();
-        let at = |q: f64| {
-            let last = latencies.len().saturating_sub(1);
-            latencies
-                .get(((latencies.len() as f64 * q) as usize).min(last))
-                .copied()
-                .unwrap_or_default()
-        };
         Self {
             tps: requests as f64 / elapsed.as_secs_f64(),
-            p50: at(0.50),
-            p99: at(0.99),
+            p50: retrykey_benches::latency_at(&latencies, 0.50),
+            p99: retrykey_benches::latency_at(&latencies, 0.99),
         }
     }
 }

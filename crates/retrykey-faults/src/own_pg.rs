@@ -8,8 +8,10 @@
 //! refuses to run as root, so as root the server runs as the `postgres` user.
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+use retrykey_testkit::server_programs;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -46,7 +48,7 @@ impl OwnServer {
         std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
         let undo = dir.clone();
         on_timeout(move || drop(std::fs::remove_dir_all(undo)));
-        let owner = if is_root() {
+        let owner = if server_programs::is_root() {
             Some(postgres_user()?)
         } else {
             None
@@ -175,48 +177,15 @@ impl Drop for OwnServer {
     }
 }
 
-/// The folder of `initdb`, `postgres` and `pg_isready`: the newest under /usr/lib/postgresql.
-/// `Err` names what is missing.
-pub fn server_binaries() -> Result<PathBuf, String> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| "no /usr/lib/postgresql (the PostgreSQL server is not installed)".to_owned())?
-        .flatten()
-        .filter_map(|entry| {
-            let version = entry.file_name().to_string_lossy().parse().ok()?;
-            let bin = entry.path().join("bin");
-            has_server(&bin).then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found
-        .pop()
-        .map(|(_, bin)| bin)
-        .ok_or_else(|| "no initdb, postgres and pg_isready under /usr/lib/postgresql/*/bin".into())
-}
-
 /// Whether this machine can run a server of the run's own, as `pg-faults` needs: the folder of
 /// the server's programs, and as root a `postgres` user to run them as (PostgreSQL refuses to
 /// run as root). `Err` says what is missing.
 pub fn can_run_server() -> Result<PathBuf, String> {
-    let bin = server_binaries()?;
-    if is_root() {
+    let bin = server_programs::bin_dir()?;
+    if server_programs::is_root() {
         postgres_user().map_err(|error| format!("{error:#}"))?;
     }
     Ok(bin)
-}
-
-fn has_server(bin: &Path) -> bool {
-    ["initdb", "postgres", "pg_isready"]
-        .iter()
-        .all(|program| bin.join(program).is_file())
-}
-
-/// Whether this process runs as root.
-pub fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }
 
 /// The `postgres` user's uid and gid, which the server's Debian package creates.

@@ -57,7 +57,7 @@ impl Drop for Tmpfs {
 /// unmounts it. `Err` says why not (not root, or root without the right to mount, as in a
 /// container).
 pub fn can_mount() -> Result<(), String> {
-    if !crate::own_pg::is_root() {
+    if !retrykey_testkit::server_programs::is_root() {
         return Err("not root: mounting a tmpfs needs root".to_owned());
     }
     Tmpfs::mount_named("1m", "retrykey-can-mount").map(drop)

@@ -11,6 +11,7 @@
 //! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
 //! - [`run_check_within`]: one check on a runtime of its own, failed if it hangs.
 //! - [`program`]: a finished program's output and one-line refusals, read as an operator would.
+//! - [`server_programs`]: PostgreSQL's server programs, for a run that starts a server of its own.
 //!
 //! # Reading order
 //!
@@ -41,6 +42,7 @@ mod plain;
 pub mod program;
 pub mod proxy;
 pub mod scratch;
+pub mod server_programs;
 
 pub use bounded::run_check_within;
 pub use scratch::{FreshSchema, ScratchFile, remove_files};

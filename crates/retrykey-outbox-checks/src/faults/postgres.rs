@@ -9,9 +9,11 @@
 //! as root, so as root the commands run as the `postgres` user, which the server's Debian
 //! package creates.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use retrykey_testkit::server_programs;
 
 use crate::rig::free_port;
 
@@ -30,7 +32,7 @@ impl PrivateServer {
     /// Creates the cluster and starts it; `Err` says what is missing.
     pub fn start() -> Result<Self, String> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let bin = server_binaries()?;
+        let bin = server_programs::bin_dir()?;
         let dir = std::env::temp_dir().join(format!(
             "retrykey-pg-{}-{}",
             std::process::id(),
@@ -42,7 +44,7 @@ impl PrivateServer {
             bin,
             dir,
             port,
-            as_postgres: is_root(),
+            as_postgres: server_programs::is_root(),
         };
         let dir = server.dir.display().to_string();
         server.run(
@@ -126,46 +128,4 @@ impl Drop for PrivateServer {
         let _ = self.stop_server();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// The folder of `initdb` and `pg_ctl`: the newest server under /usr/lib/postgresql (Debian's
-/// layout), else the one `pg_config --bindir` names.
-fn server_binaries() -> Result<PathBuf, String> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| {
-            let version = entry.file_name().to_string_lossy().parse().ok()?;
-            let bin = entry.path().join("bin");
-            has_server(&bin).then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    if let Some((_, bin)) = found.pop() {
-        return Ok(bin);
-    }
-    let bindir = Command::new("pg_config")
-        .arg("--bindir")
-        .output()
-        .ok()
-        .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()));
-    match bindir {
-        Some(bin) if has_server(&bin) => Ok(bin),
-        _ => Err(
-            "needs the PostgreSQL server programs (initdb, pg_ctl): `just postgres` installs them"
-                .to_owned(),
-        ),
-    }
-}
-
-fn has_server(bin: &Path) -> bool {
-    bin.join("initdb").is_file() && bin.join("pg_ctl").is_file()
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }
