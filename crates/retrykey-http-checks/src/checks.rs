@@ -449,14 +449,7 @@ pub fn disconnected_first_request_still_completes(subject: &LayerUnderTest) {
             ))
             .await;
         within("the first attempt to start", rig.shop.started(1)).await;
-        drop(stream); // the client gives up
-        let mut abandoned = rig.abandoned.clone();
-        within(
-            "the server to drop the request",
-            abandoned.wait_for(|&n| n >= 1),
-        )
-        .await
-        .unwrap();
+        rig.leave(stream).await; // the client gives up
         rig.shop.open_gate();
         // The first request now either runs on and its answer is stored, or went away with its
         // client: the retry comes after whichever happened, not a guess at how long it takes.
@@ -503,14 +496,7 @@ pub fn leaving_during_the_reservation_strands_no_key(subject: &LayerUnderTest) {
             rig.probe.granted_at_least(1),
         )
         .await;
-        drop(stream); // the client gives up
-        let mut abandoned = rig.abandoned.clone();
-        within(
-            "the server to drop the request",
-            abandoned.wait_for(|&n| n >= 1),
-        )
-        .await
-        .unwrap();
+        rig.leave(stream).await; // the client gives up
         rig.probe.let_reservations_through();
         within("the first attempt to be stored", rig.probe.completed(1)).await;
         let retry = post(&rig, &key("k-stranded"), PAY).await;
@@ -539,14 +525,7 @@ pub fn waiting_client_that_leaves_changes_nothing(subject: &LayerUnderTest) {
             ))
             .await;
         within("the duplicate to wait", rig.probe.in_flight_seen(1)).await;
-        drop(waiter); // this client gives up while waiting
-        let mut abandoned = rig.abandoned.clone();
-        within(
-            "the server to drop the waiting request",
-            abandoned.wait_for(|&n| n >= 1),
-        )
-        .await
-        .unwrap();
+        rig.leave(waiter).await; // this client gives up while waiting
         rig.shop.open_gate();
         let first = within("the first", first).await.unwrap().unwrap();
         assert_eq!((first.status, first.replayed()), (201, false));

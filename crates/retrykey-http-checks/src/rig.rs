@@ -277,6 +277,19 @@ impl Rig {
         stream
     }
 
+    /// The client of `stream` gives up: closes it, then waits until the server has dropped the
+    /// request it was serving there.
+    pub(crate) async fn leave(&self, stream: TcpStream) {
+        drop(stream);
+        let mut abandoned = self.abandoned.clone();
+        within(
+            "the server to drop the request",
+            abandoned.wait_for(|&n| n >= 1),
+        )
+        .await
+        .expect("the server's drop counter");
+    }
+
     /// Sends raw bytes on a fresh connection and returns the status and body of the answer.
     pub(crate) async fn raw(&self, request: &str) -> (u16, String) {
         let mut stream = self.open(request).await;
