@@ -14,6 +14,22 @@ use tower_layer::Layer;
 
 const PAY: &str = r#"{"amount":5}"#;
 
+/// A throwaway PostgreSQL store reached through a fault proxy, and the same schema's store and
+/// payments ledger seen directly, past the proxy.
+async fn behind_proxy(lease: Duration) -> (FaultProxy, PgEntries, PgEntries, PgPayments) {
+    let url = retrykey_durable_checks::admin::url();
+    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
+    let options = || StoreOptions::default().with_lease(lease);
+    let store = PgEntries::throwaway(&proxy.url(&url), options())
+        .await
+        .expect("a store behind the proxy");
+    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
+        .await
+        .expect("an observer");
+    let observed = PgPayments::new(&observer);
+    (proxy, store, observer, observed)
+}
+
 /// The payments service behind the layer, on 127.0.0.1.
 async fn serve(store: impl Entries, ledger: Arc<dyn PaymentLedger>) -> (Server, Arc<Payments>) {
     let payments = Payments::with_ledger(Duration::ZERO, ledger);
@@ -76,17 +92,7 @@ async fn sqlite_store_that_fails_refuses_before_any_work() {
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
-    let url = retrykey_durable_checks::admin::url();
-    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
-    let options = || StoreOptions::default().with_lease(Duration::from_secs(2));
-    let store = PgEntries::throwaway(&proxy.url(&url), options())
-        .await
-        .expect("a store behind the proxy");
-    // Looks at the same schema directly, past the proxy.
-    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
-        .await
-        .expect("an observer");
-    let observed = PgPayments::new(&observer);
+    let (proxy, store, observer, observed) = behind_proxy(Duration::from_secs(2)).await;
     let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
 
@@ -117,16 +123,7 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() {
-    let url = retrykey_durable_checks::admin::url();
-    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
-    let options = || StoreOptions::default().with_lease(Duration::from_secs(2));
-    let store = PgEntries::throwaway(&proxy.url(&url), options())
-        .await
-        .expect("a store behind the proxy");
-    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
-        .await
-        .expect("an observer");
-    let observed = PgPayments::new(&observer);
+    let (proxy, store, observer, observed) = behind_proxy(Duration::from_secs(2)).await;
     let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
     assert_eq!(pay(&client, "k-before").await.status, 201);
@@ -161,16 +158,7 @@ async fn postgres_outage_refuses_every_keyed_request_until_the_server_is_back() 
 #[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_charge_whose_commit_reply_is_lost_is_settled_by_its_record() {
-    let url = retrykey_durable_checks::admin::url();
-    let proxy = FaultProxy::in_front_of(&url).expect("a proxy");
-    let options = || StoreOptions::default().with_lease(Duration::from_secs(5));
-    let store = PgEntries::throwaway(&proxy.url(&url), options())
-        .await
-        .expect("a store behind the proxy");
-    let observer = PgEntries::connect_in_schema(&url, store.schema(), options())
-        .await
-        .expect("an observer");
-    let observed = PgPayments::new(&observer);
+    let (proxy, store, observer, observed) = behind_proxy(Duration::from_secs(5)).await;
     // The charge waits a second after the claim, so the cut can be armed between the two.
     let payments = Payments::with_ledger(Duration::from_secs(1), Arc::new(PgPayments::new(&store)));
     let layer = IdempotencyLayer::builder().store(store.clone()).build();
