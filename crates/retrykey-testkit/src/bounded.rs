@@ -19,3 +19,20 @@ pub fn run_check_within(limit: Duration, check: impl Future<Output = ()>) {
             .unwrap_or_else(|_| panic!("the check did not finish within {limit:?}"));
     });
 }
+
+/// Polls `condition` every few milliseconds until it holds, and panics naming `what` if it
+/// still does not after `within`: a test's wait that never ends is a hang, and must fail as one.
+pub async fn wait_until<F: Future<Output = bool>>(
+    what: &str,
+    within: Duration,
+    mut condition: impl FnMut() -> F,
+) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !condition().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up after {within:?} waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -9,7 +9,8 @@
 //!   plays an outage.
 //! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
 //! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
-//! - [`run_check_within`]: one check on a runtime of its own, failed if it hangs.
+//! - [`run_check_within`]: one check on a runtime of its own, failed if it hangs; and
+//!   [`wait_until`], a test's wait for a condition, failed if it never comes.
 //! - [`program`]: a finished program's output and one-line refusals, read as an operator would.
 //! - [`server_programs`]: PostgreSQL's server programs, for a run that starts a server of its own.
 //!
@@ -44,5 +45,5 @@ pub mod proxy;
 pub mod scratch;
 pub mod server_programs;
 
-pub use bounded::run_check_within;
+pub use bounded::{run_check_within, wait_until};
 pub use scratch::{FreshSchema, ScratchFile, remove_files};

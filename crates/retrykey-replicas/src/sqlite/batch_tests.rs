@@ -52,11 +52,21 @@ fn spawn_write<T: Send + 'static>(
     tokio::spawn(async move { backend.write(work).await })
 }
 
-/// Waits until `count` writes are queued behind the held one.
-async fn queued(backend: &SqliteBackend, count: usize) {
-    while backend.file.lock_writes().waiting.len() < count {
+/// Polls `condition` until it holds; a minute without it is a hang, not a slow machine.
+async fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !condition() {
+        assert!(Instant::now() < deadline, "gave up waiting until {what}");
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+}
+
+/// Waits until `count` writes are queued behind the held one.
+async fn queued(backend: &SqliteBackend, count: usize) {
+    wait_until(&format!("{count} writes are queued"), || {
+        backend.file.lock_writes().waiting.len() >= count
+    })
+    .await;
 }
 
 async fn keys_in(backend: &SqliteBackend) -> Vec<i64> {
@@ -258,19 +268,19 @@ async fn a_file_locked_past_the_busy_timeout_fails_the_queue_with_why() {
     let other = Connection::open(store.path()).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
     let first = spawn_write(&backend, insert(1));
-    // The runner has taken `first` and waits in BEGIN; `second` queues behind it.
-    loop {
-        let taken = {
-            let writes = backend.file.lock_writes();
-            writes.running && writes.waiting.is_empty()
-        };
-        if taken {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    // The runner takes `first` and waits in BEGIN for the busy timeout; `second` queues behind
+    // it. On a machine so loaded that this test is not polled for that long, the runner gives
+    // up first and `second` waits on its own, failing for the same reason: both waits end.
+    wait_until("the runner takes the first write", || {
+        let writes = backend.file.lock_writes();
+        first.is_finished() || (writes.running && writes.waiting.is_empty())
+    })
+    .await;
     let second = spawn_write(&backend, insert(2));
-    queued(&backend, 1).await;
+    wait_until("the second write queues or ends", || {
+        second.is_finished() || !backend.file.lock_writes().waiting.is_empty()
+    })
+    .await;
     for failed in [first.await.unwrap(), second.await.unwrap()] {
         match failed {
             Err(Error::StoreUnavailable(why)) => assert!(why.contains("locked"), "{why}"),

@@ -10,6 +10,7 @@ use retrykey_http::{Entries, IdempotencyLayer, PROBLEM_JSON};
 use retrykey_replicas::{PgEntries, PgPayments, SqliteEntries, SqlitePayments, StoreOptions};
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply, Server};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
+use retrykey_testkit::wait_until;
 use tower_layer::Layer;
 
 const PAY: &str = r#"{"amount":5}"#;
@@ -172,9 +173,10 @@ async fn postgres_charge_whose_commit_reply_is_lost_is_settled_by_its_record() {
         async move { pay(&client, "k-lost").await }
     });
     // The claim has committed once its record is visible past the proxy.
-    while observer.entries().await.expect("entries") == 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the claim is visible", Duration::from_secs(60), || async {
+        observer.entries().await.expect("entries") > 0
+    })
+    .await;
     proxy.arm(CommitCut::AfterCommit);
     let first = first.await.expect("the first attempt");
     assert_eq!(first.status, 503, "{first:?}");

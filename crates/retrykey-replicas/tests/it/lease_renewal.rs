@@ -5,14 +5,16 @@
 //! tests decide by the lease end the file records, not by how long they slept: a busy machine
 //! may pause either replica at any point without changing the verdict.
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use retrykey_http::{Entries, EntryId, Fingerprint, IdempotencyKey, Lookup, Reserve, Scope, Token};
 use retrykey_program::Clock;
 use retrykey_replicas::{Lease, SqliteEntries, StoreOptions};
+use retrykey_testkit::wait_until;
 
 const LEASE: Duration = Duration::from_secs(1);
+/// A wait for a condition longer than this is a hang, not a slow machine.
+const MINUTE: Duration = Duration::from_secs(60);
 
 fn entry(key: &str) -> (EntryId, Fingerprint) {
     let key = IdempotencyKey::parse(key.as_bytes()).expect("a valid key");
@@ -58,15 +60,6 @@ async fn lease_end(store: &SqliteEntries, id: &EntryId) -> i64 {
     holder.lease_until_ms.expect("a key in flight has a lease")
 }
 
-/// Polls `condition` until it holds; a minute without it is a hang, not a slow machine.
-async fn wait_until<F: Future<Output = bool>>(what: &str, mut condition: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !condition().await {
-        assert!(Instant::now() < deadline, "gave up waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 // Three leases later, a key whose attempt still runs is still in flight for everyone else.
 // A's clock runs a minute ahead of B's, so a renewal is live for B for a minute: a pause
 // between a renewal and B's look cannot lapse it. That A renews is read from the file.
@@ -83,6 +76,7 @@ async fn a_running_attempt_keeps_its_key() {
     let first = lease_end(&b, &id).await;
     wait_until(
         "A's renewals moved its lease end three leases on",
+        MINUTE,
         || async { lease_end(&b, &id).await >= first + 3 * millis(LEASE) },
     )
     .await;
@@ -108,7 +102,7 @@ async fn renewals_stop_at_max_hold() {
     let options = || lease(max_hold, Clock::system());
     let (a, b, id, token) = reserved(options(), options(), "stuck").await;
     let past_max_hold = lease_end(&b, &id).await + millis(max_hold);
-    wait_until("the lease lapsed past max_hold", || async {
+    wait_until("the lease lapsed past max_hold", MINUTE, || async {
         let now = Clock::system().now_ms();
         now > past_max_hold && now > lease_end(&b, &id).await
     })

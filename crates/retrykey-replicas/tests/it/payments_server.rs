@@ -2,8 +2,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use retrykey_server::loopback::{LoopbackClient, LoopbackReply};
+use retrykey_testkit::wait_until;
 
 /// The server process; killed when dropped, so a failing test leaves nothing behind.
 struct Payments {
@@ -142,9 +144,12 @@ async fn waiting_duplicates_of_a_failing_first_attempt_get_503() {
     let first =
         tokio::spawn(async move { client.post("/payments", &headers, r#"{"amount":9}"#).await });
     // Started (and waiting in its 2-second delay) once the count shows the attempt.
-    while server.count().await != r#"{"charges":0,"attempts":1}"# {
-        tokio::task::yield_now().await;
-    }
+    wait_until(
+        "the first attempt started",
+        Duration::from_secs(60),
+        || async { server.count().await == r#"{"charges":0,"attempts":1}"# },
+    )
+    .await;
     let duplicate = server.pay(&headers, r#"{"amount":9}"#).await;
     assert_eq!(first.await.unwrap().unwrap().status, 500);
     assert_eq!(
