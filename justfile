@@ -152,11 +152,15 @@ ci:
     # Runs lanes (each a chain of steps) side by side, and prints each lane's log when all have
     # ended. Lanes never wait on one another's build lock for long: cargo locks each profile's
     # folder (target/debug, target/release, target/loom), and the mutation run builds in a copy.
-    # Each lane is a process group of its own, stopped whole by its id if CI is interrupted.
+    # Each lane is a process group of its own, stopped whole by its id if CI is interrupted, or
+    # when the lanes run past `limit` seconds: a hung step then fails, and its lane's log (which
+    # names the step it was in) is printed, well before CI's own limit would cut everything off.
     pids=()
-    trap 'for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; exit 130' INT TERM
+    stop_lanes() { for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done; }
+    trap 'stop_lanes; exit 130' INT TERM
     together() {
-        local start=$SECONDS logs failed=0 i
+        local limit=$1 start=$SECONDS logs failed=0 i watchdog
+        shift
         logs=$(mktemp -d)
         pids=()
         # Job control gives each background lane a process group of its own.
@@ -168,6 +172,12 @@ ci:
             pids+=("$!")
             i=$((i + 1))
         done
+        (
+            sleep "$limit"
+            echo "== ci: side by side ran past its limit of $limit s: stopping its lanes"
+            stop_lanes
+        ) &
+        watchdog=$!
         i=0
         for steps in "$@"; do
             if ! wait "${pids[$i]}"; then
@@ -177,6 +187,8 @@ ci:
             cat "$logs/$i"
             i=$((i + 1))
         done
+        kill -- "-$watchdog" 2>/dev/null || true
+        wait "$watchdog" 2>/dev/null || true
         set +m
         rm -r "$logs"
         pids=()
@@ -207,11 +219,12 @@ ci:
     }
     export -f step tests_then_mark after_tests
     export tested
-    together "step just lint" "step just book-check"
+    # The limits are far above what each part takes on two cores (about 1, 4 and 13 minutes).
+    together 900 "step just lint" "step just book-check"
     # The simulator runs in release; its build goes beside the tests' own.
-    together "step cargo test -q --no-run" \
+    together 1200 "step cargo test -q --no-run" \
         "step cargo build -q --release -p retrykey-tests --bin simulate"
-    together "tests_then_mark && step just test-negatives" \
+    together 3000 "tests_then_mark && step just test-negatives" \
         "step just mutants && after_tests && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
     rm -r "$(dirname "$tested")"
     echo "== ci: all steps passed in $SECONDS s"
