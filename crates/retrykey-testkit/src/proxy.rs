@@ -1,15 +1,20 @@
-//! A fault-injecting TCP proxy for PostgreSQL: cuts a connection exactly around its COMMIT.
+//! A fault-injecting TCP proxy for PostgreSQL: cuts a connection exactly around a commit.
 //!
 //! Tests put it between a ledger and the server to produce the two failures a client cannot
-//! tell apart: the connection lost *before* the server saw COMMIT (nothing committed) and lost
+//! tell apart: the connection lost *before* the server saw the commit (nothing committed) and lost
 //! *after* the server committed but before its reply arrived (everything committed). Either
 //! way the caller gets `retrykey::Error::Storage`: the outcome is unknown, and only a retry
 //! with the same key tells which it was.
 //!
+//! A commit is a `COMMIT`, or the `Sync` that ends a statement sent outside a transaction: the
+//! server commits such a statement on its own when it reaches that `Sync`, and the statement's
+//! reply comes only after. Either is cut the same way.
+//!
 //! A cut can be aimed at one kind of transaction ([`FaultProxy::arm_where`]): the proxy follows
 //! each connection's statements (the text of a simple query, and of a prepared statement when
 //! it is bound, however long ago it was parsed) from one `BEGIN`, `COMMIT` or `ROLLBACK` to the
-//! next, and cuts only a COMMIT whose transaction ran a statement containing the given text.
+//! next (outside those, from one `Sync` to the next), and cuts only a commit whose transaction
+//! ran a statement containing the given text.
 //!
 //! It can also play an outage ([`FaultProxy::set_reachable`]): while the server is
 //! "unreachable", every message on an open connection cuts it and every new connection is
@@ -24,18 +29,19 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Which cut the next COMMIT gets.
+/// Which cut the next commit gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommitCut {
-    /// Close the connection instead of forwarding COMMIT to the server.
+    /// Close the connection instead of forwarding the commit (`COMMIT`, or the `Sync` of a
+    /// statement outside a transaction) to the server.
     BeforeCommit,
-    /// Forward COMMIT, wait for the server to report it done, then close the connection
-    /// instead of forwarding that report.
+    /// Forward the commit, then close the connection instead of forwarding the server's reply
+    /// to it, which comes once it has committed.
     AfterCommit,
 }
 
-/// A cut waiting for its COMMIT: which cut, and the text a statement of the COMMIT's
-/// transaction must contain (`None`: any COMMIT).
+/// A cut waiting for its commit: which cut, and the text a statement of the committed
+/// transaction must contain (`None`: any commit).
 #[derive(Debug)]
 struct Armed {
     cut: CommitCut,
@@ -119,7 +125,7 @@ impl FaultProxy {
         )
     }
 
-    /// The next COMMIT on any connection through the proxy gets `fault` (once).
+    /// The next commit on any connection through the proxy gets `fault` (once).
     pub fn arm(&self, fault: CommitCut) {
         self.set_armed(Armed {
             cut: fault,
@@ -127,8 +133,8 @@ impl FaultProxy {
         });
     }
 
-    /// The next COMMIT of a transaction that ran a statement containing `statement` (as in
-    /// `"INSERT INTO payments"`) gets `fault` (once); other COMMITs pass.
+    /// The next commit of a transaction that ran a statement containing `statement` (as in
+    /// `"INSERT INTO payments"`) gets `fault` (once); other commits pass.
     pub fn arm_where(&self, fault: CommitCut, statement: &str) {
         self.set_armed(Armed {
             cut: fault,
@@ -144,8 +150,8 @@ impl FaultProxy {
             .unwrap_or_else(PoisonError::into_inner) = Some(armed);
     }
 
-    /// Whether the cut asked for by [`FaultProxy::arm`] still waits for its COMMIT: false once
-    /// a COMMIT has taken it, so a run can tell that its fault really happened.
+    /// Whether the cut asked for by [`FaultProxy::arm`] still waits for its commit: false once
+    /// a commit has taken it, so a run can tell that its fault really happened.
     pub fn is_armed(&self) -> bool {
         self.shared
             .armed
@@ -154,7 +160,7 @@ impl FaultProxy {
             .is_some()
     }
 
-    /// COMMITs cut so far, by either cut.
+    /// Commits cut so far, by either cut.
     pub fn cuts(&self) -> u64 {
         self.shared.cuts.load(Ordering::SeqCst)
     }
@@ -171,20 +177,47 @@ impl FaultProxy {
 struct Transaction {
     /// Prepared statements by name (`""`: the unnamed one), as parsed.
     prepared: HashMap<Vec<u8>, Arc<str>>,
-    /// The texts run since the last `BEGIN`, `COMMIT` or `ROLLBACK`.
+    /// The texts run since the last `BEGIN`, `COMMIT` or `ROLLBACK` (outside a transaction,
+    /// since the last `Sync`).
     ran: Vec<Arc<str>>,
+    /// Between a `BEGIN` and its `COMMIT` or `ROLLBACK`.
+    explicit: bool,
+    /// Messages sent that the server answers with a `ReadyForQuery` of its own: the startup,
+    /// each simple query and each `Sync`.
+    requests: u64,
 }
 
 impl Transaction {
-    /// Follows one client message: `Q` (a simple query), `P` (Parse) and `B` (Bind).
+    /// Whether the client message `kind` commits: a `COMMIT`, or the `Sync` that ends
+    /// prepared statements run outside a transaction.
+    fn commits(&self, kind: u8, body: &[u8]) -> bool {
+        match kind {
+            b'Q' => body.starts_with(b"COMMIT"),
+            b'S' => !self.explicit && !self.ran.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// Follows one client message: `Q` (a simple query), `P` (Parse), `B` (Bind) and `S`
+    /// (Sync).
     fn follow(&mut self, kind: u8, body: &[u8]) {
         match kind {
             b'Q' => {
+                self.requests += 1;
                 let text = cstr(body, 0).0;
-                if starts_a_transaction(text) {
+                for statement in text.split(|&byte| byte == b';') {
+                    if let Some(explicit) = opens_a_transaction(statement) {
+                        self.explicit = explicit;
+                        self.ran.clear();
+                    }
+                }
+                // Outside a transaction, a simple query is a transaction of its own, over by
+                // its end.
+                if self.explicit {
+                    self.ran.push(String::from_utf8_lossy(text).into());
+                } else {
                     self.ran.clear();
                 }
-                self.ran.push(String::from_utf8_lossy(text).into());
             }
             b'P' => {
                 let (name, rest) = cstr(body, 0);
@@ -197,6 +230,12 @@ impl Transaction {
                 let statement = cstr(body, rest).0;
                 if let Some(text) = self.prepared.get(statement) {
                     self.ran.push(Arc::clone(text));
+                }
+            }
+            b'S' => {
+                self.requests += 1;
+                if !self.explicit {
+                    self.ran.clear();
                 }
             }
             _ => {}
@@ -219,14 +258,21 @@ fn cstr(body: &[u8], from: usize) -> (&[u8], usize) {
     (&rest[..end], from + end + 1)
 }
 
-/// Whether a simple query opens or closes a transaction, so what came before is not part of it.
-fn starts_a_transaction(text: &[u8]) -> bool {
-    let text = text.trim_ascii_start();
-    ["BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"]
-        .iter()
-        .any(|word| {
-            text.len() >= word.len() && text[..word.len()].eq_ignore_ascii_case(word.as_bytes())
-        })
+/// Whether one statement of a simple query opens a transaction (`Some(true)`) or ends one
+/// (`Some(false)`); `None` for any other statement.
+fn opens_a_transaction(statement: &[u8]) -> Option<bool> {
+    let statement = statement.trim_ascii_start();
+    let starts = |word: &str| {
+        statement.len() >= word.len()
+            && statement[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+    };
+    if starts("BEGIN") || starts("START TRANSACTION") {
+        Some(true)
+    } else if starts("COMMIT") || starts("ROLLBACK") {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 enum Verdict {
@@ -235,24 +281,20 @@ enum Verdict {
 }
 
 fn relay(client: TcpStream, server: TcpStream, shared: &Shared) -> io::Result<()> {
-    let cut_after_commit = Arc::new(AtomicBool::new(false));
+    // Which of the server's replies (counted by their `ReadyForQuery`, from 1) an after-commit
+    // cut drops from its first message on; 0 while none is armed. The reply to a commit comes
+    // whole once the server has committed.
+    let cut_reply = Arc::new(AtomicU64::new(0));
     let downstream = {
-        let cut = Arc::clone(&cut_after_commit);
         let (from, to) = (server.try_clone()?, client.try_clone()?);
-        std::thread::spawn(move || {
-            let _ = pump(from.try_clone()?, to.try_clone()?, false, |kind, body| {
-                // CommandComplete "COMMIT": the server has committed. Drop the report.
-                if cut.load(Ordering::SeqCst) && kind == b'C' && body.starts_with(b"COMMIT") {
-                    Verdict::Cut
-                } else {
-                    Verdict::Forward
-                }
-            });
-            close(&from, &to);
-            io::Result::Ok(())
-        })
+        let cut_reply = Arc::clone(&cut_reply);
+        std::thread::spawn(move || replies(&from, &to, &cut_reply))
     };
-    let mut transaction = Transaction::default();
+    // The startup's reply counts as the first.
+    let mut transaction = Transaction {
+        requests: 1,
+        ..Transaction::default()
+    };
     let _ = pump(
         client.try_clone()?,
         server.try_clone()?,
@@ -261,8 +303,7 @@ fn relay(client: TcpStream, server: TcpStream, shared: &Shared) -> io::Result<()
             if shared.down.load(Ordering::SeqCst) {
                 return Verdict::Cut;
             }
-            let commit = kind == b'Q' && body.starts_with(b"COMMIT");
-            let cut = commit.then(|| {
+            let cut = transaction.commits(kind, body).then(|| {
                 let mut armed = shared.armed.lock().unwrap_or_else(PoisonError::into_inner);
                 let aimed = armed.as_ref().is_some_and(|armed| {
                     armed
@@ -281,7 +322,7 @@ fn relay(client: TcpStream, server: TcpStream, shared: &Shared) -> io::Result<()
                 }
                 Some(CommitCut::AfterCommit) => {
                     shared.cuts.fetch_add(1, Ordering::SeqCst);
-                    cut_after_commit.store(true, Ordering::SeqCst);
+                    cut_reply.store(transaction.requests, Ordering::SeqCst);
                     Verdict::Forward
                 }
             }
@@ -289,6 +330,26 @@ fn relay(client: TcpStream, server: TcpStream, shared: &Shared) -> io::Result<()
     );
     close(&client, &server);
     let _ = downstream.join();
+    Ok(())
+}
+
+/// Forwards the server's replies to the client, dropping the one `cut_reply` names (counted by
+/// their `ReadyForQuery`, from 1) and every one after it.
+fn replies(server: &TcpStream, client: &TcpStream, cut_reply: &AtomicU64) -> io::Result<()> {
+    let mut replied = 0_u64;
+    let _ = pump(
+        server.try_clone()?,
+        client.try_clone()?,
+        false,
+        |kind, _| {
+            if cut_reply.load(Ordering::SeqCst) == replied + 1 {
+                return Verdict::Cut;
+            }
+            replied += u64::from(kind == b'Z');
+            Verdict::Forward
+        },
+    );
+    close(server, client);
     Ok(())
 }
 

@@ -97,7 +97,7 @@ async fn postgres_store_that_fails_refuses_before_any_work_and_recovers() {
     let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
     let client = LoopbackClient::new(server.url());
 
-    proxy.arm(CommitCut::BeforeCommit);
+    proxy.arm_where(CommitCut::BeforeCommit, "INSERT INTO http_keys");
     let reply = pay(&client, "k-1").await;
     assert_store_unavailable(&reply);
     assert_eq!(payments.attempts(), 0, "the handler ran without a store");
@@ -177,7 +177,7 @@ async fn postgres_charge_whose_commit_reply_is_lost_is_settled_by_its_record() {
         observer.entries().await.expect("entries") > 0
     })
     .await;
-    proxy.arm(CommitCut::AfterCommit);
+    proxy.arm_where(CommitCut::AfterCommit, "INSERT INTO payments");
     let first = first.await.expect("the first attempt");
     assert_eq!(first.status, 503, "{first:?}");
     assert_eq!(first.header("retry-after"), Some("1"), "{first:?}");

@@ -40,6 +40,11 @@ fn bind(statement: &str) -> Vec<u8> {
     )
 }
 
+/// Sync: the end of a run of prepared statements; outside a transaction, their commit.
+fn sync() -> Vec<u8> {
+    message(b'S', b"")
+}
+
 /// A server that accepts one connection and sends the type bytes and texts of the messages it
 /// reads (after the startup packet) until the connection closes.
 fn recording_server() -> (TcpListener, mpsc::Receiver<(u8, String)>) {
@@ -139,4 +144,36 @@ fn an_aimed_cut_waits_while_no_transaction_runs_its_statement() {
     assert_eq!(commits, 1);
     assert_eq!(proxy.cuts(), 0);
     assert!(proxy.is_armed());
+}
+
+#[test]
+fn a_statement_outside_a_transaction_is_cut_at_the_sync_that_commits_it() {
+    let (server, seen) = recording_server();
+    let proxy = FaultProxy::start(server.local_addr().expect("an address")).expect("a proxy");
+    let mut client = TcpStream::connect(proxy.addr()).expect("a connection");
+    client.write_all(&startup()).expect("startup");
+    proxy.arm_where(CommitCut::BeforeCommit, "INSERT INTO payments");
+    // A prepare (Parse, Sync) binds nothing and commits nothing; a claim's statement commits
+    // at its Sync and passes; the charge's Sync is the commit that is cut.
+    let prepare = [
+        parse("s1", "INSERT INTO payments (amount) VALUES ($1)"),
+        sync(),
+    ];
+    let claim = [
+        parse("s2", "INSERT INTO http_keys VALUES (1)"),
+        bind("s2"),
+        sync(),
+    ];
+    let charge = [bind("s1"), sync()];
+    for part in [&prepare[..], &claim, &charge].concat() {
+        client.write_all(&part).expect("a message");
+    }
+    let mut reached = Vec::new();
+    while let Ok(message) = seen.recv_timeout(Duration::from_secs(5)) {
+        reached.push(message);
+    }
+    let kinds: Vec<u8> = reached.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(kinds, b"PSPBSB", "{reached:?}");
+    assert_eq!(proxy.cuts(), 1);
+    assert!(!proxy.is_armed());
 }
