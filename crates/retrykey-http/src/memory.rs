@@ -32,12 +32,6 @@ use retrykey_http::{
 /// Expired records removed by each reservation (more only when the store is full).
 const SWEEP_BATCH: usize = 2;
 
-/// What a finished entry costs beyond its answer's own bytes, counted against the byte budget
-/// so that the budget bounds the memory really held: a hash-map slot, the expiry queue item and
-/// the answer's one buffer. About 350 bytes in all were measured for the payments answer (the
-/// appendix's memory figures); this leaves a wide margin.
-const ENTRY_OVERHEAD: usize = 1024;
-
 /// A [`Entries`] in process memory, bounded in entries and bytes, with retention.
 ///
 /// One process only: replicas behind a load balancer each have their own, which is exactly
@@ -135,6 +129,12 @@ impl Entry {
 }
 
 impl MemoryEntries {
+    /// What a finished entry costs beyond its answer's own bytes, counted against the byte
+    /// budget so that the budget bounds the memory really held: a hash-map slot, the expiry
+    /// queue item and the answer's one buffer. About 350 bytes in all were measured for the
+    /// payments answer (the appendix's memory figures); this leaves a wide margin.
+    pub const ENTRY_OVERHEAD: usize = 1024;
+
     /// An empty store with the given bounds.
     pub fn new(limits: StoreLimits) -> Self {
         Self {
@@ -298,7 +298,7 @@ impl Entries for MemoryEntries {
         } = &mut *state;
         let result = match entries.get_mut(id) {
             Some(entry) if entry.token == token && matches!(entry.phase, Phase::InFlight(_)) => {
-                let size = response.size() + ENTRY_OVERHEAD;
+                let size = response.size() + Self::ENTRY_OVERHEAD;
                 let expires = Instant::now() + self.limits.retention;
                 if let Phase::InFlight(Some(announcer)) = &entry.phase {
                     announcer.0.publish(AttemptEnd::Completed(response.clone()));

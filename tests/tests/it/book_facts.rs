@@ -8,6 +8,7 @@ use retrykey_client::{
 use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
 use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
+use retrykey_http::MemoryEntries;
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
 use retrykey_tests::conformed::{GRACE, LOOKUP_DELAY, MAX_ENTRIES, RETENTION, WAIT};
 
@@ -43,6 +44,13 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                     (RETENTION + GRACE).as_secs_f64()
                 ),
             ],
+        ),
+        (
+            "appendix-operating.md",
+            vec![format!(
+                "counted as {} bytes",
+                thousands(MemoryEntries::ENTRY_OVERHEAD as u64)
+            )],
         ),
         (
             "ch07-outbox.md",
@@ -143,6 +151,19 @@ fn word(n: u64) -> &'static str {
         "twenty",
     ];
     WORDS.get(n as usize).copied().unwrap_or("many")
+}
+
+/// A figure as the book writes it: thousands set apart with commas.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// `word` at the start of a sentence.
