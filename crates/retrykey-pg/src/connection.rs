@@ -140,25 +140,6 @@ impl Connection {
         Ok(row)
     }
 
-    /// `prefix`, `sql` and `suffix` (statements without parameters, such as `BEGIN` and
-    /// `COMMIT`), sent together: a whole transaction in one round trip; at most one row of
-    /// `sql`. Should `sql` fail, the server answers a `COMMIT` after it with a rollback.
-    pub async fn opt_between(
-        &mut self,
-        prefix: &str,
-        sql: &'static str,
-        params: &[&(dyn ToSql + Sync)],
-        suffix: &str,
-    ) -> PgResult<Option<Row>> {
-        let statement = self.prepared(sql).await?;
-        let ((), row, ()) = tokio::try_join!(
-            self.client.batch_execute(prefix),
-            self.client.query_opt(&statement, params),
-            self.client.batch_execute(suffix)
-        )?;
-        Ok(row)
-    }
-
     /// `sql`, then `COMMIT`, sent together: the last write of a transaction and its commit in
     /// one round trip. Should `sql` fail, the server answers the `COMMIT` with a rollback.
     pub async fn execute_and_commit(

@@ -15,8 +15,9 @@ crash_points! {
         Reserved = "reserved",
         /// The handler is running; nothing is charged yet.
         Handler = "handler",
-        /// The charge is written inside the transaction; the key's answer is not, and nothing
-        /// has committed.
+        /// Nothing has committed. On SQLite the charge is written inside the transaction and
+        /// the key's answer is not; on PostgreSQL the charge and the answer are one statement
+        /// that commits on its own, and it is about to be sent.
         Charged = "charged",
         /// The charge and the answer have committed; the client has not been answered.
         Committed = "committed",

@@ -1,8 +1,8 @@
 //! `just pg-faults`: keyed payments on two `payments --store postgres` replicas and on the
 //! durable `PgLedger` (behind `crash-server` processes), while a PostgreSQL server of the run's
 //! own is restarted fast, crashed and restarted, severed with `pg_terminate_backend`, and made
-//! to lose the replies to COMMITs (each service behind a fault proxy of its own, which cuts
-//! the COMMIT of the transaction that writes the effect); one table row per service and fault.
+//! to lose the replies to commits (each service behind a fault proxy of its own, which cuts
+//! the commit of the transaction that writes the effect); one table row per service and fault.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -32,8 +32,8 @@ const FAULT_AFTER: Duration = Duration::from_millis(1500);
 const BLOWS: u64 = 3;
 const BLOW_EVERY: Duration = Duration::from_millis(300);
 
-/// The statement of the transaction whose COMMIT a lost reply hits: the charge (with the key's
-/// answer), and the ledger's record (with its effect). Any other COMMIT passes.
+/// The statement of the transaction whose commit a lost reply hits: the charge (with the key's
+/// answer), and the ledger's record (with its effect). Any other commit passes.
 const PAYMENTS_EFFECT: &str = "INSERT INTO payments";
 const LEDGER_EFFECT: &str = "INSERT INTO operations";
 
@@ -65,7 +65,7 @@ impl Fault {
             Fault::FastRestart => "fast restart",
             Fault::ImmediateRestart => "immediate restart",
             Fault::Terminate => "pg_terminate_backend",
-            Fault::LostCommit => "COMMIT reply lost",
+            Fault::LostCommit => "commit reply lost",
         }
     }
 }
@@ -141,7 +141,7 @@ fn plans(number: usize) -> (BurstPlan, BurstPlan) {
 /// A service's own fault proxy, for the lost replies (the other faults need none).
 struct Cutter {
     proxy: FaultProxy,
-    /// The statement whose transaction's COMMIT it cuts.
+    /// The statement whose transaction's commit it cuts.
     effect: &'static str,
 }
 
@@ -263,7 +263,7 @@ fn scenario(
     ])
 }
 
-/// After lost replies: a key whose answer was lost with its COMMIT's reply is settled by a
+/// After lost replies: a key whose answer was lost with its commit's reply is settled by a
 /// replay of the stored answer, and the database at `url` holds one effect for it (the record
 /// decided, not a second charge). One check per service, read from `logs` (payments, ledger).
 fn replay_checks(
@@ -292,12 +292,12 @@ fn replay_checks(
     };
     [
         (
-            "no key whose COMMIT reply was lost was settled by a replayed 201 with one charge"
+            "no key whose commit's reply was lost was settled by a replayed 201 with one charge"
                 .to_owned(),
             settled_by_replay(pay_log, one_charge),
         ),
         (
-            "no key whose COMMIT reply was lost was settled by a replayed receipt with one record"
+            "no key whose commit's reply was lost was settled by a replayed receipt with one record"
                 .to_owned(),
             ledger_log.settled_by_replay.iter().any(one_record),
         ),
@@ -404,7 +404,7 @@ fn sever(server: &OwnServer) -> anyhow::Result<[Check; 2]> {
     }))
 }
 
-/// Loses the reply to the next COMMIT of each service's effect, a few times over; a check per
+/// Loses the reply to the next commit of each service's effect, a few times over; a check per
 /// service that its own proxy cut every one.
 fn cut_commits(cutters: &[Option<Cutter>; 2]) -> [Check; 2] {
     for _ in 0..BLOWS {
@@ -427,7 +427,7 @@ fn cut_commits(cutters: &[Option<Cutter>; 2]) -> [Check; 2] {
     cutters.each_ref().map(|cutter| {
         let cut = cutter.as_ref().map_or(0, |cutter| cutter.proxy.cuts());
         (
-            format!("only {cut} of {BLOWS} COMMIT replies were cut"),
+            format!("only {cut} of {BLOWS} commits' replies were cut"),
             cut == BLOWS,
         )
     })

@@ -7,12 +7,12 @@
 //! makes the look at an existing row and the takeover that follows one step that no other
 //! claim, completion or charge of the key can interleave with.
 //!
-//! A fresh key, the common case, costs one round trip: `BEGIN`, one statement that inserts the
-//! row and takes its room from one usage row, and `COMMIT`, sent together. The statement either
-//! does the whole claim or fails, so what commits is a complete claim or nothing: a failed
-//! statement turns its `COMMIT` into a rollback. On the claims that sweep, the `COMMIT` waits
-//! and goes with the sweep. Whatever that statement could not settle (the key is there, or no
-//! single usage row has room) takes the long way below, in a transaction of its own.
+//! A fresh key, the common case, costs one round trip: one statement that inserts the row and
+//! takes its room from one usage row, sent alone, so that it is a transaction of its own. It
+//! either does the whole claim or fails, so what commits is a complete claim or nothing. On
+//! the claims that sweep, it runs inside `BEGIN`, and the `COMMIT` goes with the sweep.
+//! Whatever that statement could not settle (the key is there, or no single usage row has room)
+//! takes the long way below, in a transaction of its own.
 
 use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 
@@ -103,13 +103,13 @@ pub(crate) async fn claim(
     Ok(reserve)
 }
 
-/// `BEGIN` and one statement sent together, and `COMMIT` with them when `commit`: the key's row
-/// inserted with a new token unless the key has one, and one unit of room taken from the first
-/// usage row with room that no other claim holds (as `usage::take_from_one_row` does), only
-/// once the row is in. The room is looked for only after the insert, so the key's row is locked
-/// before any usage row, as everywhere. A row inserted without room raises `NO_ROOM`, which
-/// undoes the whole statement: `NoRoom`, with the transaction aborted (rolled back, when
-/// committed). Otherwise, without `commit`, the transaction is left open.
+/// One statement, committed on its own when `commit`, else sent with a `BEGIN` and left open:
+/// the key's row inserted with a new token unless the key has one, and one unit of room taken
+/// from the first usage row with room that no other claim holds (as `usage::take_from_one_row`
+/// does), only once the row is in. The room is looked for only after the insert, so the key's
+/// row is locked before any usage row, as everywhere. A row inserted without room raises
+/// `NO_ROOM`, which undoes the whole statement: `NoRoom`, with nothing left of it (and, without
+/// `commit`, the transaction aborted).
 async fn first(
     conn: &mut Connection,
     id: &EntryId,
@@ -148,7 +148,7 @@ async fn first(
         &usage::SHARDS,
     ];
     let row = if commit {
-        conn.opt_between("BEGIN", FIRST, &params, "COMMIT").await
+        conn.opt(FIRST, &params).await
     } else {
         conn.opt_after("BEGIN", FIRST, &params).await
     };

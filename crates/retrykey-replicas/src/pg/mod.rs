@@ -41,6 +41,7 @@ use crate::record::ResponseColumns;
 use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
 use crate::wait::EntryRow;
 
+use charge::PaymentNumbers;
 use pool::{Connection, FailClosedPool, PgResult};
 use usage::SWEEP_BATCH;
 
@@ -51,6 +52,12 @@ pub type PgPayments = DbPayments<PgBackend>;
 /// Connections per store: enough for a replica's concurrent requests on a small machine,
 /// few enough that many replicas stay under the server's `max_connections`.
 pub const CONNECTIONS: usize = 8;
+
+/// How many payment numbers a store draws from the payments table's sequence at once (the
+/// sequence's increment): a charge's answer names its payment, so the number is known before
+/// the charge's transaction starts. Numbers drawn and never used (a store stopped, a charge
+/// failed) are gaps, as rolled-back draws from any sequence are.
+pub const PAYMENT_NUMBER_BLOCK: i64 = 64;
 
 /// The schema [`PgEntries::connect`] keeps its tables in.
 pub const DEFAULT_SCHEMA: &str = "retrykey_http";
@@ -70,6 +77,8 @@ pub struct PgBackend {
     throwaway: Option<String>,
     /// Claims made, to give every [`SWEEP_EVERY`]th one the sweep of the claims between.
     claims: AtomicU64,
+    /// The payment numbers drawn and not used yet.
+    numbers: Arc<PaymentNumbers>,
 }
 
 impl PgEntries {
@@ -123,6 +132,7 @@ impl PgEntries {
                 schema: schema.to_owned(),
                 throwaway: None,
                 claims: AtomicU64::new(0),
+                numbers: Arc::default(),
             }),
         })
     }
@@ -230,19 +240,7 @@ impl StoreBackend for PgBackend {
         self.pool
             .run(move |conn| {
                 let answer = Arc::clone(&answer);
-                Box::pin(async move {
-                    if fence::begin_if_held(conn, &id, token).await? {
-                        fence::finish_and_commit(conn, &id, &answer.columns, answer.expires_at)
-                            .await?;
-                        return Ok(true);
-                    }
-                    // A handler that shares this database may have stored the answer itself,
-                    // in the transaction of its effect (see `charge.rs`), in another process
-                    // that has since died: then it is done already.
-                    let done = fence::finished_by(conn, &id, token).await?;
-                    conn.batch("COMMIT").await?;
-                    Ok(done)
-                })
+                Box::pin(async move { fence::finish(conn, &id, token, &answer).await })
             })
             .await
     }
@@ -276,8 +274,12 @@ impl StoreBackend for PgBackend {
     }
 
     async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
+        let numbers = Arc::clone(&self.numbers);
         self.pool
-            .run(move |conn| Box::pin(charge::charge(conn, charge)))
+            .run(move |conn| {
+                let numbers = Arc::clone(&numbers);
+                Box::pin(async move { charge::charge(conn, &numbers, charge).await })
+            })
             .await
     }
 
