@@ -5,7 +5,7 @@
 //!
 //! - [`ScratchFile`]: an SQLite file of one test's own, deleted with its log files when dropped.
 //! - [`FreshSchema`]: a PostgreSQL schema of one test's own, dropped with everything in it.
-//! - [`proxy`]: a TCP proxy that cuts a PostgreSQL connection exactly around its COMMIT, or
+//! - [`proxy`]: a TCP proxy that cuts a PostgreSQL connection exactly around a commit, or
 //!   plays an outage.
 //! - [`pgbench`]: PostgreSQL's own benchmark, the yardstick the benchmarks divide by.
 //! - [`load`]: what the load runs share: a `payments` process, resident memory, a time bound.
