@@ -12,10 +12,12 @@ use crate::pg::pool::{Connection, PgResult};
 use crate::pg::usage;
 use crate::store::StoredAnswer;
 
-/// The fence's part of a statement: the key's row (`$1`) where it is in flight under the token
-/// (`$2`), locked until the commit; then the answer (`$3`–`$8`) stored where the part named
-/// `$after` has a row, and its bytes counted on a usage row (`$9` the key's own, `$10` how many
-/// there are). Key row first, usage row last: the lock order of usage.rs.
+/// A fenced statement that stores a key's answer: first `held`, the key's row (`$1`) where it
+/// is in flight under the token (`$2`), locked until the commit; then the parts in `$between`
+/// (each ending with a comma); then the answer (`$3`–`$8`) stored where the part named `$after`
+/// has a row, and its bytes counted on a usage row (`$9` the key's own, `$10` how many there
+/// are). It returns a row only where `$after` has one. Key row first, usage row last: the lock
+/// order of usage.rs.
 ///
 /// The bytes count only as a sum over the rows, so they go to the first usage row from the
 /// key's own that no other transaction holds: a claim holds its row until its commit is
