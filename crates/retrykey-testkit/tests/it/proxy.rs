@@ -81,12 +81,33 @@ fn recording_server() -> (TcpListener, mpsc::Receiver<(u8, String)>) {
     (listener, rx)
 }
 
-#[test]
-fn an_aimed_cut_takes_only_the_commit_of_a_transaction_that_ran_its_statement() {
+/// A proxy in front of a recording server, and a client connected through it, past startup.
+fn proxied() -> (FaultProxy, TcpStream, mpsc::Receiver<(u8, String)>) {
     let (server, seen) = recording_server();
     let proxy = FaultProxy::start(server.local_addr().expect("an address")).expect("a proxy");
     let mut client = TcpStream::connect(proxy.addr()).expect("a connection");
     client.write_all(&startup()).expect("startup");
+    (proxy, client, seen)
+}
+
+fn send(client: &mut TcpStream, messages: &[Vec<u8>]) {
+    for message in messages {
+        client.write_all(message).expect("a message");
+    }
+}
+
+/// Every message that reached the server, until the connection closed (or five quiet seconds).
+fn everything_reached(seen: &mpsc::Receiver<(u8, String)>) -> Vec<(u8, String)> {
+    let mut reached = Vec::new();
+    while let Ok(message) = seen.recv_timeout(Duration::from_secs(5)) {
+        reached.push(message);
+    }
+    reached
+}
+
+#[test]
+fn an_aimed_cut_takes_only_the_commit_of_a_transaction_that_ran_its_statement() {
+    let (proxy, mut client, seen) = proxied();
     proxy.arm_where(CommitCut::BeforeCommit, "INSERT INTO payments");
     // Prepared long before the transaction that binds it, as a statement cache does.
     let insert = parse("s1", "INSERT INTO payments (amount) VALUES ($1)");
@@ -96,13 +117,8 @@ fn an_aimed_cut_takes_only_the_commit_of_a_transaction_that_ran_its_statement() 
         query("COMMIT"),
     ];
     let charge = [query("BEGIN"), bind("s1"), query("COMMIT")];
-    for part in [&[insert][..], &claim, &charge].concat() {
-        client.write_all(&part).expect("a message");
-    }
-    let mut reached = Vec::new();
-    while let Ok(message) = seen.recv_timeout(Duration::from_secs(5)) {
-        reached.push(message);
-    }
+    send(&mut client, &[&[insert][..], &claim, &charge].concat());
+    let reached = everything_reached(&seen);
     let commits = reached
         .iter()
         .filter(|(kind, text)| *kind == b'Q' && text == "COMMIT");
@@ -119,10 +135,7 @@ fn an_aimed_cut_takes_only_the_commit_of_a_transaction_that_ran_its_statement() 
 
 #[test]
 fn an_aimed_cut_waits_while_no_transaction_runs_its_statement() {
-    let (server, seen) = recording_server();
-    let proxy = FaultProxy::start(server.local_addr().expect("an address")).expect("a proxy");
-    let mut client = TcpStream::connect(proxy.addr()).expect("a connection");
-    client.write_all(&startup()).expect("startup");
+    let (proxy, mut client, seen) = proxied();
     proxy.arm_where(CommitCut::AfterCommit, "INSERT INTO operations");
     // A statement that ran in an earlier transaction does not count in the next.
     let earlier = [
@@ -131,9 +144,7 @@ fn an_aimed_cut_waits_while_no_transaction_runs_its_statement() {
         query("ROLLBACK"),
     ];
     let later = [query("BEGIN"), query("SELECT 1"), query("COMMIT")];
-    for part in [&earlier[..], &later].concat() {
-        client.write_all(&part).expect("a message");
-    }
+    send(&mut client, &[&earlier[..], &later].concat());
     let mut commits = 0;
     while let Ok((kind, text)) = seen.recv_timeout(Duration::from_secs(2)) {
         commits += usize::from(kind == b'Q' && text == "COMMIT");
@@ -148,10 +159,7 @@ fn an_aimed_cut_waits_while_no_transaction_runs_its_statement() {
 
 #[test]
 fn a_statement_outside_a_transaction_is_cut_at_the_sync_that_commits_it() {
-    let (server, seen) = recording_server();
-    let proxy = FaultProxy::start(server.local_addr().expect("an address")).expect("a proxy");
-    let mut client = TcpStream::connect(proxy.addr()).expect("a connection");
-    client.write_all(&startup()).expect("startup");
+    let (proxy, mut client, seen) = proxied();
     proxy.arm_where(CommitCut::BeforeCommit, "INSERT INTO payments");
     // A prepare (Parse, Sync) binds nothing and commits nothing; a claim's statement commits
     // at its Sync and passes; the charge's Sync is the commit that is cut.
@@ -165,13 +173,8 @@ fn a_statement_outside_a_transaction_is_cut_at_the_sync_that_commits_it() {
         sync(),
     ];
     let charge = [bind("s1"), sync()];
-    for part in [&prepare[..], &claim, &charge].concat() {
-        client.write_all(&part).expect("a message");
-    }
-    let mut reached = Vec::new();
-    while let Ok(message) = seen.recv_timeout(Duration::from_secs(5)) {
-        reached.push(message);
-    }
+    send(&mut client, &[&prepare[..], &claim, &charge].concat());
+    let reached = everything_reached(&seen);
     let kinds: Vec<u8> = reached.iter().map(|(kind, _)| *kind).collect();
     assert_eq!(kinds, b"PSPBSB", "{reached:?}");
     assert_eq!(proxy.cuts(), 1);
