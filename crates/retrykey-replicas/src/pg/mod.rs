@@ -296,7 +296,7 @@ impl StoreBackend for PgBackend {
 }
 
 /// One claim in this many sweeps expired records.
-const SWEEP_EVERY: u64 = 8;
+pub const SWEEP_EVERY: u64 = 8;
 
 /// How many expired records this claim sweeps: every [`SWEEP_EVERY`]th claim sweeps
 /// `SWEEP_EVERY * SWEEP_BATCH`, the others none. The same pace as a few per claim (at most one
