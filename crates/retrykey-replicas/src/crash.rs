@@ -15,11 +15,10 @@ crash_points! {
         Reserved = "reserved",
         /// The handler is running; nothing is charged yet.
         Handler = "handler",
-        /// Nothing has committed. On SQLite the charge is written inside the transaction and
-        /// the key's answer is not; on PostgreSQL the charge and the answer are one statement
-        /// that commits on its own, and it is about to be sent.
+        /// Nothing has committed: the handler's rows (the charge) are written inside the
+        /// transaction, and the key's answer is not.
         Charged = "charged",
-        /// The charge and the answer have committed; the client has not been answered.
+        /// The handler's rows and the answer have committed; the client has not been answered.
         Committed = "committed",
     }
 }

@@ -3,8 +3,9 @@
 //! A [`MemoryEntries`](retrykey_http::MemoryEntries) belongs to one process: two `payments`
 //! replicas behind one address would each charge a retried request. Here the layer's records
 //! live in SQLite ([`SqliteEntries`], one file for every process on a machine) or PostgreSQL
-//! ([`PgEntries`], every machine), and the demo's charges live in the same database, so that a
-//! charge and its key's answer commit in one transaction.
+//! ([`PgEntries`], every machine). A handler whose rows live in the same database writes them
+//! and its key's answer in one transaction ([`SqliteEntries::commit`], [`PgEntries::commit`]),
+//! as the demo's charges do.
 //!
 //! A replica can die, or pause, in the middle of a request. Its in-flight record therefore has
 //! an owner, a lease the running attempt renews, and a fencing token that only grows. Once the
@@ -38,12 +39,15 @@
 //! 1. `lease.rs`: what a lease is, and why it is not enough on its own.
 //! 2. `sqlite/claim.rs`: a claim, fresh or a takeover with a higher token.
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
-//! 4. `sqlite/charge.rs`: the charge and the key's answer in one transaction.
+//! 4. `effect.rs` and `sqlite/commit.rs`: a handler's own rows and the key's answer in one
+//!    transaction, the call every handler makes ([`SqliteEntries::commit`]); `payments.rs`:
+//!    the demo's charge through it.
 //! 5. `store.rs`: the store and the payments ledger around them, written once for both
 //!    databases; `sqlite/mod.rs`: what SQLite does for it; `wait.rs`: how a duplicate in
 //!    another process waits; `attempts.rs`: the renewals and finished answers of this
 //!    process's attempts.
-//! 6. `pg/`: the same on PostgreSQL; `open.rs`: how the server picks a store.
+//! 6. `pg/`: the same on PostgreSQL ([`PgEntries::commit`]); `open.rs`: how the server picks
+//!    a store.
 //! 7. `bin/payments.rs` (its crash points in `crash.rs`; the flags' values, start-up and
 //!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
 //!    sprays replicas.
@@ -53,8 +57,10 @@ extern crate self as retrykey_replicas;
 
 mod attempts;
 pub mod crash;
+mod effect;
 pub mod lease;
 pub mod open;
+pub mod payments;
 pub mod pg;
 #[doc(hidden)]
 pub mod record;
@@ -66,11 +72,13 @@ use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
 use retrykey_program::Clock;
 use rusqlite::Transaction;
 
+pub use effect::{CommitError, Effect, WorkFuture};
 pub use lease::Lease;
 pub use open::{Opened, StoreChoice};
-pub use pg::{PgBackend, PgEntries, PgPayments};
-pub use sqlite::{SqliteBackend, SqliteEntries, SqlitePayments};
-pub use store::{ClaimTerms, DbEntries, DbPayments};
+pub use payments::{PgPayments, SqlitePayments};
+pub use pg::{PgBackend, PgEntries};
+pub use sqlite::{SqliteBackend, SqliteEntries};
+pub use store::{ClaimTerms, DbEntries};
 
 /// How a database store behaves: its bounds, its lease, who it says it is, and its clock.
 #[derive(Debug, Clone)]

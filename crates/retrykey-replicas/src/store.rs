@@ -1,19 +1,17 @@
 //! The store and the payments ledger, written once over both databases.
 //!
-//! What a lookup, a reservation, a completion, a release and a charge do around the database is
-//! the same on SQLite and PostgreSQL: look, claim, keep the lease renewed while the attempt runs,
-//! pass the crash points, remember an answer the charge already stored. A [`StoreBackend`]
+//! What a lookup, a reservation, a completion and a release do around the database is the same
+//! on SQLite and PostgreSQL: look, claim, keep the lease renewed while the attempt runs, pass the
+//! crash points, remember an answer a handler's commit already stored (`effect.rs`). A [`StoreBackend`]
 //! holds only what differs: the SQL, how writes are kept apart (one writer per file, or row
 //! locks), and how its errors become the layer's.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use retrykey_crashpoints::at;
-use retrykey_http::payments::PaymentLedger;
 use retrykey_http::{
-    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reservation, Reserve, StoreLimits,
+    Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoreLimits,
     StoredResponse, Token,
 };
 
@@ -73,13 +71,6 @@ pub(crate) trait StoreBackend: Send + Sync + 'static {
         id: EntryId,
         token: Token,
     ) -> impl Future<Output = Result<bool, Error>> + Send;
-
-    /// Makes `charge` and, with a reservation, stores the key's answer in the same
-    /// transaction, behind the fence; `None` when the fence refused.
-    fn charge(&self, charge: Charge) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
-
-    /// How many charges are stored.
-    fn charges(&self) -> impl Future<Output = Result<u64, Error>> + Send;
 }
 
 /// What a claim needs besides the row: who claims, for how long, and the bounds.
@@ -132,31 +123,10 @@ pub(crate) struct StoredAnswer {
 
 impl StoredAnswer {
     /// `response`, stored now: kept for the store's retention.
-    fn now(response: &StoredResponse, options: &StoreOptions) -> Self {
+    pub(crate) fn now(response: &StoredResponse, options: &StoreOptions) -> Self {
         Self {
             columns: ResponseColumns::of(response),
             expires_at: options.clock.now_ms() + millis(options.limits.retention),
-        }
-    }
-}
-
-/// One charge: its amount, the reservation it is made under (if any), and how its payment
-/// number becomes the key's answer.
-#[derive(Clone, Copy)]
-pub(crate) struct Charge {
-    pub(crate) amount: u64,
-    pub(crate) reservation: Option<Reservation>,
-    reply: fn(u64) -> StoredResponse,
-    retention: Duration,
-    clock: retrykey_program::Clock,
-}
-
-impl Charge {
-    /// The key's answer to `payment`, stored now.
-    pub(crate) fn answer(&self, payment: u64) -> StoredAnswer {
-        StoredAnswer {
-            columns: ResponseColumns::of(&(self.reply)(payment)),
-            expires_at: self.clock.now_ms() + millis(self.retention),
         }
     }
 }
@@ -257,7 +227,7 @@ impl<B: StoreBackend> Entries for DbEntries<B> {
     ) -> EntriesFuture<'a, ()> {
         EntriesFuture::new(async move {
             if self.inner.attempts().end(token) {
-                return Ok(()); // the book stored this very answer with its charge
+                return Ok(()); // the handler's commit stored this very answer with its rows
             }
             let answer = StoredAnswer::now(&response, self.inner.options());
             let done = self.inner.finish(*id, token, answer).await?;
@@ -274,71 +244,5 @@ impl<B: StoreBackend> Entries for DbEntries<B> {
                 Err(Error::NotOwner)
             }
         })
-    }
-}
-
-/// A [`PaymentLedger`] in the same database as a store: [`crate::PgPayments`] or
-/// [`crate::SqlitePayments`].
-pub struct DbPayments<B> {
-    store: DbEntries<B>,
-}
-
-impl<B> Clone for DbPayments<B> {
-    fn clone(&self) -> Self {
-        Self {
-            store: self.store.clone(),
-        }
-    }
-}
-
-impl<B: std::fmt::Debug> std::fmt::Debug for DbPayments<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DbPayments")
-            .field("store", &self.store)
-            .finish()
-    }
-}
-
-impl<B> DbPayments<B> {
-    /// The payments table beside `store`'s keys.
-    pub fn new(store: &DbEntries<B>) -> Self {
-        Self {
-            store: store.clone(),
-        }
-    }
-}
-
-impl<B: StoreBackend> PaymentLedger for DbPayments<B> {
-    fn charge<'a>(
-        &'a self,
-        amount: u64,
-        reservation: Option<Reservation>,
-        reply: fn(u64) -> StoredResponse,
-    ) -> EntriesFuture<'a, u64> {
-        EntriesFuture::new(async move {
-            let inner = &self.store.inner;
-            let options = inner.options();
-            let charge = Charge {
-                amount,
-                reservation,
-                reply,
-                retention: options.limits.retention,
-                clock: options.clock,
-            };
-            at(Point::Handler);
-            // One transaction: the fence, the charge (`Charged`), the key's answer.
-            let charged = inner.charge(charge).await?;
-            if charged.is_some() {
-                if let Some(Reservation { token, .. }) = reservation {
-                    inner.attempts().answered(token);
-                }
-                at(Point::Committed);
-            }
-            charged.ok_or(Error::NotOwner)
-        })
-    }
-
-    fn charges(&self) -> EntriesFuture<'_, u64> {
-        EntriesFuture::new(async move { self.store.inner.charges().await })
     }
 }

@@ -10,7 +10,7 @@ use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
 use retrykey_http::MemoryEntries;
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
-use retrykey_replicas::pg::{PAYMENT_NUMBER_BLOCK, SWEEP_EVERY};
+use retrykey_replicas::pg::SWEEP_EVERY;
 use retrykey_tests::conformed::{GRACE, LOOKUP_DELAY, MAX_ENTRIES, RETENTION, WAIT};
 
 /// The page under `docs/src/`, and the fragments it must contain.
@@ -43,10 +43,6 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                 format!(
                     "the served store's expiry and grace ({} s)",
                     (RETENTION + GRACE).as_secs_f64()
-                ),
-                format!(
-                    "draws payment numbers {PAYMENT_NUMBER_BLOCK} at a time from the table's \
-                     sequence, one more round trip in {PAYMENT_NUMBER_BLOCK} charges"
                 ),
                 format!(
                     "{} claim in {} sweeps a few expired records",

@@ -7,72 +7,56 @@
 //! transaction ends, so no takeover can slip in between the check and the write.
 
 use retrykey_http::{EntryId, Token};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{GenericClient, Statement};
 
 use crate::pg::pool::{Connection, PgResult};
 use crate::pg::usage;
 use crate::store::StoredAnswer;
 
-/// A fenced statement that stores a key's answer: first `held`, the key's row (`$1`) where it
-/// is in flight under the token (`$2`), locked until the commit; then the parts in `$between`
-/// (each ending with a comma); then the answer (`$3`–`$8`) stored where the part named `$after`
-/// has a row, and its bytes counted on a usage row (`$9` the key's own, `$10` how many there
-/// are). It returns a row only where `$after` has one. Key row first, usage row last: the lock
-/// order of usage.rs.
+/// Stores the answer (`$3`–`$8`) of the key (`$1`) as the key's, fenced by the token (`$2`):
+/// first `held`, the key's row where it is in flight under the token, locked until the commit;
+/// then the answer, stored only where `held` has a row, and its bytes counted on a usage row
+/// (`$9` the key's own, `$10` how many there are). No row when the token no longer holds the
+/// key: then nothing changed. Key row first, usage row last: the lock order of usage.rs.
 ///
 /// The bytes count only as a sum over the rows, so they go to the first usage row from the
 /// key's own that no other transaction holds: a claim holds its row until its commit is
 /// flushed, and waiting for it here would add that flush to this one. Only when every row is
 /// held does it wait, for the key's own.
-macro_rules! fenced_answer {
-    ($after:literal, $between:literal) => {
-        concat!(
-            "WITH held AS (
-                 SELECT entry_id, token FROM http_keys
-                 WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL
-                 FOR UPDATE),",
-            $between,
-            "answered AS (
-                 UPDATE http_keys
-                 SET status = $3::integer, headers = $4, body = $5, whole = $6,
-                     size = $7::bigint, expires_at = $8::bigint, lease_until = NULL
-                 WHERE entry_id = $1 AND EXISTS (SELECT 1 FROM ",
-            $after,
-            ")
-                 RETURNING 1),
-             counted AS (
-                 UPDATE http_keys_usage SET bytes = bytes + $7::bigint
-                 WHERE shard = coalesce(
-                         (SELECT shard FROM http_keys_usage
-                          WHERE EXISTS (SELECT 1 FROM answered)
-                          ORDER BY (shard - $9 + $10) % $10
-                          LIMIT 1
-                          FOR UPDATE SKIP LOCKED),
-                         $9)
-                   AND EXISTS (SELECT 1 FROM answered))
-             SELECT 1 FROM ",
-            $after
-        )
-    };
-}
-pub(crate) use fenced_answer;
+pub(crate) const FINISH: &str = "WITH held AS (
+         SELECT entry_id, token FROM http_keys
+         WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL
+         FOR UPDATE),
+     answered AS (
+         UPDATE http_keys
+         SET status = $3::integer, headers = $4, body = $5, whole = $6,
+             size = $7::bigint, expires_at = $8::bigint, lease_until = NULL
+         WHERE entry_id = $1 AND EXISTS (SELECT 1 FROM held)
+         RETURNING 1),
+     counted AS (
+         UPDATE http_keys_usage SET bytes = bytes + $7::bigint
+         WHERE shard = coalesce(
+                 (SELECT shard FROM http_keys_usage
+                  WHERE EXISTS (SELECT 1 FROM answered)
+                  ORDER BY (shard - $9 + $10) % $10
+                  LIMIT 1
+                  FOR UPDATE SKIP LOCKED),
+                 $9)
+           AND EXISTS (SELECT 1 FROM answered))
+     SELECT 1 FROM held";
 
-/// Stores `answer` as the key's, fenced by `token`. No row when the token no longer holds the
-/// key: then nothing changed.
-const FINISH: &str = fenced_answer!("held", "");
-
-/// Runs `sql`, a [`fenced_answer!`] statement whose parameters after the tenth are `more`, on
-/// its own: one round trip, one transaction, all of it or nothing. Whether the fence let it
-/// through.
-pub(crate) async fn write_answer(
-    conn: &mut Connection,
-    sql: &'static str,
+/// Runs `statement`, [`FINISH`] prepared, on `client`: on a connection it is a transaction of
+/// its own, one round trip; in a transaction it joins it. Whether the fence let it through.
+pub(crate) async fn answer_in(
+    client: &impl GenericClient,
+    statement: &Statement,
     (id, token): (&EntryId, Token),
     answer: &StoredAnswer,
-    more: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> PgResult<bool> {
     let columns = &answer.columns;
     let key = id.as_bytes().as_slice();
-    let fixed: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+    let fixed: [&(dyn ToSql + Sync); 10] = [
         &key,
         &token.0.cast_signed(),
         &columns.status,
@@ -84,21 +68,21 @@ pub(crate) async fn write_answer(
         &usage::shard_of(id),
         &usage::SHARDS,
     ];
-    let params: Vec<_> = fixed.iter().chain(more).copied().collect();
-    Ok(conn.opt(sql, &params).await?.is_some())
+    Ok(client.query_opt(statement, &fixed).await?.is_some())
 }
 
 /// Stores the answer of the attempt holding `token`, making the entry finished until its
 /// retention ends. False when the token no longer holds the key, unless its answer is stored
 /// already under that very token: a handler that shares this database may have stored it in
-/// the transaction of its effect (see `charge.rs`), in another process that has since died.
+/// the transaction of its effect (see `commit.rs`), in another process that has since died.
 pub(crate) async fn finish(
     conn: &mut Connection,
     id: &EntryId,
     token: Token,
     answer: &StoredAnswer,
 ) -> PgResult<bool> {
-    if write_answer(conn, FINISH, (id, token), answer, &[]).await? {
+    let statement = conn.prepared(FINISH).await?;
+    if answer_in(conn.client(), &statement, (id, token), answer).await? {
         return Ok(true);
     }
     let found = conn

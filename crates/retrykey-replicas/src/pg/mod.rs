@@ -24,8 +24,8 @@
 //! # }
 //! ```
 
-mod charge;
 mod claim;
+mod commit;
 mod fence;
 mod pool;
 mod schema;
@@ -38,26 +38,15 @@ use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 
 use crate::StoreOptions;
 use crate::record::ResponseColumns;
-use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
+use crate::store::{ClaimTerms, Common, DbEntries, StoreBackend, StoredAnswer};
 use crate::wait::EntryRow;
 
-use charge::PaymentNumbers;
 use pool::{Connection, FailClosedPool, PgResult};
 use usage::SWEEP_BATCH;
-
-/// A [`PaymentLedger`](retrykey_http::payments::PaymentLedger) in the same PostgreSQL schema as
-/// a [`PgEntries`].
-pub type PgPayments = DbPayments<PgBackend>;
 
 /// Connections per store: enough for a replica's concurrent requests on a small machine,
 /// few enough that many replicas stay under the server's `max_connections`.
 pub const CONNECTIONS: usize = 8;
-
-/// How many payment numbers a store draws from the payments table's sequence at once (the
-/// sequence's increment): a charge's answer names its payment, so the number is known before
-/// the charge's transaction starts. Numbers drawn and never used (a store stopped, a charge
-/// failed) are gaps, as rolled-back draws from any sequence are.
-pub const PAYMENT_NUMBER_BLOCK: i64 = 64;
 
 /// The schema [`PgEntries::connect`] keeps its tables in.
 pub const DEFAULT_SCHEMA: &str = "retrykey_http";
@@ -77,8 +66,6 @@ pub struct PgBackend {
     throwaway: Option<String>,
     /// Claims made, to give every [`SWEEP_EVERY`]th one the sweep of the claims between.
     claims: AtomicU64,
-    /// The payment numbers drawn and not used yet.
-    numbers: Arc<PaymentNumbers>,
 }
 
 impl PgEntries {
@@ -132,7 +119,6 @@ impl PgEntries {
                 schema: schema.to_owned(),
                 throwaway: None,
                 claims: AtomicU64::new(0),
-                numbers: Arc::default(),
             }),
         })
     }
@@ -268,27 +254,6 @@ impl StoreBackend for PgBackend {
                         )
                         .await?;
                     Ok(freed == 1)
-                })
-            })
-            .await
-    }
-
-    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
-        let numbers = Arc::clone(&self.numbers);
-        self.pool
-            .run(move |conn| {
-                let numbers = Arc::clone(&numbers);
-                Box::pin(async move { charge::charge(conn, &numbers, charge).await })
-            })
-            .await
-    }
-
-    async fn charges(&self) -> Result<u64, Error> {
-        self.pool
-            .run(|conn| {
-                Box::pin(async move {
-                    let row = conn.one("SELECT count(*) FROM payments", &[]).await?;
-                    Ok(row.get::<_, i64>(0).cast_unsigned())
                 })
             })
             .await

@@ -57,6 +57,47 @@ impl FailClosedPool {
     }
 }
 
+impl FailClosedPool {
+    /// Runs `work` on one connection, once: work that is not the store's own (a handler's
+    /// transaction) is never run again here, whatever failed.
+    pub(crate) async fn run_once<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Connection) -> retrykey_pg::Work<'c, T, tokio_postgres::Error>,
+    {
+        let mut work = Some(work);
+        self.pool
+            .run(move |conn| match work.take() {
+                Some(work) => {
+                    let ran = work(conn);
+                    Box::pin(async move { ran.await.map_err(Once::Failed) })
+                }
+                None => Box::pin(async { Err(Once::Spent) }),
+            })
+            .await
+            .map_err(pool_failure)?
+            .map_err(|once| match once {
+                Once::Failed(error) => unavailable(&error),
+                Once::Spent => {
+                    Error::StoreUnavailable("postgres: work run once was asked again".into())
+                }
+            })
+    }
+}
+
+/// A failure of work run once. It names no database error, so the pool never tries it again
+/// (and closes its connection, as after any failure here): `Spent` cannot happen.
+enum Once {
+    Failed(tokio_postgres::Error),
+    Spent,
+}
+
+impl retrykey_pg::WorkFailure for Once {
+    fn postgres(&self) -> Option<&tokio_postgres::Error> {
+        None
+    }
+}
+
 pub(crate) fn unavailable(error: &tokio_postgres::Error) -> Error {
     Error::StoreUnavailable(format!("postgres: {error}"))
 }

@@ -6,8 +6,8 @@
 //! another's.
 //! Reads (lookups, and the polling of waiting duplicates) run beside the writer thanks to WAL.
 
-pub mod charge;
 pub mod claim;
+mod commit;
 pub mod fence;
 mod schema;
 mod usage;
@@ -23,7 +23,7 @@ use retrykey_http::{EntryId, Error, Fingerprint, Reserve, Token};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use crate::record::ResponseColumns;
-use crate::store::{Charge, ClaimTerms, Common, DbEntries, DbPayments, StoreBackend, StoredAnswer};
+use crate::store::{ClaimTerms, Common, DbEntries, StoreBackend, StoredAnswer};
 use crate::wait::EntryRow;
 use crate::{FenceSteps, StandardFence, StoreOptions};
 
@@ -42,10 +42,6 @@ const SWEEP_BATCH: i64 = 2;
 ///
 /// Cloning is cheap and shares the connections.
 pub type SqliteEntries = DbEntries<SqliteBackend>;
-
-/// A [`PaymentLedger`](retrykey_http::payments::PaymentLedger) in the same SQLite file as a
-/// [`SqliteEntries`].
-pub type SqlitePayments = DbPayments<SqliteBackend>;
 
 /// The SQLite side of a [`SqliteEntries`]: its file, and the claim and fence it runs.
 pub struct SqliteBackend {
@@ -272,21 +268,39 @@ impl SqliteBackend {
 
     /// Runs `work` in a `BEGIN IMMEDIATE` transaction; its changes are committed if it returns
     /// `Ok`, and undone if it fails. The answer comes once the commit is on disk.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, Error> {
+        self.write_with(work).await.map_err(|undone| match undone {
+            Undone::Work(error) => unavailable(error),
+            Undone::Store(error) => error,
+        })
+    }
+
+    /// [`SqliteBackend::write`] for work with an error of its own, which undoes its changes
+    /// and comes back as [`Undone::Work`].
     ///
     /// Writes that arrive while another is running wait, and then share one transaction and
     /// one commit (each in a savepoint of its own): what a fresh key pays for most on this
     /// store is the commit's wait for the disk, and one wait can cover several writes. Each
     /// still commits, or fails, as a whole, and is answered only once it is durable.
-    pub(crate) async fn write<T: Send + 'static>(
+    pub(crate) async fn write_with<T, E>(
         &self,
-        work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, Error> {
+        work: impl FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, Undone<E>>
+    where
+        T: Send + 'static,
+        E: From<rusqlite::Error> + Send + 'static,
+    {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let write: Write = Box::new(move |tx: Result<&Transaction<'_>, &str>| {
             let tx = match tx {
                 Ok(tx) => tx,
                 Err(why) => {
-                    let _ = answer.send(Err(Error::StoreUnavailable(format!("sqlite: {why}"))));
+                    let _ = answer.send(Err(Undone::Store(Error::StoreUnavailable(format!(
+                        "sqlite: {why}"
+                    )))));
                     return Ran {
                         kept: false,
                         lost: false,
@@ -300,13 +314,25 @@ impl SqliteBackend {
             let report: Report = Box::new(move |committed: Result<(), &str>| {
                 let outcome = match (outcome, committed) {
                     (Ok(value), Ok(())) => Ok(value),
-                    (Err(error), _) => Err(unavailable(error)),
-                    (Ok(_), Err(error)) => Err(Error::StoreUnavailable(format!("sqlite: {error}"))),
+                    (Err(error), _) => Err(Undone::Work(error)),
+                    (Ok(_), Err(error)) => Err(Undone::Store(Error::StoreUnavailable(format!(
+                        "sqlite: {error}"
+                    )))),
                 };
                 let _ = answer.send(outcome);
             });
             Ran { kept, lost, report }
         });
+        self.enqueue(write);
+        answered.await.unwrap_or_else(|_| {
+            Err(Undone::Store(Error::StoreUnavailable(
+                "sqlite: the write was dropped unfinished".to_owned(),
+            )))
+        })
+    }
+
+    /// Queues `write` for the next transaction, and starts the runner if none is running.
+    fn enqueue(&self, write: Write) {
         let lead = {
             let mut writes = self
                 .file
@@ -328,22 +354,23 @@ impl SqliteBackend {
             };
             tokio::task::spawn_blocking(move || runner.run());
         }
-        answered.await.unwrap_or_else(|_| {
-            Err(Error::StoreUnavailable(
-                "sqlite: the write was dropped unfinished".to_owned(),
-            ))
-        })
     }
 }
 
+/// Why a write kept nothing: its work failed (and its changes were undone), or the store did.
+pub(crate) enum Undone<E> {
+    Work(E),
+    Store(Error),
+}
+
 /// Runs `work` in a savepoint of `tx`: released when it succeeds, rolled back when it fails.
-fn savepoint<T>(
+fn savepoint<T, E: From<rusqlite::Error>>(
     tx: &Transaction<'_>,
-    work: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<T> {
+    work: impl FnOnce(&Transaction<'_>) -> Result<T, E>,
+) -> Result<T, E> {
     tx.execute_batch("SAVEPOINT write")?;
     match work(tx) {
-        Ok(value) => tx.execute_batch("RELEASE write").map(|()| value),
+        Ok(value) => Ok(tx.execute_batch("RELEASE write").map(|()| value)?),
         Err(error) => {
             // Some failures (a full disk, an I/O error) roll back the whole transaction, and
             // the savepoint with it: this then fails too, and the runner sees the transaction
@@ -546,7 +573,7 @@ impl StoreBackend for SqliteBackend {
                 return Ok(true);
             }
             // A handler that shares this database may have stored the answer itself,
-            // in the transaction of its effect (see `charge.rs`): then it is done already.
+            // in the transaction of its effect (see `commit.rs`): then it is done already.
             finished_by(tx, &id, token)
         })
         .await
@@ -566,18 +593,6 @@ impl StoreBackend for SqliteBackend {
             Ok(deleted == 1)
         })
         .await
-    }
-
-    async fn charge(&self, charge: Charge) -> Result<Option<u64>, Error> {
-        let steps = Arc::clone(&self.steps);
-        self.write(move |tx| charge::charge(tx, &*steps, &charge))
-            .await
-    }
-
-    async fn charges(&self) -> Result<u64, Error> {
-        self.read(|conn| conn.query_row("SELECT count(*) FROM payments", [], |row| row.get(0)))
-            .await
-            .map(i64::cast_unsigned)
     }
 }
 

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 /// How long a connection waits for another one's write lock before the store gives up (503).
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The keys, with their lease, token and answer; the counters; the demo's payments.
+/// The keys, with their lease, token and answer; the counters.
 pub(crate) const SCHEMA: &str = "
 -- ANCHOR: tables
 CREATE TABLE IF NOT EXISTS http_keys (
@@ -32,12 +32,6 @@ CREATE TABLE IF NOT EXISTS http_keys_usage (
     bytes      INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO http_keys_usage VALUES (0, 0, 0, 0);
-CREATE TABLE IF NOT EXISTS payments (
-    number   INTEGER PRIMARY KEY AUTOINCREMENT,
-    amount   INTEGER NOT NULL,
-    entry_id BLOB,                 -- the key it was charged under, if any
-    token    INTEGER
-);
 -- ANCHOR_END: tables
 ";
 
