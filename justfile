@@ -123,10 +123,16 @@ check-blanks:
 remove-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- remove {{name}}
 
-# Formatting and clippy, warnings denied.
+# Formatting and clippy, warnings denied (the shop's formatting too).
 lint:
     cargo fmt --all --check
+    cargo fmt --check --manifest-path examples/shop/Cargo.toml
     cargo clippy --workspace --all-targets -q -- -D warnings
+
+# The service outside the lab (examples/shop, its own workspace): clippy, then its tests on SQLite, and on PostgreSQL where RETRYKEY_PG_URL is set (minutes cold: its own build).
+shop:
+    cd examples/shop && CARGO_TARGET_DIR=../../target/shop cargo clippy -q --all-targets -- -D warnings
+    cd examples/shop && CARGO_TARGET_DIR=../../target/shop cargo test -q
 
 # Every command shown in docs/ and README.md, output compared (includes the slow ones).
 docs-check:
@@ -225,7 +231,7 @@ ci:
     together 1200 "step cargo test -q --no-run" \
         "step cargo build -q --release -p retrykey-tests --bin simulate"
     together 3000 "tests_then_mark && step just test-negatives" \
-        "step just mutants && after_tests && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
+        "step just mutants && after_tests && step just shop && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
     rm -r "$(dirname "$tested")"
     echo "== ci: all steps passed in $SECONDS s"
 

@@ -11,9 +11,17 @@ use std::path::{Path, PathBuf};
 
 use super::{Rule, Violation, code_spans, violation};
 
-/// The folders a workspace path starts with (`exercises/` is the student's, made on demand).
-const TOP: [&str; 7] = [
-    "crates/", "labs/", "tests/", "docs/", "benches/", ".ci/", ".config/",
+/// The folders a workspace path starts with (`exercises/` is the student's, made on demand;
+/// `examples/shop` is the service outside the workspace, a crate's `examples/` is its own).
+const TOP: [&str; 8] = [
+    "crates/",
+    "labs/",
+    "tests/",
+    "docs/",
+    "benches/",
+    ".ci/",
+    ".config/",
+    "examples/shop",
 ];
 
 /// Package-relative starts: the path lies in some package of `crates/` or `labs/`.

@@ -1,0 +1,379 @@
+//! The shop as its clients see it: a real `shop` process on 127.0.0.1, on SQLite and on
+//! PostgreSQL, killed and paused with real signals. Every test counts the orders in the
+//! database, not only the answers.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TEA: &str = r#"{"item":"tea","quantity":2}"#;
+
+/// Where a test's shop keeps its data: a SQLite file of its own, or a schema of its own.
+struct Db {
+    args: Vec<String>,
+    cleanup: Option<(String, String)>,
+    _dir: Option<TempDir>,
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn unique() -> String {
+    format!(
+        "{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Db {
+    fn sqlite() -> Self {
+        let dir = std::env::temp_dir().join(format!("shop-test-{}", unique()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let store = format!("sqlite:{}", dir.join("shop.sqlite").display());
+        Self {
+            args: vec!["--store".into(), store],
+            cleanup: None,
+            _dir: Some(TempDir(dir)),
+        }
+    }
+
+    fn postgres() -> Self {
+        let url = std::env::var("RETRYKEY_PG_URL").expect("RETRYKEY_PG_URL: a PostgreSQL server");
+        let schema = format!("shop_{}", unique());
+        Self {
+            args: vec![
+                "--store".into(),
+                url.clone(),
+                "--schema".into(),
+                schema.clone(),
+            ],
+            cleanup: Some((url, schema)),
+            _dir: None,
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let Some((url, schema)) = self.cleanup.take() else {
+            return;
+        };
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .ok()?;
+                tokio::spawn(connection);
+                client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    .await
+                    .ok()
+            })
+        });
+        let _ = dropped.join();
+    }
+}
+
+/// A running `shop` process, stopped by its id when dropped.
+struct Shop {
+    child: Child,
+    addr: String,
+    lines: Receiver<String>,
+}
+
+impl Shop {
+    fn start(db: &Db, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shop"))
+            .args(&db.args)
+            .args(["--lease-ms", "500"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the shop starts");
+        let stdout = child.stdout.take().expect("its stdout");
+        let (send, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut shop = Self {
+            child,
+            addr: String::new(),
+            lines,
+        };
+        let line = shop.wait_for("listening on ");
+        shop.addr = line.trim_start_matches("listening on ").to_owned();
+        shop
+    }
+
+    /// Waits (at most a minute) for a line of its output that starts with `prefix`.
+    fn wait_for(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no line {prefix:?} within a minute"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([format!("-{name}"), self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{name} {}", self.child.id());
+    }
+
+    async fn order(&self, key: &str, body: &str) -> Reply {
+        send(&self.addr, "POST", "/orders", Some(key), body)
+            .await
+            .expect("an answer")
+    }
+
+    async fn orders(&self) -> i64 {
+        let reply = send(&self.addr, "GET", "/orders/count", None, "")
+            .await
+            .expect("an answer");
+        let value: serde_json::Value = serde_json::from_str(&reply.body).expect("JSON");
+        value["orders"].as_i64().expect("a count")
+    }
+
+    /// Retries `key` (at most a minute) until it is answered 201; a 503 before that means the
+    /// key is still held by an attempt that stopped.
+    async fn order_until_created(&self, key: &str) -> Reply {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let reply = self.order(key, TEA).await;
+            if reply.status == 201 {
+                return reply;
+            }
+            assert_eq!(
+                reply.status, 503,
+                "only 503 while the key is held: {reply:?}"
+            );
+            assert!(Instant::now() < deadline, "never answered: {reply:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Shop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Reply {
+    fn replayed(&self) -> bool {
+        self.head
+            .lines()
+            .any(|line| line.eq_ignore_ascii_case("idempotent-replayed: true"))
+    }
+}
+
+/// One HTTP/1.1 exchange on a connection of its own, under a 30-second deadline.
+async fn send(
+    addr: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: &str,
+) -> std::io::Result<Reply> {
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let key = key
+            .map(|key| format!("idempotency-key: {key}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nhost: shop\r\nconnection: close\r\ncontent-type: application/json\r\n{key}content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).await?;
+        if raw.is_empty() {
+            // The connection closed without a word: the server died before it answered.
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        Ok(Reply {
+            status,
+            head: head.to_owned(),
+            body: body.to_owned(),
+        })
+    };
+    tokio::time::timeout(Duration::from_secs(30), exchange)
+        .await
+        .unwrap_or_else(|_| Err(std::io::Error::other("no answer within 30 s")))
+}
+
+/// A retry with the same key and body replays the first answer, marked, and orders nothing.
+async fn retry_replays(db: Db) {
+    let shop = Shop::start(&db, &[]);
+    let first = shop.order("order-1", TEA).await;
+    let retry = shop.order("order-1", TEA).await;
+    assert_eq!(first.status, 201, "{first:?}");
+    assert_eq!(
+        (retry.status, retry.body.as_str(), retry.replayed()),
+        (201, first.body.as_str(), true)
+    );
+    assert_eq!(shop.orders().await, 1);
+}
+
+/// The same key with another body is refused with 422, and orders nothing.
+async fn changed_body_is_refused(db: Db) {
+    let shop = Shop::start(&db, &[]);
+    let first = shop.order("order-2", TEA).await;
+    let changed = shop
+        .order("order-2", r#"{"item":"tea","quantity":3}"#)
+        .await;
+    assert_eq!((first.status, changed.status), (201, 422), "{changed:?}");
+    assert_eq!(shop.orders().await, 1);
+}
+
+/// Twenty copies of one order sent at once make one order, and every answer names it.
+async fn concurrent_duplicates_order_once(db: Db) {
+    let shop = Shop::start(&db, &[]);
+    let copies = (0..20).map(|_| {
+        let addr = shop.addr.clone();
+        tokio::spawn(async move { send(&addr, "POST", "/orders", Some("order-3"), TEA).await })
+    });
+    let mut bodies = Vec::new();
+    for copy in copies {
+        let reply = copy.await.expect("the task").expect("an answer");
+        assert_eq!(reply.status, 201, "{reply:?}");
+        bodies.push(reply.body);
+    }
+    bodies.dedup();
+    assert_eq!(
+        bodies.len(),
+        1,
+        "every copy got the same answer: {bodies:?}"
+    );
+    assert_eq!(shop.orders().await, 1);
+}
+
+/// Killed with SIGKILL at `step` of an order, the shop restarted on the same database orders
+/// once for the retried key; a second retry replays that answer.
+async fn killed_at_orders_once(db: Db, step: &str) {
+    let first = Shop::start(&db, &["--pause-at", step]);
+    let addr = first.addr.clone();
+    let lost =
+        tokio::spawn(async move { send(&addr, "POST", "/orders", Some("order-4"), TEA).await });
+    first.wait_for(&format!("paused at {step}"));
+    first.signal("KILL");
+    assert!(
+        lost.await.expect("the task").is_err(),
+        "the killed shop's client gets no answer"
+    );
+    drop(first);
+
+    let second = Shop::start(&db, &[]);
+    let answer = second.order_until_created("order-4").await;
+    let again = second.order("order-4", TEA).await;
+    assert_eq!(
+        (again.status, again.body.as_str(), again.replayed()),
+        (201, answer.body.as_str(), true)
+    );
+    assert_eq!(
+        second.orders().await,
+        1,
+        "one order after a crash {step} the commit"
+    );
+}
+
+/// An owner paused (SIGSTOP) before its commit loses its key to a second shop once its lease
+/// lapses; resumed, its commit is refused by the fence (503), and there is one order.
+async fn paused_owner_is_fenced(db: Db) {
+    let first = Shop::start(&db, &["--pause-at", "before", "--hold-ms", "1500"]);
+    let addr = first.addr.clone();
+    let late =
+        tokio::spawn(async move { send(&addr, "POST", "/orders", Some("order-5"), TEA).await });
+    first.wait_for("paused at before");
+    first.signal("STOP");
+    let second = Shop::start(&db, &[]);
+    let answer = second.order_until_created("order-5").await;
+    first.signal("CONT");
+    let late = late.await.expect("the task").expect("an answer");
+    assert_eq!(late.status, 503, "the fenced owner's answer: {late:?}");
+    assert!(late.body.contains("lease-lost"), "{late:?}");
+    let again = second.order("order-5", TEA).await;
+    assert_eq!(
+        (again.body.as_str(), again.replayed()),
+        (answer.body.as_str(), true)
+    );
+    assert_eq!(second.orders().await, 1);
+}
+
+macro_rules! both_stores {
+    ($($name:ident => $run:expr;)*) => {
+        mod sqlite {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $name() {
+                    let run = $run;
+                    run(Db::sqlite()).await;
+                }
+            )*
+        }
+        mod postgres {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                #[cfg_attr(not(shop_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+                async fn $name() {
+                    let run = $run;
+                    run(Db::postgres()).await;
+                }
+            )*
+        }
+    };
+}
+
+both_stores! {
+    retry_replays_the_first_answer => retry_replays;
+    changed_body_gets_422 => changed_body_is_refused;
+    twenty_duplicates_make_one_order => concurrent_duplicates_order_once;
+    killed_before_the_commit_orders_once => |db| killed_at_orders_once(db, "before");
+    killed_inside_the_commit_orders_once => |db| killed_at_orders_once(db, "inside");
+    killed_after_the_commit_orders_once => |db| killed_at_orders_once(db, "after");
+    paused_owner_is_fenced_out => paused_owner_is_fenced;
+}
