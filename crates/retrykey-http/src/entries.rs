@@ -33,6 +33,23 @@ impl<'a, T> EntriesFuture<'a, T> {
     pub fn new(future: impl Future<Output = Result<T, Error>> + Send + 'a) -> Self {
         Self(State::Pending(Box::pin(future)))
     }
+
+    /// The answer passed through `f`: at once, with nothing allocated, when it is known
+    /// already; else once it arrives.
+    pub fn map<U: 'a>(
+        self,
+        f: impl FnOnce(Result<T, Error>) -> Result<U, Error> + Send + 'a,
+    ) -> EntriesFuture<'a, U>
+    where
+        T: 'a,
+    {
+        match self.0 {
+            State::Ready(answer) => {
+                EntriesFuture::ready(f(answer.expect("EntriesFuture mapped after it finished")))
+            }
+            State::Pending(future) => EntriesFuture::new(async move { f(future.await) }),
+        }
+    }
 }
 
 // The answer is only ever moved out whole, never pinned in place.
@@ -167,6 +184,9 @@ pub enum AttemptEnd {
     Completed(StoredResponse),
     /// It failed and the key was released.
     Released,
+    /// Its owner stopped renewing the lease (a database store's attempt whose process died or
+    /// is paused): the key may be taken over now, with a higher token.
+    Lapsed,
 }
 
 /// A future that resolves when a first attempt ends. Dropping it stops waiting.

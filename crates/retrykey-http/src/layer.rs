@@ -30,8 +30,11 @@ use http::request::Parts;
 use http::{Method, Request, Response};
 use tower_layer::Layer;
 use tower_service::Service;
+use tracing::Instrument;
+use tracing::instrument::Instrumented;
 
 use crate::body::{self, Body, BoxError};
+use crate::observe::{self, Observed};
 use crate::{Entries, MemoryEntries, Problem, Scope, StandardEngine, StoreLimits};
 
 /// A boxed, sendable future (the engine and the inner service meet through these).
@@ -52,6 +55,11 @@ pub trait Engine: Send + Sync + 'static {
         next: Next,
     ) -> BoxFuture<Response<Body>>;
 }
+
+/// How long a duplicate waits for the first attempt by default: longer than a database store's
+/// default lease (10 s), so that a duplicate whose first attempt died outlives its lease, takes
+/// the key over and answers in the same request.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(15);
 
 /// What a duplicate gets while the first request with its key is still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,7 +156,7 @@ impl Default for Builder {
             scope: Arc::new(Scope::from_bearer),
             max_body_bytes: 1 << 20,
             max_stored_body_bytes: 64 << 10,
-            in_flight: InFlight::Wait(Duration::from_secs(10)),
+            in_flight: InFlight::Wait(DEFAULT_WAIT),
             store: None,
             store_limits: StoreLimits::default(),
             engine: Arc::new(StandardEngine),
@@ -190,7 +198,7 @@ impl Builder {
         self
     }
 
-    /// What duplicates get while the first is running (default: wait up to 10 s).
+    /// What duplicates get while the first is running (default: wait up to [`DEFAULT_WAIT`]).
     pub fn in_flight(mut self, policy: InFlight) -> Self {
         self.in_flight = policy;
         self
@@ -226,6 +234,8 @@ impl Builder {
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(MemoryEntries::new(self.store_limits)));
+        // Every store's answers are reported as the layer's decisions (observe.rs).
+        let store: Arc<dyn Entries> = Arc::new(Observed(store));
         IdempotencyLayer {
             config: Arc::new(Config {
                 methods: self.methods,
@@ -363,18 +373,27 @@ where
         });
         let config = Arc::clone(&self.config);
         let engine = Arc::clone(&config.engine);
-        ResponseFuture(engine.handle(config, request.map(body::boxed), next))
+        // One span per keyed request, around everything the engine does for it.
+        let span = if config.covers(request.method())
+            && request.headers().contains_key(crate::IDEMPOTENCY_KEY)
+        {
+            observe::request_span(request.method(), request.uri().path())
+        } else {
+            tracing::Span::none()
+        };
+        let handled = engine.handle(config, request.map(body::boxed), next);
+        ResponseFuture(handled.instrument(span))
     }
 }
 
 /// The future of [`Idempotency`]: the engine's answer, which is never an error.
-pub struct ResponseFuture(BoxFuture<Response<Body>>);
+pub struct ResponseFuture(Instrumented<BoxFuture<Response<Body>>>);
 
 impl Future for ResponseFuture {
     type Output = Result<Response<Body>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.0.as_mut().poll(cx).map(Ok)
+        Pin::new(&mut self.0).poll(cx).map(Ok)
     }
 }
 

@@ -27,7 +27,8 @@
 //! 5. `layer.rs`: the tower `Layer` and its options, around the engine.
 //! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
-//!    answers), `body.rs`, `error.rs`, and the demos' `payments.rs`.
+//!    answers), `observe.rs` (the span and the events that report each decision), `body.rs`,
+//!    `error.rs`, and the demos' `payments.rs`.
 //!
 //! # Example
 //!
@@ -64,6 +65,7 @@ mod fingerprint;
 mod key;
 mod layer;
 mod memory;
+pub mod observe;
 pub mod payments;
 mod problem;
 mod stored;
@@ -79,7 +81,9 @@ pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
 #[doc(hidden)]
 pub use layer::{BoxFuture, Engine, Next};
-pub use layer::{Builder, Config, Idempotency, IdempotencyLayer, InFlight, ResponseFuture};
+pub use layer::{
+    Builder, Config, DEFAULT_WAIT, Idempotency, IdempotencyLayer, InFlight, ResponseFuture,
+};
 pub use memory::MemoryEntries;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE, problem_response};
 pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};

@@ -226,6 +226,7 @@ impl StoredResponse {
 
     /// The answer to a retry: the stored response, marked `Idempotent-Replayed: true`.
     pub fn replay(&self) -> Response<Body> {
+        crate::observe::replayed(self.status);
         let mut response = if self.whole {
             // Room for the marker below, so adding it does not grow the map again.
             self.answer(1)

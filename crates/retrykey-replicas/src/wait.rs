@@ -20,9 +20,11 @@ const POLL_MAX: Duration = Duration::from_millis(50);
 /// One entry's row, as a lookup classifies it at one moment.
 #[derive(Debug)]
 pub(crate) enum Seen {
-    /// No row, a finished row past retention, or an in-flight row whose lease has lapsed (a
-    /// claim will take it over).
+    /// No row, or a finished row past retention.
     Absent,
+    /// An in-flight row whose lease has lapsed: its owner died or is paused, and a claim will
+    /// take it over.
+    Lapsed,
     /// In flight under a live lease.
     InFlight(Fingerprint),
     /// Finished and kept.
@@ -47,7 +49,7 @@ impl Seen {
                 columns.into_response().ok_or_else(|| corrupt("response"))?,
             ),
             (Some(_), None) => return Err(corrupt("finished row without a response")),
-            (None, _) if lease_until.is_none_or(|until| until <= now_ms) => Self::Absent,
+            (None, _) if lease_until.is_none_or(|until| until <= now_ms) => Self::Lapsed,
             (None, _) => Self::InFlight(fingerprint),
         })
     }
@@ -59,7 +61,7 @@ impl Seen {
         Fut: Future<Output = Result<Seen, Error>> + Send,
     {
         match self {
-            Self::Absent => Lookup::Absent,
+            Self::Absent | Self::Lapsed => Lookup::Absent,
             Self::Done(fingerprint, response) => Lookup::Done {
                 fingerprint,
                 response,
@@ -72,8 +74,8 @@ impl Seen {
     }
 }
 
-/// Polls until the running attempt ends: its answer, or `Released` when its row went away or
-/// its lease lapsed (the duplicate's client then retries and may take the key over).
+/// Polls until the running attempt ends: its answer, `Released` when its row went away, or
+/// `Lapsed` when its lease lapsed (the duplicate then takes the key over itself).
 pub(crate) fn waiter<F, Fut>(look: F) -> Waiter
 where
     F: Fn() -> Fut + Send + 'static,
@@ -88,6 +90,7 @@ where
                 Ok(Seen::InFlight(_)) => {}
                 Ok(Seen::Done(_, response)) => return AttemptEnd::Completed(response),
                 Ok(Seen::Absent) => return AttemptEnd::Released,
+                Ok(Seen::Lapsed) => return AttemptEnd::Lapsed,
                 // The store is unreachable for a moment: keep waiting; the layer's deadline
                 // ends the wait if it does not come back.
                 Err(error) => tracing::warn!(%error, "waiting duplicate could not look"),

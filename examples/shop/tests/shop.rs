@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -95,6 +96,8 @@ struct Shop {
     child: Child,
     addr: String,
     lines: Receiver<String>,
+    /// What it logged to stderr so far.
+    logs: Arc<Mutex<Vec<String>>>,
 }
 
 impl Shop {
@@ -104,9 +107,18 @@ impl Shop {
             .args(["--lease-ms", "500"])
             .args(extra)
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the shop starts");
         let stdout = child.stdout.take().expect("its stdout");
+        let stderr = child.stderr.take().expect("its stderr");
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&logs);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                kept.lock().expect("the log lines").push(line);
+            }
+        });
         let (send, lines) = channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -119,6 +131,7 @@ impl Shop {
             child,
             addr: String::new(),
             lines,
+            logs,
         };
         let line = shop.wait_for("listening on ");
         shop.addr = line.trim_start_matches("listening on ").to_owned();
@@ -340,6 +353,58 @@ async fn paused_owner_is_fenced(db: Db) {
         (answer.body.as_str(), true)
     );
     assert_eq!(second.orders().await, 1);
+}
+
+/// The decisions the shop's log shows, in order, and its lines.
+fn decisions(shop: &Shop) -> (Vec<String>, Vec<String>) {
+    let lines = shop.logs.lock().expect("the log lines").clone();
+    let decisions = lines
+        .iter()
+        .filter_map(|line| line.split("decision=").nth(1))
+        .map(|rest| {
+            rest.split_whitespace()
+                .next()
+                .unwrap_or("")
+                .trim_matches('"')
+                .to_owned()
+        })
+        .collect();
+    (decisions, lines)
+}
+
+// The lost-reply story in the shop's own log: the first attempt, its answer stored, the
+// replay; each line names the entry by its digest, never by the key.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_reply_story_is_logged_in_order() {
+    let db = Db::sqlite();
+    let shop = Shop::start(&db, &["--log", "debug"]);
+    let key = "order-for-customer-42";
+    let first = shop.order(key, TEA).await;
+    let retry = shop.order(key, TEA).await;
+    assert_eq!(
+        (first.status, retry.status, retry.replayed()),
+        (201, 201, true)
+    );
+    assert_eq!(shop.orders().await, 1);
+    // The events are written before each answer is sent; this side reads them from a pipe,
+    // so it waits (at most 10 s) until the third has come through.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while decisions(&shop).0.len() < 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (decisions, lines) = decisions(&shop);
+    assert_eq!(decisions, ["attempt", "recorded", "replay"], "{lines:#?}");
+    assert!(
+        lines.iter().all(|line| !line.contains(key)),
+        "the key in the log: {lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l.contains("decision="))
+            .all(|l| l.contains("idempotency{")),
+        "every decision inside the request's span: {lines:#?}"
+    );
 }
 
 macro_rules! both_stores {

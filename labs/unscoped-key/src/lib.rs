@@ -102,7 +102,12 @@ fn keyed(
                 Lookup::Done { response, .. } => return response.replay(),
                 // Boxed: the rare path keeps its timer out of every request's future.
                 Lookup::InFlight { wait, .. } => {
-                    return Box::pin(wait_for_first(&config, wait)).await;
+                    match Box::pin(wait_for_first(&config, wait)).await {
+                        Waited::Answered(response) => return response,
+                        // Its owner stopped renewing (it died): look again, and take
+                        // the key over in this very request.
+                        Waited::Lapsed => {}
+                    }
                 }
                 Lookup::Absent => {
                     let claim = claim(Arc::clone(&config), id, fingerprint, (parts, bytes, next));
@@ -155,22 +160,32 @@ fn worth_keeping(status: StatusCode) -> bool {
         || status == StatusCode::TOO_MANY_REQUESTS)
 }
 
+/// How a wait for the first attempt ended.
+enum Waited {
+    /// The answer for this request: the first attempt's, or why there is none.
+    Answered(Response<Body>),
+    /// The first attempt's owner stopped renewing its lease: the key may be taken over.
+    Lapsed,
+}
+
 /// A duplicate arrived while the first attempt runs: wait for it (bounded) or refuse.
-async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Response<Body> {
-    match config.in_flight() {
+async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Waited {
+    let answer = match config.in_flight() {
         InFlight::Reject => Problem::InProgress.response(None),
         // Dropping this future (the client left) drops the waiter: nothing is left behind.
         InFlight::Wait(deadline) => match tokio::time::timeout(deadline, wait).await {
             Ok(AttemptEnd::Completed(response)) => response.replay(),
             Ok(AttemptEnd::Released) => Problem::FirstAttemptFailed.response(None),
+            Ok(AttemptEnd::Lapsed) => return Waited::Lapsed,
             Err(_elapsed) => Problem::WaitTimedOut.response(None),
         },
-    }
+    };
+    Waited::Answered(answer)
 }
 
 /// Fail closed: without a working store there is no protection, so no work either.
 fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Body> {
-    tracing::error!(entry = ?id, %error, "response store failed; request refused");
+    tracing::warn!(decision = "store_unavailable", entry = ?id, %error, "request refused");
     Problem::StoreUnavailable.response(None)
 }
 
@@ -278,8 +293,13 @@ fn attempt(
 
 /// Logs a failed store write; the request's answer does not change because of it.
 fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
-    if let Err(error) = result {
-        tracing::error!(entry = ?id, %error, "{what}");
+    match result {
+        Ok(()) => {}
+        // Another attempt took the key over: the fence refused this late write, as it must.
+        Err(retrykey_http::Error::NotOwner) => {
+            tracing::warn!(decision = "fenced", entry = ?id, "{what}: the key was taken over");
+        }
+        Err(error) => tracing::warn!(decision = "store_unavailable", entry = ?id, %error, "{what}"),
     }
 }
 

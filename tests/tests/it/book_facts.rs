@@ -8,7 +8,7 @@ use retrykey_client::{
 use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
 use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
-use retrykey_http::MemoryEntries;
+use retrykey_http::{DEFAULT_WAIT, MemoryEntries};
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
 use retrykey_replicas::pg::SWEEP_EVERY;
 use retrykey_tests::conformed::{GRACE, LOOKUP_DELAY, MAX_ENTRIES, RETENTION, WAIT};
@@ -57,6 +57,16 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                 "counted as {} bytes",
                 thousands(MemoryEntries::ENTRY_OVERHEAD as u64)
             )],
+        ),
+        (
+            "ch06-replicas.md",
+            vec![
+                format!(
+                    "waits at most {} seconds (the layer's default deadline)",
+                    DEFAULT_WAIT.as_secs()
+                ),
+                format!("the layer's {}-second wait deadline", DEFAULT_WAIT.as_secs()),
+            ],
         ),
         (
             "ch07-outbox.md",

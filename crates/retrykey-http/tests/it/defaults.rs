@@ -22,7 +22,7 @@ fn layer_defaults() {
     }
     assert_eq!(config.max_body_bytes(), 1 << 20);
     assert_eq!(config.max_stored_body_bytes(), 64 << 10);
-    assert_eq!(config.in_flight(), InFlight::Wait(Duration::from_secs(10)));
+    assert_eq!(config.in_flight(), InFlight::Wait(Duration::from_secs(15)));
     let keyless = http::Request::post("/payments")
         .body(())
         .unwrap()

@@ -11,6 +11,7 @@ mod hostile_input;
 mod key_header;
 mod known_bad_requests;
 mod memory_store;
+mod observed;
 mod released_statuses;
 mod store_write_failures;
 
