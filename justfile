@@ -129,6 +129,10 @@ lint:
     cargo fmt --check --manifest-path examples/shop/Cargo.toml
     cargo clippy --workspace --all-targets -q -- -D warnings
 
+# The shop's packages and cold build time beside the same service without the lab's crates (minutes: two cold builds).
+shop-weight:
+    bash examples/shop/weight.sh
+
 # The service outside the lab (examples/shop, its own workspace): clippy, then its tests on SQLite, and on PostgreSQL where RETRYKEY_PG_URL is set (minutes cold: its own build).
 shop:
     cd examples/shop && CARGO_TARGET_DIR=../../target/shop cargo clippy -q --all-targets -- -D warnings
@@ -288,7 +292,7 @@ five-clients:
 
 # Stage 4: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`; `--store sqlite:PATH` in Stage 6).
 payments *args:
-    cargo run -q -p retrykey-replicas --bin payments -- {{args}}
+    cargo run -q -p retrykey-replicas --features demo --bin payments -- {{args}}
 
 # The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`; the lab's payments profile by default; seconds).
 [no-exit-message]
@@ -342,21 +346,21 @@ postgres:
 
 # Stage 6: N payments replicas on free ports over one store (default: a temporary SQLite file; or `postgres`); Ctrl-C stops them.
 replicas n="3" store="" *args:
-    cargo build -q -p retrykey-replicas --bin payments
+    cargo build -q -p retrykey-replicas --features demo --bin payments
     bash .ci/replicas "${CARGO_TARGET_DIR:-target}/debug/payments" {{n}} "{{store}}" {{args}}
 
 # Stage 6: concurrent copies of one payment over replicas (`just spray --replicas URL,URL,URL --copies 9`).
 spray *args:
-    cargo run -q -p retrykey-replicas --bin spray -- {{args}}
+    cargo run -q -p retrykey-replicas --features demo --bin spray -- {{args}}
 
 # Stages 5 and 6: keyed payments on two replicas and the durable ledger while a PostgreSQL server of its own restarts fast, crashes, is severed and loses COMMIT replies; the table (about a minute once built).
 pg-faults:
-    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --bin payments --bin crash-server --bin pg-faults
+    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --features retrykey-replicas/demo --bin payments --bin crash-server --bin pg-faults
     "${CARGO_TARGET_DIR:-target}/debug/pg-faults"
 
 # Stages 5 and 6: keyed payments on the SQLite store (`sqlite`) or the durable SQLite ledger (`ledger`), both by default, while the small tmpfs under their files fills up and frees again; the table (as root; seconds once built).
 disk-full target="":
-    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --bin payments --bin crash-server --bin disk-full
+    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --features retrykey-replicas/demo --bin payments --bin crash-server --bin disk-full
     "${CARGO_TARGET_DIR:-target}/debug/disk-full" {{target}}
 
 # --- Stage 7: the outbox ---
@@ -403,25 +407,25 @@ fuzz cases="100000":
 
 # 100,000 fresh keys with 1 KiB bodies into a store bounded at 64 MiB: refusals, evictions, memory growth (seconds once built).
 flood *args:
-    cargo build -q --release -p retrykey-replicas --bin payments
+    cargo build -q --release -p retrykey-replicas --features demo --bin payments
     cargo build -q --release -p retrykey-benches --bin flood
     target/release/flood --payments target/release/payments {{args}}
 
 # The flood's bounds checked on the debug build that `cargo test` made, with no release build (CI runs this).
 flood-check *args:
-    cargo build -q -p retrykey-replicas --bin payments
+    cargo build -q -p retrykey-replicas --features demo --bin payments
     cargo build -q -p retrykey-benches --bin flood
     target/debug/flood --payments target/debug/payments {{args}}
 
 # Keyed payments' p50/p99 with no attack and while 1,000 connections hold unfinished heads, same run (seconds once built).
 slow-clients *args:
-    cargo build -q --release -p retrykey-replicas --bin payments
+    cargo build -q --release -p retrykey-replicas --features demo --bin payments
     cargo build -q --release -p retrykey-benches --bin slow-clients
     target/release/slow-clients --payments target/release/payments {{args}}
 
 # Stage 6: a steady mix of fresh keys, replays, conflicts, keyless and abandoned payments against one payments process (`--minutes M`, default 10; `--store memory|sqlite|postgres`; `--rate R`); a row per minute, fails on growth, p99 drift or a wrong answer.
 soak *args:
-    cargo build -q --release -p retrykey-replicas --bin payments
+    cargo build -q --release -p retrykey-replicas --features demo --bin payments
     cargo build -q --release -p retrykey-benches --bin soak
     target/release/soak --payments target/release/payments {{args}}
 

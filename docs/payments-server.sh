@@ -5,10 +5,10 @@
 # log (PAYMENTS_LOG, with any file named PAYMENTS_LOG.*) is removed.
 
 start_payments() {
-    cargo build -q -p retrykey-replicas --bin payments
+    cargo build -q -p retrykey-replicas --features demo --bin payments
     PAYMENTS_LOG=$(mktemp)
     # `cargo run` replaces itself with the server, so $! is the server's own pid.
-    cargo run -q -p retrykey-replicas --bin payments -- --listen 127.0.0.1:0 "$@" \
+    cargo run -q -p retrykey-replicas --features demo --bin payments -- --listen 127.0.0.1:0 "$@" \
         >"$PAYMENTS_LOG" &
     PAYMENTS_PID=$!
     trap 'kill -KILL "$PAYMENTS_PID" 2>/dev/null || true; rm -f "$PAYMENTS_LOG" "$PAYMENTS_LOG".*' \

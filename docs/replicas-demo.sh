@@ -11,7 +11,7 @@ case ${1:-} in
     *) echo "usage: docs/replicas-demo.sh memory|sqlite" >&2; exit 2 ;;
 esac
 
-cargo build -q -p retrykey-replicas --bin payments --bin spray
+cargo build -q -p retrykey-replicas --features demo --bin payments --bin spray
 bin=${CARGO_TARGET_DIR:-target}/debug
 log=$(mktemp)
 # A non-interactive shell starts background jobs with SIGINT ignored; .ci/replicas stops its

@@ -479,10 +479,14 @@ fn reaches_heavy(packages: &[Package], builds: &[&str], name: &str, with_dev: bo
 }
 
 /// A member whose build or tests reach tokio, hyper, reqwest or a database client depends on
-/// the build-support crate, as a normal dependency, so that whichever packages a command
-/// selects, those crates are built once with one feature set. A std-only member (the core,
-/// its contract and checks scaffold, the stage 1 labs) does not: it would then build all of
-/// them for nothing, and under `--cfg loom`, where tokio does not compile, fail.
+/// the build-support crate, so that whichever packages a command selects, those crates are
+/// built once with one feature set: a product crate (core, plumbing, stage) as a
+/// dev-dependency, so that every test build shares the set (a crate a service depends on keeps
+/// it out of its normal dependencies, or makes it optional for its programs: the shop's tests
+/// hold that); every other member as a normal dependency.
+/// A std-only member (the core, its contract and checks scaffold, the stage 1 labs) does not
+/// depend on it: it would then build all of them for nothing, and under `--cfg loom`, where
+/// tokio does not compile, fail.
 pub fn feature_set_members() -> Result<Vec<String>, Error> {
     let (rows, packages) = (map_rows()?, packages(&workspace_root())?);
     let builds: Vec<&str> = rows
@@ -496,18 +500,21 @@ pub fn feature_set_members() -> Result<Vec<String>, Error> {
             continue;
         }
         let heavy = reaches_heavy(&packages, &builds, &package.name, true);
+        let product = row_of(&rows, package).is_some_and(|row| row.layer.is_product());
+        let wanted = if product { Kind::Dev } else { Kind::Normal };
         for build in &builds {
             let has = package.dependencies.iter().any(|d| d.package == *build);
             let normal = package
                 .dependencies
                 .iter()
-                .any(|d| d.kind == Kind::Normal && d.package == *build);
+                .any(|d| d.kind == wanted && d.package == *build);
             if heavy && !normal {
                 problems.push(format!(
                     "{}: {} builds tokio or a database client but does not depend on {build} \
-                     (run `cargo hakari manage-deps`)",
+                     as a {} dependency",
                     package.manifest().display(),
-                    package.name
+                    package.name,
+                    if product { "dev" } else { "normal" }
                 ));
             } else if !heavy && has {
                 problems.push(format!(

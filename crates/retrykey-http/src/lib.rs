@@ -28,7 +28,7 @@
 //! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
 //!    answers), `observe.rs` (the span and the events that report each decision), `body.rs`,
-//!    `error.rs`, and the demos' `payments.rs`.
+//!    `error.rs`, and the demos' `payments.rs` (the `demo` feature, off by default).
 //!
 //! # Example
 //!
@@ -66,6 +66,7 @@ mod key;
 mod layer;
 mod memory;
 pub mod observe;
+#[cfg(feature = "demo")]
 pub mod payments;
 mod problem;
 mod stored;

@@ -8,6 +8,9 @@
 //! line and exit status 1. The stores read lease, claim and retention times from a [`Clock`],
 //! which a test can set ahead to play a process whose clock runs fast.
 //!
+//! The flags and the start-up are the `cli` feature's, off by default: a library that only
+//! reads the [`Clock`] (a store) pulls in no flag parser.
+//!
 //! # Reading order
 //!
 //! 1. `program.rs`: [`parse`] (flags, or the exit to make now) and [`run`] (the runtime, and
@@ -33,8 +36,11 @@
 //! ```
 
 mod clock;
+#[cfg(feature = "cli")]
 pub mod flags;
+#[cfg(feature = "cli")]
 mod program;
 
 pub use clock::Clock;
+#[cfg(feature = "cli")]
 pub use program::{parse, run};

@@ -53,7 +53,9 @@
 //! # }
 //! ```
 
+#[cfg(feature = "postgres")]
 use std::future::Future;
+#[cfg(feature = "postgres")]
 use std::pin::Pin;
 
 use http::Response;
@@ -94,6 +96,7 @@ impl<T> Effect<T> {
 
 /// The work a [`PgEntries::commit`](crate::PgEntries::commit) runs in its transaction `'t`: a
 /// boxed future, so that it can borrow the transaction and still be `Send`.
+#[cfg(feature = "postgres")]
 pub type WorkFuture<'t, T, E> = Pin<Box<dyn Future<Output = Result<Effect<T>, E>> + Send + 't>>;
 
 /// Why a [`commit`](crate::SqliteEntries::commit) kept nothing.

@@ -16,23 +16,28 @@
 //! # Example
 //!
 //! ```
-//! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{SqliteEntries, SqlitePayments, StoreOptions};
-//! use std::sync::Arc;
-//! use std::time::Duration;
+//! use retrykey_http::IdempotencyLayer;
+//! use retrykey_replicas::{SqliteEntries, StoreOptions};
 //!
 //! # fn main() -> Result<(), retrykey_http::Error> {
 //! let path = std::env::temp_dir().join(format!("retrykey-doc-{}.sqlite", std::process::id()));
 //! let store = SqliteEntries::open(&path, StoreOptions::default())?;
-//! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(SqlitePayments::new(&store)));
-//! let layer = IdempotencyLayer::builder().store(store).build();
-//! # let _ = (layer, payments);
+//! // The layer keeps its keys in the file; a handler behind it commits its own rows with the
+//! // key's answer through the same store (`store.commit`, see `Effect`).
+//! let layer = IdempotencyLayer::builder().store(store.clone()).build();
+//! # let _ = layer;
+//! # drop(store);
 //! # for suffix in ["", "-wal", "-shm"] {
 //! #     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
 //! # }
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! `sqlite` and `postgres` (both on by default) are the two stores; a service on one database
+//! can turn the other off. `demo` (off) adds the lab's payments demo and its programs.
 //!
 //! # Reading order
 //!
@@ -55,28 +60,52 @@
 // Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
 extern crate self as retrykey_replicas;
 
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+compile_error!("retrykey-replicas stores keys in a database: turn on `sqlite`, `postgres` or both");
+
 mod attempts;
 pub mod crash;
 mod effect;
 pub mod lease;
+#[cfg(feature = "demo")]
 pub mod open;
+#[cfg(feature = "demo")]
 pub mod payments;
+#[cfg(feature = "postgres")]
 pub mod pg;
 #[doc(hidden)]
 pub mod record;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod store;
 mod wait;
 
-use retrykey_http::{EntryId, Fingerprint, Reserve, StoreLimits, Token};
+use retrykey_http::StoreLimits;
+#[cfg(feature = "sqlite")]
+use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 use retrykey_program::Clock;
+#[cfg(feature = "sqlite")]
 use rusqlite::Transaction;
 
-pub use effect::{CommitError, Effect, WorkFuture};
+/// The SQLite client whose `Transaction` [`SqliteEntries::commit`] hands to a handler: rusqlite
+/// links one SQLite per build, so a service uses this very version (see the manifest).
+#[cfg(feature = "sqlite")]
+pub use rusqlite;
+/// The PostgreSQL client whose `Transaction` [`PgEntries::commit`] hands to a handler.
+#[cfg(feature = "postgres")]
+pub use tokio_postgres;
+
+#[cfg(feature = "postgres")]
+pub use effect::WorkFuture;
+pub use effect::{CommitError, Effect};
 pub use lease::Lease;
+#[cfg(feature = "demo")]
 pub use open::{Opened, StoreChoice};
+#[cfg(feature = "demo")]
 pub use payments::{PgPayments, SqlitePayments};
+#[cfg(feature = "postgres")]
 pub use pg::{PgBackend, PgEntries};
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteBackend, SqliteEntries};
 pub use store::{ClaimTerms, DbEntries};
 
@@ -126,6 +155,7 @@ impl StoreOptions {
 /// variants under `labs/` each replace the methods of their one file, so the shared checks
 /// (`retrykey-replicas-checks`) run the same store around exactly one broken piece. A seam for
 /// the labs, hidden from the documented API (see `labs/README.md`).
+#[cfg(feature = "sqlite")]
 #[doc(hidden)]
 pub trait FenceSteps: Send + Sync + 'static {
     /// Claims a key: see [`sqlite::claim::claim`].
@@ -168,8 +198,10 @@ pub trait FenceSteps: Send + Sync + 'static {
 }
 
 /// The correct claim and fence: what a store uses unless told otherwise.
+#[cfg(feature = "sqlite")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StandardFence;
 
+#[cfg(feature = "sqlite")]
 impl FenceSteps for StandardFence {}

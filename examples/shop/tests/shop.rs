@@ -442,3 +442,49 @@ both_stores! {
     killed_after_the_commit_orders_once => |db| killed_at_orders_once(db, "after");
     paused_owner_is_fenced_out => paused_owner_is_fenced;
 }
+
+/// The packages (or, with `edges = "features"` and `invert`, tokio's features) that cargo
+/// resolves for the shop's own build.
+fn cargo_tree(args: &[&str]) -> String {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let output = Command::new(env!("CARGO"))
+        .args(["tree", "--manifest-path", manifest, "--prefix", "none"])
+        .args(args)
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+// A service that depends on the lab's crates builds none of the lab's test or program
+// machinery: no feature-set crate, no HTTP client, no flag parser, no failpoints, and tokio
+// without its test clock, processes or files.
+#[test]
+fn the_shop_builds_nothing_it_does_not_use() {
+    let packages = cargo_tree(&["-e", "normal"]);
+    let names: Vec<&str> = packages
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for unwanted in [
+        "retrykey-features",
+        "reqwest",
+        "clap",
+        "anyhow",
+        "fail",
+        "retrykey-client",
+    ] {
+        assert!(!names.contains(&unwanted), "the shop builds {unwanted}");
+    }
+    let tokio = cargo_tree(&["-e", "features", "-i", "tokio"]);
+    for feature in ["test-util", "process", "fs"] {
+        assert!(
+            !tokio.contains(&format!("tokio feature \"{feature}\"")),
+            "tokio is built with {feature}"
+        );
+    }
+}

@@ -9,17 +9,14 @@
 //! # Example
 //!
 //! ```no_run
-//! use retrykey_http::{IdempotencyLayer, payments::Payments};
-//! use retrykey_replicas::{PgEntries, PgPayments, StoreOptions};
-//! use std::sync::Arc;
-//! use std::time::Duration;
+//! use retrykey_http::IdempotencyLayer;
+//! use retrykey_replicas::{PgEntries, StoreOptions};
 //!
 //! # async fn run() -> Result<(), retrykey_http::Error> {
 //! let url = "postgres://retrykey:retrykey@127.0.0.1:5432/retrykey";
 //! let store = PgEntries::connect(url, StoreOptions::default()).await?;
-//! let payments = Payments::with_ledger(Duration::ZERO, Arc::new(PgPayments::new(&store)));
-//! let layer = IdempotencyLayer::builder().store(store).build();
-//! # let _ = (layer, payments);
+//! let layer = IdempotencyLayer::builder().store(store.clone()).build();
+//! # let _ = layer;
 //! # Ok(())
 //! # }
 //! ```
