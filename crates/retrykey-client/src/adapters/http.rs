@@ -1,28 +1,12 @@
 //! The HTTP adapter: one attempt is one POST carrying the operation key in `Idempotency-Key`.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use retrykey::Key;
 
-use crate::adapters::KeyHeader;
-use crate::{
-    Attempt, Client, Error, Failure, Outcome, RetrySteps, StatusFailure, Success, retry_after,
-};
-
-/// The header that carries the operation key.
-pub const KEY_HEADER: &str = "Idempotency-Key";
-/// The header a service sets on a response delivered from its record.
-pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
-
-/// A successful HTTP response: its status and body.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HttpResponse {
-    /// A 2xx status.
-    pub status: u16,
-    /// The body as received.
-    pub body: Vec<u8>,
-}
+use crate::adapters::{HttpResponse, KEY_HEADER, KeyHeader, REPLAYED_HEADER};
+use crate::{Attempt, Client, Error, Failure, Outcome, RetrySteps, Success, retry_after};
 
 /// Sends attempts over HTTP/1.1 with `reqwest` (no TLS: for loopback and trusted networks).
 ///
@@ -114,32 +98,6 @@ impl HttpAdapter {
             .and_then(|value| retry_after::parse(value, SystemTime::now()));
         let body = response.bytes().await.map_err(transport_failure)?.to_vec();
         HttpResponse::judge(status, replayed, retry_after, body)
-    }
-}
-
-impl HttpResponse {
-    /// What one answer means to the retry loop, whatever transport carried it: a 2xx is a
-    /// [`Success`] (a replay when the service said `Idempotent-Replayed: true`); any other status
-    /// is a [`Failure::Status`], where a 409 with `Retry-After` reads as "the key's first request
-    /// is still in progress". [`HttpAdapter::post`] and the simulator's attempts share it.
-    pub fn judge(
-        status: u16,
-        replayed: bool,
-        retry_after: Option<Duration>,
-        body: Vec<u8>,
-    ) -> Result<Success<HttpResponse>, Failure> {
-        if (200..300).contains(&status) {
-            return Ok(Success {
-                value: HttpResponse { status, body },
-                replayed,
-            });
-        }
-        Err(Failure::Status(StatusFailure {
-            status,
-            retry_after,
-            in_progress: status == 409 && retry_after.is_some(),
-            detail: String::from_utf8_lossy(&body).into_owned(),
-        }))
     }
 }
 
