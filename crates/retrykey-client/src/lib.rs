@@ -10,7 +10,8 @@
 //! The core is transport-agnostic: an attempt is any async function from an [`Attempt`] to a
 //! [`Success`] or a [`Failure`]. Adapters are ready for the in-memory ledger
 //! ([`adapters::MemoryAdapter`]), for HTTP (`adapters::HttpAdapter`) and for the loopback TCP
-//! ledger service in [`tcp`].
+//! ledger service in [`tcp`]. A transport failure keeps what broke as a typed
+//! [`TransportError`].
 //!
 //! # Features
 //!
@@ -22,7 +23,8 @@
 //! # Reading order
 //!
 //! 1. `outcome.rs`: the three results a caller must tell apart; everything else serves them.
-//! 2. `attempt.rs` and `failure.rs`: what one attempt receives, returns, or reports as failed.
+//! 2. `attempt.rs`, `failure.rs` and `transport.rs`: what one attempt receives, returns, or
+//!    reports as failed, and the typed cause of a transport failure.
 //! 3. `policy.rs`, `budget.rs` and `quota.rs`: the limits on one operation and on one client.
 //! 4. `executor.rs`: the retry loop, one key fixed before the first attempt. It asks
 //!    `classify.rs` (retry or not), `backoff.rs` (how long to wait), `retry_after.rs` (the
@@ -79,6 +81,7 @@ mod quota;
 pub mod retry_after;
 mod steps;
 pub mod tcp;
+mod transport;
 
 pub use attempt::{Attempt, Success};
 pub use budget::Budget;
@@ -96,3 +99,4 @@ pub use quota::{
 };
 #[doc(hidden)]
 pub use steps::{RetrySteps, StandardSteps};
+pub use transport::TransportError;

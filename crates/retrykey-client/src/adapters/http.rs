@@ -6,16 +6,19 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use retrykey::Key;
 
 use crate::adapters::{HttpResponse, KEY_HEADER, KeyHeader, REPLAYED_HEADER};
-use crate::{Attempt, Client, Error, Failure, Outcome, RetrySteps, Success, retry_after};
+use crate::{
+    Attempt, Client, Error, Failure, Outcome, RetrySteps, Success, TransportError, retry_after,
+};
 
 /// Sends attempts over HTTP/1.1 with `reqwest` (no TLS: for loopback and trusted networks).
 ///
-/// Mapping onto [`Failure`]: a failed connect is [`Failure::Refused`] (nothing was sent); a
-/// timeout is [`Failure::TimedOut`]; any other transport error, including a body cut short, is
-/// [`Failure::Lost`]; a non-2xx status is [`Failure::Status`] with `Retry-After` read (seconds
-/// or HTTP date). A 409 that carries `Retry-After` is read as "the first request with this key
-/// is still in progress", which the classifier retries. A 2xx with `Idempotent-Replayed: true`
-/// is a replay: the real result, delivered again.
+/// Mapping onto [`Failure`]: a failed connect, or a request that could not be built, is
+/// [`Failure::Refused`] (nothing was sent); a timeout is [`Failure::TimedOut`]; any other
+/// transport error, including a body cut short, is [`Failure::Lost`]; both keep reqwest's error
+/// as [`TransportError::Http`]. A non-2xx status is [`Failure::Status`] with `Retry-After` read
+/// (seconds or HTTP date). A 409 that carries `Retry-After` is read as "the first request with
+/// this key is still in progress", which the classifier retries. A 2xx with
+/// `Idempotent-Replayed: true` is a replay: the real result, delivered again.
 ///
 /// The key travels as [`KeyHeader`] writes it: bare when it is a token, else quoted. A key the
 /// header cannot carry (one that is not ASCII) is refused by [`HttpAdapter::run_with_key`]
@@ -67,8 +70,8 @@ impl HttpAdapter {
 
     /// One attempt: POSTs `body` to `url` with the attempt's key, encoded by [`KeyHeader`].
     ///
-    /// A key the header cannot carry is not sent: the attempt fails as [`Failure::Refused`]
-    /// (nothing left, so nothing applied). [`HttpAdapter::run_with_key`] refuses such a key
+    /// A key the header cannot carry is not sent: the attempt fails as [`Failure::Refused`] with
+    /// [`TransportError::KeyNotSendable`] (nothing left, so nothing applied). [`HttpAdapter::run_with_key`] refuses such a key
     /// before the first attempt instead; callers that run `post` under their own
     /// [`Client::run_with_key`] check it first with [`KeyHeader::new`].
     pub async fn post(
@@ -78,8 +81,10 @@ impl HttpAdapter {
         content_type: &str,
         body: Vec<u8>,
     ) -> Result<Success<HttpResponse>, Failure> {
-        let key =
-            KeyHeader::new(&attempt.key).map_err(|error| Failure::Refused(error.to_string()))?;
+        let key = KeyHeader::new(&attempt.key).map_err(|error| match error {
+            Error::KeyNotSendable { at } => Failure::Refused(TransportError::KeyNotSendable { at }),
+            other => Failure::Refused(TransportError::other(other)),
+        })?;
         let response = self
             .http
             .post(url)
@@ -106,11 +111,12 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 fn transport_failure(error: reqwest::Error) -> Failure {
-    if error.is_connect() {
-        Failure::Refused(error.to_string())
+    // A request that could not be built never left, like one whose connection failed.
+    if error.is_connect() || error.is_builder() {
+        Failure::Refused(error.into())
     } else if error.is_timeout() {
         Failure::TimedOut
     } else {
-        Failure::Lost(error.to_string())
+        Failure::Lost(error.into())
     }
 }

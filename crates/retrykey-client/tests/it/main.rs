@@ -17,6 +17,7 @@ mod tcp_lost_reply;
 mod tcp_protocol;
 mod tcp_retry_after;
 mod tcp_server_restart;
+mod transport_errors;
 
 use retrykey_client::StandardSteps;
 
