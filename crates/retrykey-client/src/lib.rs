@@ -11,7 +11,7 @@
 //! [`Success`] or a [`Failure`]. Adapters are ready for the in-memory ledger
 //! ([`adapters::MemoryAdapter`]), for HTTP (`adapters::HttpAdapter`) and for the loopback TCP
 //! ledger service in [`tcp`]. A transport failure keeps what broke as a typed
-//! [`TransportError`].
+//! [`TransportError`]; the key every attempt carries is [`Key`], re-exported from the core.
 //!
 //! # Features
 //!
@@ -89,6 +89,9 @@ pub use client::{Client, ClientBuilder, JitterRng};
 pub use error::Error;
 pub use failure::{Failure, StatusFailure, Verdict};
 pub use outcome::{Outcome, Stop};
+/// The operation key every attempt carries, re-exported so that a caller can name it without a
+/// direct dependency on the core crate.
+pub use retrykey::Key;
 // The seam the labs plug their copies into (labs/README.md): not part of the documented API.
 pub use policy::{
     DEFAULT_BASE, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_MAX_ATTEMPTS, Policy, PolicyBuilder,
