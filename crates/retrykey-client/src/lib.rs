@@ -9,16 +9,17 @@
 //!
 //! The core is transport-agnostic: an attempt is any async function from an [`Attempt`] to a
 //! [`Success`] or a [`Failure`]. Adapters are ready for the in-memory ledger
-//! ([`adapters::MemoryAdapter`]), for HTTP (`adapters::HttpAdapter`) and for the loopback TCP
-//! ledger service in [`tcp`]. A transport failure keeps what broke as a typed
+//! ([`adapters::MemoryAdapter`]), for HTTP (`adapters::HttpAdapter`, any method with the
+//! caller's headers and a per-attempt timeout, described by `adapters::HttpRequest`) and for the
+//! loopback TCP ledger service in [`tcp`]. A transport failure keeps what broke as a typed
 //! [`TransportError`]; the key every attempt carries is [`Key`], re-exported from the core.
 //!
 //! # Features
 //!
-//! - `http` (off by default): `adapters::HttpAdapter` and the `reqwest` client behind it.
-//!   Without it the crate builds no HTTP client; the header encoder ([`adapters::KeyHeader`])
-//!   and the reading of an HTTP answer ([`adapters::HttpResponse::judge`]) are always there, for
-//!   a caller's own transport.
+//! - `http` (off by default): `adapters::HttpAdapter` and `adapters::HttpRequest`, and the
+//!   `reqwest` client behind them. Without it the crate builds no HTTP client; the header
+//!   encoder ([`adapters::KeyHeader`]) and the reading of an HTTP answer
+//!   ([`adapters::HttpResponse::judge`]) are always there, for a caller's own transport.
 //!
 //! # Reading order
 //!
@@ -30,8 +31,9 @@
 //!    `classify.rs` (retry or not), `backoff.rs` (how long to wait), `retry_after.rs` (the
 //!    service's own wait) and `nesting.rs` (a nested layer's budget).
 //! 5. `client.rs`: the entry points (`run`, `run_with_key`, `run_nested`) and the shared quota.
-//! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP (the adapter in
-//!    `http.rs`, the reading of an answer in `http_response.rs`) and loopback TCP.
+//! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP (the request in
+//!    `http_request.rs`, the adapter in `http.rs`, the reading of an answer in
+//!    `http_response.rs`) and loopback TCP.
 //! 7. `amplification.rs` and `examples/`: the demos the book runs.
 //!
 //! `steps.rs` is the seam the labs plug their copy of one file into (`labs/README.md`).

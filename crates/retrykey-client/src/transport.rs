@@ -44,6 +44,9 @@ pub enum TransportError {
     /// The HTTP client failed (connect, send, or reading the body).
     #[cfg(feature = "http")]
     Http(Arc<reqwest::Error>),
+    /// The request the caller described cannot be sent (a header name or value that HTTP
+    /// cannot carry, a header the adapter owns, a URL that does not parse): nothing left.
+    InvalidRequest(Arc<str>),
     /// The key holds a character the transport's key header cannot carry: nothing left.
     KeyNotSendable {
         /// The offending character's position in the key, counted in characters from 0.
@@ -69,6 +72,7 @@ impl fmt::Display for TransportError {
             Self::Io(error) => write!(f, "{}", error.kind()),
             #[cfg(feature = "http")]
             Self::Http(error) => write!(f, "{error}"),
+            Self::InvalidRequest(problem) => write!(f, "the request cannot be sent: {problem}"),
             Self::KeyNotSendable { at } => write!(
                 f,
                 "character {at} of the key cannot be carried in the key header"
@@ -91,7 +95,8 @@ impl StdError for TransportError {
             #[cfg(feature = "http")]
             Self::Http(error) => error.source(),
             Self::Other(error) => error.source(),
-            Self::KeyNotSendable { .. } | Self::Closed | Self::UnreadableReply { .. } => None,
+            Self::InvalidRequest(_) | Self::KeyNotSendable { .. } | Self::Closed => None,
+            Self::UnreadableReply { .. } => None,
             Self::ReplyDropped => None,
         }
     }
