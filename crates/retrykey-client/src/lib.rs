@@ -21,6 +21,16 @@
 //!   encoder ([`adapters::KeyHeader`]) and the reading of an HTTP answer
 //!   ([`adapters::HttpResponse::judge`]) are always there, for a caller's own transport.
 //!
+//! # Tracing
+//!
+//! The executor emits a [`tracing`](https://docs.rs/tracing) event when an attempt starts and
+//! when it ends (DEBUG), and one per decision: a retry after a wait and a success (INFO), a
+//! definitive rejection and an unknown outcome with its reason (WARN). None is ERROR: each is an
+//! outcome the caller is built to handle. Every event names the operation by
+//! [`fields::KeyDigest`], the first 16 hex characters of the SHA-256 of the key, never by the
+//! key's text. The field names (`key_digest`, `attempt`, `outcome`, `decision`, `delay_ms`,
+//! ...) are constants in [`fields`], whose page has the table of events and fields.
+//!
 //! # Reading order
 //!
 //! 1. `outcome.rs`: the three results a caller must tell apart; everything else serves them.
@@ -29,7 +39,8 @@
 //! 3. `policy.rs`, `budget.rs` and `quota.rs`: the limits on one operation and on one client.
 //! 4. `executor.rs`: the retry loop, one key fixed before the first attempt. It asks
 //!    `classify.rs` (retry or not), `backoff.rs` (how long to wait), `retry_after.rs` (the
-//!    service's own wait) and `nesting.rs` (a nested layer's budget).
+//!    service's own wait) and `nesting.rs` (a nested layer's budget), and reports each step
+//!    through `events.rs`, with the field names of `fields.rs`.
 //! 5. `client.rs`: the entry points (`run`, `run_with_key`, `run_nested`) and the shared quota.
 //! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP (the request in
 //!    `http_request.rs`, the adapter in `http.rs`, the reading of an answer in
@@ -72,9 +83,13 @@ mod budget;
 pub mod classify;
 mod client;
 mod error;
+// The executor's events, called from the mirrored executor: see `fields` for what they carry.
+#[doc(hidden)]
+pub mod events;
 #[doc(hidden)]
 pub mod executor;
 mod failure;
+pub mod fields;
 #[doc(hidden)]
 pub mod nesting;
 mod outcome;

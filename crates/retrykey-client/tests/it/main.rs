@@ -20,6 +20,7 @@ mod tcp_lost_reply;
 mod tcp_protocol;
 mod tcp_retry_after;
 mod tcp_server_restart;
+mod tracing_events;
 mod transport_errors;
 
 use retrykey_client::StandardSteps;
