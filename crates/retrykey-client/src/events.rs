@@ -1,9 +1,12 @@
 //! The executor's `tracing` events, one function each, so that the retry loop reads as the
 //! decisions it makes and the field names stay those of [`crate::fields`].
 //!
-//! Every event names the operation by its [`KeyDigest`], never by the key. A seam the executor
-//! (and its copy under `labs/`) calls; hidden from the documented API, which is `fields`.
+//! Every event names the operation by its [`KeyDigest`], never by the key. The digest is
+//! computed only when a subscriber records the field, so a client that nobody traces pays
+//! nothing for it. A seam the executor (and its copy under `labs/`) calls; hidden from the
+//! documented API, which is `fields`.
 
+use std::fmt;
 use std::time::Duration;
 
 use tracing::{Level, event};
@@ -12,17 +15,17 @@ use crate::fields::{
     ATTEMPT, ATTEMPTS, DECISION, DELAY_MS, KEY_DIGEST, KeyDigest, MAY_HAVE_APPLIED, OUTCOME,
     REPLAYED, STATUS, STOP, TIMEOUT_MS,
 };
-use crate::{Failure, StatusFailure, Stop, Success};
+use crate::{Failure, Key, StatusFailure, Stop, Success};
 
 /// The target every event of the retry loop carries, whichever file calls this module.
 const TARGET: &str = "retrykey_client::executor";
 
 /// DEBUG: attempt `number` starts, with at most `allowed` to finish.
-pub fn attempt_started(digest: &KeyDigest, number: u32, allowed: Duration) {
+pub fn attempt_started(key: Option<&Key>, number: u32, allowed: Duration) {
     event!(
         target: TARGET,
         Level::DEBUG,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPT } = number,
         { TIMEOUT_MS } = millis(allowed),
         "attempt started"
@@ -30,7 +33,7 @@ pub fn attempt_started(digest: &KeyDigest, number: u32, allowed: Duration) {
 }
 
 /// DEBUG: attempt `number` ended with `result`.
-pub fn attempt_ended<T>(digest: &KeyDigest, number: u32, result: &Result<Success<T>, Failure>) {
+pub fn attempt_ended<T>(key: Option<&Key>, number: u32, result: &Result<Success<T>, Failure>) {
     let outcome = match result {
         Ok(reply) if reply.replayed => "replayed",
         Ok(_) => "succeeded",
@@ -41,7 +44,7 @@ pub fn attempt_ended<T>(digest: &KeyDigest, number: u32, result: &Result<Success
             event!(
                 target: TARGET,
                 Level::DEBUG,
-                { KEY_DIGEST } = %digest,
+                { KEY_DIGEST } = %Named(key),
                 { ATTEMPT } = number,
                 { OUTCOME } = "status",
                 { STATUS } = answer.status,
@@ -53,7 +56,7 @@ pub fn attempt_ended<T>(digest: &KeyDigest, number: u32, result: &Result<Success
     event!(
         target: TARGET,
         Level::DEBUG,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPT } = number,
         { OUTCOME } = outcome,
         "attempt ended"
@@ -61,11 +64,11 @@ pub fn attempt_ended<T>(digest: &KeyDigest, number: u32, result: &Result<Success
 }
 
 /// INFO: attempt `number` failed in a way worth retrying; the next starts after `wait`.
-pub fn retrying(digest: &KeyDigest, number: u32, wait: Duration) {
+pub fn retrying(key: Option<&Key>, number: u32, wait: Duration) {
     event!(
         target: TARGET,
         Level::INFO,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPT } = number,
         { DECISION } = "retry",
         { DELAY_MS } = millis(wait),
@@ -74,11 +77,11 @@ pub fn retrying(digest: &KeyDigest, number: u32, wait: Duration) {
 }
 
 /// INFO: the operation succeeded after `attempts`.
-pub fn succeeded(digest: &KeyDigest, attempts: u32, replayed: bool) {
+pub fn succeeded(key: Option<&Key>, attempts: u32, replayed: bool) {
     event!(
         target: TARGET,
         Level::INFO,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPTS } = attempts,
         { DECISION } = "succeeded",
         { REPLAYED } = replayed,
@@ -87,11 +90,11 @@ pub fn succeeded(digest: &KeyDigest, attempts: u32, replayed: bool) {
 }
 
 /// WARN: the service refused the operation definitively.
-pub fn rejected(digest: &KeyDigest, attempts: u32, failure: &StatusFailure) {
+pub fn rejected(key: Option<&Key>, attempts: u32, failure: &StatusFailure) {
     event!(
         target: TARGET,
         Level::WARN,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPTS } = attempts,
         { DECISION } = "rejected",
         { STATUS } = failure.status,
@@ -100,11 +103,11 @@ pub fn rejected(digest: &KeyDigest, attempts: u32, failure: &StatusFailure) {
 }
 
 /// WARN: the executor stopped without knowing whether the operation took effect.
-pub fn unknown(digest: &KeyDigest, attempts: u32, stop: Stop, may_have_applied: bool) {
+pub fn unknown(key: Option<&Key>, attempts: u32, stop: Stop, may_have_applied: bool) {
     event!(
         target: TARGET,
         Level::WARN,
-        { KEY_DIGEST } = %digest,
+        { KEY_DIGEST } = %Named(key),
         { ATTEMPTS } = attempts,
         { DECISION } = "unknown",
         { STOP } = stop_name(stop),
@@ -121,6 +124,19 @@ pub fn stop_name(stop: Stop) -> &'static str {
         Stop::RetryAfterPastBudget => "retry_after_past_budget",
         Stop::QuotaExhausted => "quota_exhausted",
         Stop::NotRetryable => "not_retryable",
+    }
+}
+
+/// The operation's name in an event: its key's digest, written when the field is recorded, or
+/// `none` before the operation has a key.
+struct Named<'k>(Option<&'k Key>);
+
+impl fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(key) => write!(f, "{}", KeyDigest::of(key)),
+            None => f.write_str("none"),
+        }
     }
 }
 

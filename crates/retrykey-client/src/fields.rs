@@ -66,7 +66,8 @@ pub const MAY_HAVE_APPLIED: &str = "may_have_applied";
 /// or a credential of sorts to the service), and a standard one, so that an operator holding a
 /// key can find its events with any SHA-256 tool:
 /// `printf %s "$KEY" | sha256sum | cut -c1-16`. Sixteen hex characters keep two keys of one
-/// service apart in practice; they are not meant to be unique across all time.
+/// service apart in practice; they are not meant to be unique across all time. The executor
+/// computes it only when a subscriber records the field, so an untraced client pays nothing.
 ///
 /// ```
 /// use retrykey_client::{Key, fields::KeyDigest};

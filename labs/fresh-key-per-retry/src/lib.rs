@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use retrykey::Key;
 use retrykey_client::events;
-use retrykey_client::fields::KeyDigest;
 use retrykey_client::{
     Attempt, Budget, Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop, Success,
     Verdict,
@@ -44,7 +43,7 @@ where
         None => Budget::start(&policy),
     };
     // NEGATIVE: no identity is fixed here, before the first attempt (see the loop), so the
-    // events have no digest to name the operation by until the loop draws a key.
+    // events name no key until the loop draws one.
     let mut tally = Tally::default();
     loop {
         let allowed = time_for_attempt(&policy, &budget);
@@ -77,7 +76,7 @@ where
         };
         match plan {
             Ok((wait, cost)) => {
-                events::retrying(&tally.digest, tally.attempts, wait);
+                events::retrying(tally.key.as_ref(), tally.attempts, wait);
                 tally.last_retry_cost = Some(cost);
                 // A zero wait retries at once: even a zero sleep would cost a timer tick.
                 if !wait.is_zero() {
@@ -107,20 +106,20 @@ async fn timed<T, Fut>(
 where
     Fut: Future<Output = Result<Success<T>, Failure>>,
 {
-    events::attempt_started(&tally.digest, tally.attempts, allowed);
+    events::attempt_started(tally.key.as_ref(), tally.attempts, allowed);
     let result = match tokio::time::timeout(allowed, attempt).await {
         Ok(result) => result,
         Err(_elapsed) => Err(Failure::TimedOut),
     };
-    events::attempt_ended(&tally.digest, tally.attempts, &result);
+    events::attempt_ended(tally.key.as_ref(), tally.attempts, &result);
     result
 }
 
 /// What the loop has learnt of the operation so far, and the outcomes it ends with.
 #[derive(Default)]
 struct Tally {
-    /// What stands for the key in the events: its digest, never its text.
-    digest: KeyDigest,
+    /// The key the events name the operation by (as its digest, never its text).
+    key: Option<Key>,
     /// Attempts started.
     attempts: u32,
     /// Whether a failed attempt may have reached the service and applied the effect.
@@ -130,13 +129,13 @@ struct Tally {
 }
 
 impl Tally {
-    /// From now on the events name the operation by `key`'s digest.
+    /// From now on the events name the operation by `key` (as its digest).
     fn name_by(&mut self, key: &Key) {
-        self.digest = KeyDigest::of(key);
+        self.key = Some(key.clone());
     }
 
     fn succeeded<T>(self, reply: Success<T>) -> Outcome<T> {
-        events::succeeded(&self.digest, self.attempts, reply.replayed);
+        events::succeeded(self.key.as_ref(), self.attempts, reply.replayed);
         Outcome::Succeeded {
             value: reply.value,
             replayed: reply.replayed,
@@ -145,7 +144,7 @@ impl Tally {
     }
 
     fn rejected<T>(self, failure: StatusFailure) -> Outcome<T> {
-        events::rejected(&self.digest, self.attempts, &failure);
+        events::rejected(self.key.as_ref(), self.attempts, &failure);
         Outcome::Rejected {
             failure,
             attempts: self.attempts,
@@ -153,7 +152,12 @@ impl Tally {
     }
 
     fn unknown<T>(self, last: Failure, stop: Stop) -> Outcome<T> {
-        events::unknown(&self.digest, self.attempts, stop, self.may_have_applied);
+        events::unknown(
+            self.key.as_ref(),
+            self.attempts,
+            stop,
+            self.may_have_applied,
+        );
         Outcome::Unknown {
             last,
             attempts: self.attempts,
