@@ -19,8 +19,7 @@ fn fast_policy() -> Policy {
         .unwrap()
 }
 
-// Every attempt, the retries too, carries the caller's Authorization and other headers, once
-// each, next to the one operation key.
+// Every attempt, retries included, carries the caller's headers once each, beside the one key.
 #[tokio::test]
 async fn caller_headers_on_every_attempt() {
     let server = Recorder::start(vec![

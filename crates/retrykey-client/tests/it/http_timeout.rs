@@ -20,8 +20,7 @@ fn fast_policy(attempts: u32) -> Policy {
         .unwrap()
 }
 
-// An attempt whose answer does not come within the request's timeout fails as TimedOut, and
-// the next attempt presents the same key and gets the answer.
+// An attempt past the request's timeout is TimedOut and is retried under the same key.
 #[tokio::test]
 async fn timed_out_attempt_is_retried_under_the_same_key() {
     let server = Recorder::start(vec![Reply::Hang, Reply::Answer(CREATED)]).await;
@@ -61,8 +60,7 @@ async fn timed_out_attempt_is_retried_under_the_same_key() {
     );
 }
 
-// When every attempt times out, the operation stops with the outcome unknown: the request may
-// have taken effect, and the caller keeps the key to find out.
+// When every attempt times out, the outcome is unknown and may have applied.
 #[tokio::test]
 async fn every_attempt_timing_out_is_unknown() {
     let server = Recorder::start(vec![Reply::Hang, Reply::Hang]).await;

@@ -128,8 +128,7 @@ fn assert_key_only_as_digest(events: &[Seen], key: &Key) {
     }
 }
 
-// A lost reply, a retry and a replay: each attempt's start and end at DEBUG, the retry with its
-// wait and the success at INFO, in that order, the key named only by its digest.
+// Attempts are DEBUG, the retry and the success INFO, in order, the key only as its digest.
 #[tokio::test(start_paused = true)]
 async fn retry_then_success_in_order() {
     let store = Arc::new(Store::new());
@@ -161,8 +160,7 @@ async fn retry_then_success_in_order() {
     assert_key_only_as_digest(&events, &key);
 }
 
-// A definitive answer stops at once with a WARN naming the status, never an ERROR, and the
-// service's explanation (which may echo the key) stays out of the events.
+// A rejection is one WARN with its status, and the service's text (echoing the key) stays out.
 #[tokio::test(start_paused = true)]
 async fn rejection_is_one_warning() {
     let client = Client::builder(Policy::default()).seed(52).build();
@@ -186,8 +184,7 @@ async fn rejection_is_one_warning() {
     assert_key_only_as_digest(&events, &key);
 }
 
-// An empty retry quota stops the operation with its outcome unknown: one WARN that names the
-// reason, after the attempt that could not be retried.
+// An empty retry quota ends the operation with one WARN: unknown, quota_exhausted.
 #[tokio::test(start_paused = true)]
 async fn quota_empty_is_an_unknown_warning() {
     let client = Client::builder(Policy::default())
@@ -216,8 +213,7 @@ async fn quota_empty_is_an_unknown_warning() {
     assert_key_only_as_digest(&events, &key);
 }
 
-// Retries that outlast the budget stop with a WARN that says the budget is spent, after one
-// INFO per retry that was made.
+// A spent budget ends the operation with one WARN, after one INFO per retry made.
 #[tokio::test(start_paused = true)]
 async fn budget_spent_is_an_unknown_warning() {
     let policy = Policy::builder()
