@@ -1,9 +1,10 @@
-//! The one error type of the client crate: a policy that cannot work, a key a transport cannot
-//! carry, or a service that cannot start.
+//! The one error type of the client crate: a policy that cannot work, a key or a request a
+//! transport cannot carry, or a service that cannot start.
 
 use std::time::Duration;
 
-/// Why a policy could not be built, a key could not be sent, or a loopback service could not start.
+/// Why a policy could not be built, a key or a request could not be sent, or a loopback service
+/// could not start.
 ///
 /// A policy is checked once, when it is built, so a retry loop never runs with settings that
 /// make no sense (no attempts, no time, a cap that cuts below the first delay).
@@ -42,6 +43,14 @@ pub enum Error {
     KeyNotSendable {
         /// The offending character's position in the key, counted in characters from 0.
         at: usize,
+    },
+    /// The HTTP request described by the caller cannot be sent: a header name or value HTTP
+    /// cannot carry, a header the adapter sets itself (`Idempotency-Key`), or a URL that does not
+    /// parse. Refused before the first attempt, like a key that cannot be sent.
+    #[error("the HTTP request cannot be sent: {reason}")]
+    InvalidRequest {
+        /// What is wrong with it.
+        reason: String,
     },
     /// The loopback ledger service could not bind or serve.
     #[error("ledger service I/O: {0}")]

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use retrykey::Key;
+use retrykey_client::events;
 use retrykey_client::{
     Attempt, Budget, Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop, Success,
     Verdict,
@@ -23,6 +24,8 @@ use retrykey_client::{
 ///   until the deadline for nothing.
 /// - The waits are plain `tokio::time::sleep`s inside this future: dropping the future cancels
 ///   the operation, and nothing keeps running behind the caller's back.
+/// - Every attempt's start and end, and every decision, is a `tracing` event naming the
+///   operation by its key's digest (`events.rs`; the fields are listed in `fields.rs`).
 pub async fn execute<P, T, F, Fut>(
     client: &Client<P>,
     key: Option<Key>,
@@ -42,6 +45,7 @@ where
     // One identity for the whole operation, fixed before the first attempt.
     let key = key.unwrap_or_else(|| client.new_key());
     let mut tally = Tally::default();
+    tally.name_by(&key);
     loop {
         let allowed = time_for_attempt(&policy, &budget);
         if allowed.is_zero() {
@@ -53,13 +57,12 @@ where
             number: tally.attempts,
             budget: budget.clone(),
         };
-        let failure = match tokio::time::timeout(allowed, attempt(context)).await {
-            Ok(Ok(reply)) => {
+        let failure = match timed(&tally, allowed, attempt(context)).await {
+            Ok(reply) => {
                 client.quota().on_success(tally.last_retry_cost);
                 return tally.succeeded(reply);
             }
-            Ok(Err(failure)) => failure,
-            Err(_elapsed) => Failure::TimedOut,
+            Err(failure) => failure,
         };
         tally.may_have_applied |= failure.may_have_applied();
 
@@ -70,6 +73,7 @@ where
         };
         match plan {
             Ok((wait, cost)) => {
+                events::retrying(tally.key.as_ref(), tally.attempts, wait);
                 tally.last_retry_cost = Some(cost);
                 // A zero wait retries at once: even a zero sleep would cost a timer tick.
                 if !wait.is_zero() {
@@ -89,9 +93,30 @@ fn time_for_attempt(policy: &Policy, budget: &Budget) -> Duration {
         .map_or(remaining, |t| t.min(remaining))
 }
 
+/// Runs one attempt within `allowed` (past it, the attempt has `TimedOut`), reporting its start
+/// and its end.
+async fn timed<T, Fut>(
+    tally: &Tally,
+    allowed: Duration,
+    attempt: Fut,
+) -> Result<Success<T>, Failure>
+where
+    Fut: Future<Output = Result<Success<T>, Failure>>,
+{
+    events::attempt_started(tally.key.as_ref(), tally.attempts, allowed);
+    let result = match tokio::time::timeout(allowed, attempt).await {
+        Ok(result) => result,
+        Err(_elapsed) => Err(Failure::TimedOut),
+    };
+    events::attempt_ended(tally.key.as_ref(), tally.attempts, &result);
+    result
+}
+
 /// What the loop has learnt of the operation so far, and the outcomes it ends with.
 #[derive(Default)]
 struct Tally {
+    /// The key the events name the operation by (as its digest, never its text).
+    key: Option<Key>,
     /// Attempts started.
     attempts: u32,
     /// Whether a failed attempt may have reached the service and applied the effect.
@@ -101,7 +126,13 @@ struct Tally {
 }
 
 impl Tally {
+    /// From now on the events name the operation by `key` (as its digest).
+    fn name_by(&mut self, key: &Key) {
+        self.key = Some(key.clone());
+    }
+
     fn succeeded<T>(self, reply: Success<T>) -> Outcome<T> {
+        events::succeeded(self.key.as_ref(), self.attempts, reply.replayed);
         Outcome::Succeeded {
             value: reply.value,
             replayed: reply.replayed,
@@ -110,6 +141,7 @@ impl Tally {
     }
 
     fn rejected<T>(self, failure: StatusFailure) -> Outcome<T> {
+        events::rejected(self.key.as_ref(), self.attempts, &failure);
         Outcome::Rejected {
             failure,
             attempts: self.attempts,
@@ -117,6 +149,12 @@ impl Tally {
     }
 
     fn unknown<T>(self, last: Failure, stop: Stop) -> Outcome<T> {
+        events::unknown(
+            self.key.as_ref(),
+            self.attempts,
+            stop,
+            self.may_have_applied,
+        );
         Outcome::Unknown {
             last,
             attempts: self.attempts,

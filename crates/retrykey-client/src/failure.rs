@@ -3,18 +3,21 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::TransportError;
+
 /// Why an attempt did not succeed, in terms that matter for retrying.
 ///
 /// The variants separate "the request never left" from "the request left and the reply did
-/// not come back": only the second one can hide a committed effect.
+/// not come back": only the second one can hide a committed effect. A transport failure keeps
+/// what broke as a [`TransportError`], which is also its [`source`](std::error::Error::source).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
     /// The connection could not be opened: the request was not sent, so nothing happened.
-    Refused(String),
+    Refused(TransportError),
     /// No reply within the time the attempt was given. The request may have taken effect.
     TimedOut,
     /// The connection broke after the request was sent. The request may have taken effect.
-    Lost(String),
+    Lost(TransportError),
     /// The service answered, with a status that is not a success.
     Status(StatusFailure),
 }
@@ -33,6 +36,16 @@ impl fmt::Display for Failure {
             Self::TimedOut => write!(f, "timed out waiting for the reply"),
             Self::Lost(why) => write!(f, "connection lost after sending ({why})"),
             Self::Status(status) => write!(f, "{status}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Refused(error) | Self::Lost(error) => Some(error),
+            // The answer is the failure itself, and its text is already this one's.
+            Self::TimedOut | Self::Status(_) => None,
         }
     }
 }
@@ -80,6 +93,8 @@ impl fmt::Display for StatusFailure {
         Ok(())
     }
 }
+
+impl std::error::Error for StatusFailure {}
 
 /// What the classifier decided about a failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

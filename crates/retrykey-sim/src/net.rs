@@ -11,7 +11,7 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use retrykey_client::adapters::{HttpResponse, KEY_HEADER, KeyHeader, REPLAYED_HEADER};
-use retrykey_client::{Attempt, Failure, Success, retry_after};
+use retrykey_client::{Attempt, Failure, Success, TransportError, retry_after};
 use retrykey_history::{History, HistoryEvent, NoReply, OpId, Reply};
 
 use crate::server::PORT;
@@ -76,24 +76,25 @@ struct Answer {
 }
 
 async fn exchange(attempt: &Attempt, amount: u64) -> Result<Answer, Failure> {
-    let key = KeyHeader::new(&attempt.key).map_err(|e| Failure::Refused(e.to_string()))?;
+    let key =
+        KeyHeader::new(&attempt.key).map_err(|e| Failure::Refused(TransportError::other(e)))?;
     let stream = turmoil::net::TcpStream::connect(("server", PORT))
         .await
-        .map_err(|e| Failure::Refused(e.to_string()))?;
+        .map_err(|e| Failure::Refused(e.into()))?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
-        .map_err(|e| Failure::Lost(e.to_string()))?;
+        .map_err(|e| Failure::Lost(TransportError::other(e)))?;
     // The connection's driver ends with this attempt, whatever ends it.
     let driver = Driver(tokio::spawn(connection));
     let request = Request::post("/payments")
         .header(KEY_HEADER, key.as_str())
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(Full::new(Bytes::from(format!("{{\"amount\":{amount}}}"))))
-        .map_err(|e| Failure::Refused(e.to_string()))?;
+        .map_err(|e| Failure::Refused(TransportError::other(e)))?;
     let response = sender
         .send_request(request)
         .await
-        .map_err(|e| Failure::Lost(e.to_string()))?;
+        .map_err(|e| Failure::Lost(TransportError::other(e)))?;
     let status = response.status().as_u16();
     let header = |name: &str| {
         response
@@ -110,7 +111,7 @@ async fn exchange(attempt: &Attempt, amount: u64) -> Result<Answer, Failure> {
         .into_body()
         .collect()
         .await
-        .map_err(|e| Failure::Lost(e.to_string()))?
+        .map_err(|e| Failure::Lost(TransportError::other(e)))?
         .to_bytes()
         .to_vec();
     drop(driver);

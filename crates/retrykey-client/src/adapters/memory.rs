@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use retrykey::{Error, Ledger, Receipt, Request};
 
 use crate::budget::take_one;
-use crate::{Attempt, Failure, StatusFailure, Success};
+use crate::{Attempt, Failure, StatusFailure, Success, TransportError};
 
 /// Calls a [`Ledger`] in-process, as an attempt function.
 ///
 /// [`MemoryAdapter::lose_next_replies`] makes the next applies commit and then report
-/// [`Failure::Lost`]: the lost reply of Stage 1, without a network.
+/// [`Failure::Lost`] with [`TransportError::ReplyDropped`]: the lost reply of Stage 1, without a
+/// network.
 #[derive(Clone)]
 pub struct MemoryAdapter {
     ledger: Arc<dyn Ledger>,
@@ -40,9 +41,7 @@ impl MemoryAdapter {
     ) -> Result<Success<Receipt>, Failure> {
         match self.ledger.apply(&attempt.key, request) {
             // Only a committed apply can lose its reply: a refusal changed nothing to hide.
-            Ok(_) if take_one(&self.lose) => {
-                Err(Failure::Lost("reply lost after the commit".into()))
-            }
+            Ok(_) if take_one(&self.lose) => Err(Failure::Lost(TransportError::ReplyDropped)),
             Ok(receipt) => Ok(Success {
                 replayed: receipt.replayed,
                 value: receipt,

@@ -7,12 +7,14 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 use crate::tcp::protocol;
-use crate::{Attempt, Failure, Success};
+use crate::{Attempt, Failure, Success, TransportError};
 
 /// Sends attempts to a [`LedgerServer`](crate::tcp::LedgerServer) at `addr`.
 ///
 /// A failed connect is [`Failure::Refused`] (nothing was sent); a connection that closes or
-/// breaks after the request left is [`Failure::Lost`] (it may have committed).
+/// breaks after the request left is [`Failure::Lost`] (it may have committed). Either carries
+/// the socket's error as [`TransportError::Io`], or [`TransportError::Closed`] when the service
+/// closed the connection without a reply.
 #[derive(Clone, Copy, Debug)]
 pub struct TcpAdapter {
     addr: SocketAddr,
@@ -32,16 +34,16 @@ impl TcpAdapter {
     ) -> Result<Success<Receipt>, Failure> {
         let mut stream = TcpStream::connect(self.addr)
             .await
-            .map_err(|e| Failure::Refused(e.kind().to_string()))?;
+            .map_err(|e| Failure::Refused(e.into()))?;
         let line = protocol::request_line(&attempt.key, request);
         stream
             .write_all(line.as_bytes())
             .await
-            .map_err(|e| Failure::Lost(e.kind().to_string()))?;
+            .map_err(|e| Failure::Lost(e.into()))?;
         let mut reader = BufReader::new(stream);
         protocol::read_line(&mut reader)
             .await
-            .ok_or_else(|| Failure::Lost("connection closed before the reply".into()))
+            .ok_or(Failure::Lost(TransportError::Closed))
             .and_then(|reply| protocol::parse_reply(&reply))
     }
 }

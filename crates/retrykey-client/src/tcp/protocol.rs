@@ -18,7 +18,7 @@ use std::time::Duration;
 use retrykey::{Error, Key, Receipt, Request};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
-use crate::{Failure, StatusFailure, Success};
+use crate::{Failure, StatusFailure, Success, TransportError};
 
 /// The longest line either side accepts, newline included.
 pub const MAX_LINE: usize = 1024;
@@ -72,10 +72,15 @@ pub fn busy_line(seconds: u64) -> String {
 
 /// Reads a reply line (without its newline) as an attempt's result.
 ///
-/// A line that cannot be read is [`Failure::Lost`]: the request was sent and its fate is unknown.
+/// A line that cannot be read is [`Failure::Lost`] with [`TransportError::UnreadableReply`]: the
+/// request was sent and its fate is unknown.
 pub fn parse_reply(line: &str) -> Result<Success<Receipt>, Failure> {
     let fields: Vec<&str> = line.split('\t').collect();
-    let unreadable = || Failure::Lost(format!("unreadable reply {line:?}"));
+    let unreadable = || {
+        Failure::Lost(TransportError::UnreadableReply {
+            line: line.to_owned(),
+        })
+    };
     match fields.as_slice() {
         ["OK", operation, total, replayed] => {
             let receipt = Receipt {

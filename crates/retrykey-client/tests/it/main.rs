@@ -7,6 +7,9 @@ mod amplification;
 mod budget;
 mod common;
 mod http_adapter;
+mod http_headers;
+mod http_methods;
+mod http_timeout;
 mod key_grammar;
 mod policy_construction;
 mod quota;
@@ -17,6 +20,8 @@ mod tcp_lost_reply;
 mod tcp_protocol;
 mod tcp_retry_after;
 mod tcp_server_restart;
+mod tracing_events;
+mod transport_errors;
 
 use retrykey_client::StandardSteps;
 

@@ -1,5 +1,8 @@
-//! What several test files need: a loopback ledger service, a port with nothing on it, and
-//! unpacking an outcome that must have succeeded.
+//! What several test files need: a loopback ledger service, a port with nothing on it, a
+//! loopback HTTP server that records what it receives, and unpacking an outcome that must have
+//! succeeded.
+
+pub mod recorder;
 
 use std::fmt::Debug;
 use std::net::{Ipv4Addr, SocketAddr};
