@@ -1,12 +1,12 @@
-//! The attempts this process is running: their lease renewals, and whether the payments ledger has
-//! already stored their answer.
+//! The attempts this process is running: their lease renewals, whether a handler's commit has
+//! already stored their answer, and the claims whose reply was lost.
 //!
 //! Both save database work at the end of an attempt. A renewal task is stopped as soon as the
 //! attempt ends, instead of waking once more to find out. And when the book committed the answer
 //! together with the charge, the layer's `complete` that follows has nothing left to write: the
 //! store answers it from here, without a round trip.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
@@ -17,9 +17,13 @@ use tokio::task::AbortHandle;
 
 use crate::lease::{Lease, millis};
 
-/// The running attempts of one store, by token (tokens are never reused, so one is enough).
+/// The running attempts of one store, by token (tokens are never reused, so one is enough),
+/// and the keys whose claim this process sent without learning its outcome.
 #[derive(Debug, Default)]
-pub(crate) struct Attempts(Mutex<HashMap<Token, Attempt>>);
+pub(crate) struct Attempts {
+    running: Mutex<HashMap<Token, Attempt>>,
+    doubtful: Mutex<HashSet<EntryId>>,
+}
 
 #[derive(Debug, Default)]
 struct Attempt {
@@ -76,8 +80,28 @@ impl Attempts {
         attempt.answered
     }
 
+    /// Whether an attempt of this process holds `token` now.
+    pub(crate) fn runs(&self, token: Token) -> bool {
+        self.lock().contains_key(&token)
+    }
+
+    /// A claim of `id` failed without an answer: it may have committed (its reply was lost),
+    /// leaving a record in flight that no attempt of this process runs.
+    pub(crate) fn doubt(&self, id: EntryId) {
+        self.doubtful().insert(id);
+    }
+
+    /// Whether a claim of `id` is in doubt; asking settles the doubt.
+    pub(crate) fn settle_doubt(&self, id: &EntryId) -> bool {
+        self.doubtful().remove(id)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Token, Attempt>> {
         // Nothing panics while holding it; a poisoned map is still consistent.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn doubtful(&self) -> std::sync::MutexGuard<'_, HashSet<EntryId>> {
+        self.doubtful.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

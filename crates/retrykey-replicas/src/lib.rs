@@ -116,22 +116,33 @@ pub struct StoreOptions {
     pub limits: StoreLimits,
     /// How long an in-flight record stays with its owner without renewal.
     pub lease: Lease,
-    /// The name this replica writes into the records it claims (for an operator reading them).
+    /// The name this replica writes into the records it claims: for an operator reading them,
+    /// and for the store to recognise a claim of its own whose reply was lost. Keep it unique
+    /// per process.
     pub owner: String,
     /// The clock leases and retention are read from.
     pub clock: Clock,
 }
 
 impl Default for StoreOptions {
-    /// Default limits and lease; the owner is this process (`pid <n>`).
+    /// Default limits and lease; the owner is this process (`pid <n> <tag>`, the tag drawn at
+    /// random, so that two processes with one pid on two machines differ).
     fn default() -> Self {
         Self {
             limits: StoreLimits::default(),
             lease: Lease::default(),
-            owner: format!("pid {}", std::process::id()),
+            owner: format!("pid {} {:08x}", std::process::id(), random_tag()),
             clock: Clock::system(),
         }
     }
+}
+
+/// 32 random bits, from the standard library's per-process hash seed.
+fn random_tag() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    (hasher.finish() >> 32) as u32
 }
 
 impl StoreOptions {

@@ -65,6 +65,12 @@ pub(crate) trait StoreBackend: Send + Sync + 'static {
         answer: StoredAnswer,
     ) -> impl Future<Output = Result<bool, Error>> + Send;
 
+    /// The token and owner of `id`'s record while it is in flight.
+    fn holder(
+        &self,
+        id: EntryId,
+    ) -> impl Future<Output = Result<Option<(Token, String)>, Error>> + Send;
+
     /// Deletes the in-flight record of `id` held with `token`; false if it was not.
     fn release(
         &self,
@@ -177,6 +183,21 @@ impl<B: StoreBackend> DbEntries<B> {
         self.inner.options()
     }
 
+    /// Releases `id`'s record if this process claimed it and no attempt of this process holds
+    /// it: a claim whose reply was lost, which nobody will run or renew. Whether it went.
+    async fn release_orphan(&self, id: EntryId) -> Result<bool, Error> {
+        let options = self.inner.options();
+        match self.inner.holder(id).await? {
+            Some((token, owner))
+                if owner == options.owner && !self.inner.attempts().runs(token) =>
+            {
+                tracing::info!(entry = ?id, token = token.0, "released a claim whose reply was lost");
+                self.inner.release(id, token).await
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Renews the lease of the attempt holding `token` while it runs (see `attempts.rs`).
     fn keep_renewing(&self, id: EntryId, token: Token) {
         let inner = Arc::clone(&self.inner);
@@ -194,7 +215,13 @@ impl<B: StoreBackend> DbEntries<B> {
 impl<B: StoreBackend> Entries for DbEntries<B> {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         EntriesFuture::new(async move {
-            let now = seen(&self.inner, *id).await?;
+            let mut now = seen(&self.inner, *id).await?;
+            if matches!(now, Seen::InFlight(_))
+                && self.inner.attempts().settle_doubt(id)
+                && self.release_orphan(*id).await?
+            {
+                now = Seen::Absent;
+            }
             let inner = Arc::clone(&self.inner);
             let id = *id;
             Ok(now.into_lookup(move || {
@@ -210,7 +237,11 @@ impl<B: StoreBackend> Entries for DbEntries<B> {
         fingerprint: &'a Fingerprint,
     ) -> EntriesFuture<'a, Reserve> {
         EntriesFuture::new(async move {
-            let reserve = self.inner.claim(*id, *fingerprint).await?;
+            let reserve = self.inner.claim(*id, *fingerprint).await.inspect_err(|_| {
+                // The claim may have committed with its reply lost: the next lookup of the
+                // key checks for a record of this process's that no attempt runs.
+                self.inner.attempts().doubt(*id);
+            })?;
             if let Reserve::Reserved(token) = reserve {
                 self.keep_renewing(*id, token);
                 at(Point::Reserved);

@@ -52,7 +52,8 @@ struct Args {
     /// another replica may take it over.
     #[arg(long, value_name = "DUR", default_value = "10s")]
     lease: Span,
-    /// The name written into the keys this replica claims (default: `pid <n>`).
+    /// The name written into the keys this replica claims, unique per process (default:
+    /// `pid <n> <tag>`, the tag random).
     #[arg(long, value_name = "NAME")]
     owner: Option<String>,
     /// Milliseconds each charge takes.

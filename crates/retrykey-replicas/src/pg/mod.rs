@@ -228,6 +228,23 @@ impl StoreBackend for PgBackend {
             .await
     }
 
+    async fn holder(&self, id: EntryId) -> Result<Option<(Token, String)>, Error> {
+        self.pool
+            .run(move |conn| {
+                Box::pin(async move {
+                    let row = conn
+                        .opt(
+                            "SELECT token, owner FROM http_keys
+                             WHERE entry_id = $1 AND expires_at IS NULL",
+                            &[&id.as_bytes().as_slice()],
+                        )
+                        .await?;
+                    Ok(row.map(|row| (Token(row.get::<_, i64>(0).cast_unsigned()), row.get(1))))
+                })
+            })
+            .await
+    }
+
     async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
         self.pool
             .run(move |conn| {

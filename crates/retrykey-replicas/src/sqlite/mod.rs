@@ -579,6 +579,19 @@ impl StoreBackend for SqliteBackend {
         .await
     }
 
+    async fn holder(&self, id: EntryId) -> Result<Option<(Token, String)>, Error> {
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT token, owner FROM http_keys WHERE entry_id = ?1 AND expires_at IS NULL",
+            )?
+            .query_row(params![id.as_bytes()], |row| {
+                Ok((Token(row.get::<_, i64>(0)?.cast_unsigned()), row.get(1)?))
+            })
+            .optional()
+        })
+        .await
+    }
+
     async fn release(&self, id: EntryId, token: Token) -> Result<bool, Error> {
         self.write(move |tx| {
             let deleted = tx

@@ -193,3 +193,38 @@ async fn postgres_charge_whose_commit_reply_is_lost_is_settled_by_its_record() {
     assert_eq!(observed.charges().await.expect("charges"), 1);
     server.stop().await;
 }
+
+// The reply to a claim is lost after the server committed it: the first request gets 503 and
+// the key's record stays in flight, owned by this process, with no attempt behind it. The
+// retry recognises the claim as its own and releases it at once, so it is served without
+// waiting for the lease (a minute long here, past the layer's wait): one charge, one answer.
+#[cfg_attr(not(retrykey_pg), ignore = "needs PostgreSQL: set RETRYKEY_PG_URL")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_claim_whose_reply_is_lost_is_released_by_its_own_process() {
+    let (proxy, store, observer, observed) = behind_proxy(Duration::from_secs(60)).await;
+    let (server, payments) = serve(store.clone(), Arc::new(PgPayments::new(&store))).await;
+    let client = LoopbackClient::new(server.url());
+
+    proxy.arm_where(CommitCut::AfterCommit, "INSERT INTO http_keys");
+    let first = pay(&client, "k-claim").await;
+    assert_store_unavailable(&first);
+    assert!(!proxy.is_armed(), "the claim's commit was not the one cut");
+    assert_eq!(payments.attempts(), 0, "the handler ran without a claim");
+    assert_eq!(
+        observer.entries().await.expect("entries"),
+        1,
+        "the claim committed"
+    );
+
+    let retry = pay(&client, "k-claim").await;
+    assert_eq!((retry.status, retry.replayed()), (201, false), "{retry:?}");
+    let replay = pay(&client, "k-claim").await;
+    assert_eq!(
+        (replay.status, replay.replayed(), &replay.body),
+        (201, true, &retry.body)
+    );
+    assert_eq!(payments.attempts(), 1);
+    assert_eq!(observed.charges().await.expect("charges"), 1);
+    assert_eq!(observer.entries().await.expect("entries"), 1);
+    server.stop().await;
+}
