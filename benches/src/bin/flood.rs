@@ -134,7 +134,7 @@ async fn flood(args: &Args) -> anyhow::Result<()> {
                         Ok(reply)
                             if reply.status == 503
                                 && reply.header("retry-after").is_some()
-                                && reply.body.contains("/problems/store-full") =>
+                                && reply.body.contains("problem:store-full") =>
                         {
                             tally.refused.fetch_add(1, Ordering::Relaxed);
                         }

@@ -28,6 +28,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Method, Request, Response};
+use tokio::task::futures::TaskLocalFuture;
 use tower_layer::Layer;
 use tower_service::Service;
 use tracing::Instrument;
@@ -35,6 +36,7 @@ use tracing::instrument::Instrumented;
 
 use crate::body::{self, Body, BoxError};
 use crate::observe::{self, Observed};
+use crate::problem::{self, TYPE_BASE};
 use crate::{Entries, MemoryEntries, Problem, Scope, StandardEngine, StoreLimits};
 
 /// A boxed, sendable future (the engine and the inner service meet through these).
@@ -81,11 +83,17 @@ pub struct Config {
     max_body_bytes: usize,
     max_stored_body_bytes: usize,
     in_flight: InFlight,
+    problem_base: Arc<str>,
     store: Arc<dyn Entries>,
     engine: Arc<dyn Engine>,
 }
 
 impl Config {
+    /// What the `type` of the layer's problem answers starts with.
+    pub fn problem_base(&self) -> &str {
+        &self.problem_base
+    }
+
     /// Whether requests with this method are handled (others pass straight through).
     pub fn covers(&self, method: &Method) -> bool {
         self.methods.contains(method)
@@ -143,6 +151,7 @@ pub struct Builder {
     max_body_bytes: usize,
     max_stored_body_bytes: usize,
     in_flight: InFlight,
+    problem_base: Arc<str>,
     store: Option<Arc<dyn Entries>>,
     store_limits: StoreLimits,
     engine: Arc<dyn Engine>,
@@ -157,6 +166,7 @@ impl Default for Builder {
             max_body_bytes: 1 << 20,
             max_stored_body_bytes: 64 << 10,
             in_flight: InFlight::Wait(DEFAULT_WAIT),
+            problem_base: Arc::from(TYPE_BASE),
             store: None,
             store_limits: StoreLimits::default(),
             engine: Arc::new(StandardEngine),
@@ -204,6 +214,14 @@ impl Builder {
         self
     }
 
+    /// What the `type` URI of the layer's problem answers starts with (default [`TYPE_BASE`],
+    /// a URN that promises no page): a service that documents its problems at
+    /// `https://api.example.com/problems/` sets that, and `key-reused` follows it.
+    pub fn problem_base(mut self, base: impl Into<String>) -> Self {
+        self.problem_base = Arc::from(base.into());
+        self
+    }
+
     /// The response store (default: a [`MemoryEntries`] with the limits below).
     pub fn store(mut self, store: impl Entries) -> Self {
         self.store = Some(Arc::new(store));
@@ -244,6 +262,7 @@ impl Builder {
                 max_body_bytes: self.max_body_bytes,
                 max_stored_body_bytes: self.max_stored_body_bytes,
                 in_flight: self.in_flight,
+                problem_base: self.problem_base,
                 store,
                 engine: self.engine,
             }),
@@ -381,19 +400,27 @@ where
         } else {
             tracing::Span::none()
         };
+        let base = Arc::clone(&config.problem_base);
         let handled = engine.handle(config, request.map(body::boxed), next);
-        ResponseFuture(handled.instrument(span))
+        ResponseFuture {
+            answer: problem::with_base(base, handled.instrument(span)),
+        }
     }
 }
 
-/// The future of [`Idempotency`]: the engine's answer, which is never an error.
-pub struct ResponseFuture(Instrumented<BoxFuture<Response<Body>>>);
+pin_project_lite::pin_project! {
+    /// The future of [`Idempotency`]: the engine's answer, which is never an error.
+    pub struct ResponseFuture {
+        #[pin]
+        answer: TaskLocalFuture<Arc<str>, Instrumented<BoxFuture<Response<Body>>>>,
+    }
+}
 
 impl Future for ResponseFuture {
     type Output = Result<Response<Body>, Infallible>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx).map(Ok)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().answer.poll(cx).map(Ok)
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! let response = Problem::KeyReused.response(None);
 //! assert_eq!(response.status(), 422);
-//! assert_eq!(Problem::KeyReused.type_uri(), "https://retrykey.example/problems/key-reused");
+//! assert_eq!(Problem::KeyReused.type_uri(), "urn:retrykey:problem:key-reused");
 //! ```
 
 use http::{HeaderValue, Response, StatusCode, header};
@@ -17,6 +17,19 @@ use http::{HeaderValue, Response, StatusCode, header};
 use crate::body::{Body, full};
 
 pub use retrykey_server::{PROBLEM_JSON, TYPE_BASE};
+
+tokio::task_local! {
+    /// The `type` base of the layer answering the request being polled (`Builder::problem_base`).
+    static BASE: std::sync::Arc<str>;
+}
+
+/// Runs `answer` with `base` as the `type` base of the problems it writes.
+pub(crate) fn with_base<F: std::future::Future>(
+    base: std::sync::Arc<str>,
+    answer: F,
+) -> tokio::task::futures::TaskLocalFuture<std::sync::Arc<str>, F> {
+    BASE.scope(base, answer)
+}
 
 // ANCHOR: problems
 /// Every answer the layer gives on its own, without (or instead of) the inner service.
@@ -110,9 +123,10 @@ impl Problem {
         }
     }
 
-    /// The full `type` URI.
+    /// The full `type` URI: the answering layer's base (by default [`TYPE_BASE`]), then the slug.
     pub fn type_uri(self) -> String {
-        format!("{TYPE_BASE}{}", self.slug())
+        BASE.try_with(|base| format!("{base}{}", self.slug()))
+            .unwrap_or_else(|_| format!("{TYPE_BASE}{}", self.slug()))
     }
 
     /// Seconds a client should wait before retrying, for the answers that invite a retry.

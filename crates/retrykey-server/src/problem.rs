@@ -5,5 +5,7 @@
 /// The media type of every problem answer (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-/// Where problem `type` URIs live. They identify, they are not meant to be fetched.
-pub const TYPE_BASE: &str = "https://retrykey.example/problems/";
+/// What a problem `type` URI starts with unless a service says otherwise: a URN, which names the
+/// problem and promises no page to fetch. A service with pages for its problems sets its own
+/// base (`IdempotencyLayer::builder().problem_base(...)`).
+pub const TYPE_BASE: &str = "urn:retrykey:problem:";

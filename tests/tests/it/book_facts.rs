@@ -65,7 +65,10 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                     "waits at most {} seconds (the layer's default deadline)",
                     DEFAULT_WAIT.as_secs()
                 ),
-                format!("the layer's {}-second wait deadline", DEFAULT_WAIT.as_secs()),
+                format!(
+                    "the layer's {}-second wait deadline",
+                    DEFAULT_WAIT.as_secs()
+                ),
             ],
         ),
         (

@@ -70,9 +70,9 @@ fn assert_problem(reply: &LoopbackReply, status: u16, slug: &str, what: &str) {
         "{what}"
     );
     assert!(
-        reply.body.contains(&format!(
-            "\"type\":\"https://retrykey.example/problems/{slug}\""
-        )),
+        reply
+            .body
+            .contains(&format!("\"type\":\"urn:retrykey:problem:{slug}\"")),
         "{what}: {}",
         reply.body
     );

@@ -66,7 +66,10 @@ async fn stalled_post(
 async fn a_keyed_body_that_stalls_gets_408_and_takes_no_key() {
     let (status, body, store, payments) = stalled_post(Some("k-1")).await;
     assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
-    assert!(body.contains("/problems/body-timed-out"), "{body}");
+    assert!(
+        body.contains("urn:retrykey:problem:body-timed-out"),
+        "{body}"
+    );
     assert_eq!((store.len(), payments.attempts()), (0, 0));
     assert_eq!(payments.charges().await.unwrap(), 0);
 }
@@ -76,7 +79,10 @@ async fn a_keyed_body_that_stalls_gets_408_and_takes_no_key() {
 async fn a_keyless_body_that_stalls_gets_408_and_charges_nothing() {
     let (status, body, store, payments) = stalled_post(None).await;
     assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
-    assert!(body.contains("/problems/body-timed-out"), "{body}");
+    assert!(
+        body.contains("urn:retrykey:problem:body-timed-out"),
+        "{body}"
+    );
     assert_eq!((store.len(), payments.attempts()), (0, 1));
     assert_eq!(payments.charges().await.unwrap(), 0);
 }

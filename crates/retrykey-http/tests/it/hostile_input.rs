@@ -19,7 +19,7 @@ use retrykey_http::body::full;
 use retrykey_http::payments::Payments;
 use retrykey_http::{
     Body, IdempotencyKey, IdempotencyLayer, KeyHeaderProblem, MAX_KEY_CHARS, MemoryEntries,
-    PROBLEM_JSON, StoreLimits,
+    PROBLEM_JSON, StoreLimits, TYPE_BASE,
 };
 use tower::ServiceExt;
 use tower_layer::Layer;
@@ -208,10 +208,7 @@ fn assert_problem(
     let document: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let type_uri = document["type"].as_str().unwrap_or_default();
-    prop_assert!(
-        type_uri.ends_with(&format!("/problems/{slug}")),
-        "{type_uri}"
-    );
+    prop_assert!(type_uri == format!("{TYPE_BASE}{slug}"), "{type_uri}");
     prop_assert_eq!(
         document["status"].as_u64(),
         Some(u64::from(status.as_u16()))

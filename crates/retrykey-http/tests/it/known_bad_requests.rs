@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_http::payments::Payments;
-use retrykey_http::{IdempotencyLayer, MemoryEntries, PROBLEM_JSON};
+use retrykey_http::{IdempotencyLayer, MemoryEntries, PROBLEM_JSON, TYPE_BASE};
 use retrykey_server::loopback::Server;
 use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -147,7 +147,7 @@ fn mismatch(case: &Case, reply: &Reply) -> Option<String> {
     let Ok(problem) = serde_json::from_slice::<serde_json::Value>(&reply.body) else {
         return Some("a problem body that is not JSON".to_owned());
     };
-    let slug = format!("/problems/{}", case.problem);
+    let slug = format!("{TYPE_BASE}{}", case.problem);
     if !problem["type"]
         .as_str()
         .is_some_and(|uri| uri.ends_with(&slug))

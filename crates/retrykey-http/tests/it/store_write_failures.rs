@@ -105,7 +105,10 @@ fn a_failed_completion_keeps_the_answer_and_is_logged() {
     // answer; a retry finds the key still reserved and waits for its lease, or its owner).
     let lines = recorder.0.lock().unwrap();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[0].starts_with("INFO ") && lines[0].contains("attempt"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("INFO ") && lines[0].contains("attempt"),
+        "{lines:?}"
+    );
     assert!(lines[1].starts_with("WARN "), "{lines:?}");
     assert!(
         lines[1].contains("store_unavailable")

@@ -34,11 +34,7 @@ async fn flood(server: &Replica, prefix: &str, keys: u64) -> (Vec<(String, Strin
                 201 => accepted.push((key.clone(), reply.body)),
                 503 => {
                     assert_eq!(reply.header("retry-after"), Some("1"), "{}", reply.body);
-                    assert!(
-                        reply.body.contains("/problems/store-full"),
-                        "{}",
-                        reply.body
-                    );
+                    assert!(reply.body.contains("problem:store-full"), "{}", reply.body);
                     refused += 1;
                 }
                 other => panic!("{key}: {other} {}", reply.body),

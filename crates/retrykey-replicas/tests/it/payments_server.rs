@@ -88,7 +88,7 @@ async fn invalid_payments_are_400_without_a_charge() {
             Some("application/problem+json")
         );
         assert!(
-            reply.body.contains("/problems/invalid-payment"),
+            reply.body.contains("problem:invalid-payment"),
             "{}",
             reply.body
         );
@@ -179,11 +179,7 @@ async fn require_key_refuses_keyless_payments() {
     let server = Payments::start(&["--work-ms", "0", "--require-key"]);
     let reply = server.pay(&[], r#"{"amount":1}"#).await;
     assert_eq!(reply.status, 400);
-    assert!(
-        reply.body.contains("/problems/key-missing"),
-        "{}",
-        reply.body
-    );
+    assert!(reply.body.contains("problem:key-missing"), "{}", reply.body);
     assert_eq!(server.count().await, r#"{"charges":0,"attempts":0}"#);
 }
 

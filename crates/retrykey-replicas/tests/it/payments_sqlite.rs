@@ -50,11 +50,7 @@ async fn max_entries_refuses_a_third_fresh_key() {
         third.header("content-type"),
         Some("application/problem+json")
     );
-    assert!(
-        third.body.contains("/problems/store-full"),
-        "{}",
-        third.body
-    );
+    assert!(third.body.contains("problem:store-full"), "{}", third.body);
     for (key, payment) in [("k-1", r#"{"payment":1}"#), ("k-2", r#"{"payment":2}"#)] {
         let replay = server.pay(key, r#"{"amount":1}"#).await;
         assert_eq!(

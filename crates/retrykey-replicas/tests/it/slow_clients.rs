@@ -124,7 +124,7 @@ async fn a_body_that_does_not_arrive_gets_408_and_takes_no_key() {
     let answer = String::from_utf8_lossy(&received);
     assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
     assert!(answer.contains("application/problem+json"), "{answer}");
-    assert!(answer.contains("/problems/body-timed-out"), "{answer}");
+    assert!(answer.contains("problem:body-timed-out"), "{answer}");
     assert_eq!(
         server.counts().await,
         (0, 0),
@@ -199,7 +199,7 @@ async fn a_connection_over_the_cap_gets_503_and_runs_nothing() {
         Some("application/problem+json")
     );
     assert!(
-        refused.body.contains("/problems/too-many-connections"),
+        refused.body.contains("problem:too-many-connections"),
         "{}",
         refused.body
     );
