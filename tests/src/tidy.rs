@@ -166,10 +166,22 @@ pub fn test_code_in_products() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
+/// The root of a package's library: `src/lib.rs`, or the `path` its `[lib]` table names (a lab's
+/// root mounts its copy, `src/lib.rs`, as a module).
+fn library_root(dir: &Path) -> PathBuf {
+    let manifest = manifests::table(&dir.join("Cargo.toml")).ok();
+    let named = manifest
+        .as_ref()
+        .and_then(|table| table.get("lib"))
+        .and_then(|lib| lib.get("path"))
+        .and_then(toml::Value::as_str);
+    dir.join(named.unwrap_or("src/lib.rs"))
+}
+
 /// The module trees of a package's `src/`: the library and each program, one tree each.
 fn source_trees(dir: &Path) -> Vec<Tree> {
     let src = dir.join("src");
-    let mut roots = vec![src.join("lib.rs"), src.join("main.rs")];
+    let mut roots = vec![library_root(dir), src.join("main.rs")];
     if let Ok(entries) = std::fs::read_dir(src.join("bin")) {
         let mut programs: Vec<PathBuf> = entries
             .flatten()
@@ -406,7 +418,7 @@ pub fn crate_imports() -> Result<Vec<String>, Error> {
     let libraries: BTreeMap<String, Tree> = packages
         .iter()
         .map(|p| {
-            let lib = root.join(&p.dir).join("src/lib.rs");
+            let lib = library_root(&root.join(&p.dir));
             (p.name.clone(), Tree::read(&lib, &read_file))
         })
         .collect();
@@ -1153,6 +1165,24 @@ mod tests {
                 files(&["src/a.rs", "src/b.rs", "src/c.rs", "src/a.rs"])
             )]
         );
+    }
+
+    // A lab's root mounts its copy by `#[path]`: the copy is read as that module, and its
+    // `crate::` paths lead to the root.
+    #[test]
+    fn a_module_named_by_a_path_attribute_is_read() {
+        let read = in_memory(&[
+            (
+                "lab/src/lab.rs",
+                "use a::*;\n\n#[path = \"lib.rs\"]\npub(crate) mod store;\n",
+            ),
+            ("lab/src/lib.rs", "use crate::Key;\npub struct Store;\n"),
+        ]);
+        let tree = Tree::read(Path::new("lab/src/lab.rs"), &read);
+        let files: Vec<&Path> = tree.modules.iter().map(|m| m.file.as_path()).collect();
+        assert_eq!(files, [Path::new("lab/src/lab.rs"), Path::new("lab/src/lib.rs")]);
+        assert_eq!(tree.modules[0].children.get("store"), Some(&1));
+        assert_eq!(import_cycles_of(&[tree]), Vec::new());
     }
 
     // A name defined twice is refused unless it is a crate's own `Error` or listed; a listed

@@ -145,10 +145,21 @@ impl Tree {
                 (Some(child), end + 1)
             }
             Some(t) if t.punct(';') => {
+                // `#[path = "lib.rs"] mod store;` (a lab's root mounting its copy) names the
+                // file beside the declaring one; that file's children sit beside it.
+                let attributed = path_attribute(tokens, at)
+                    .map(|named| file.parent().unwrap_or(Path::new("")).join(named));
+                let dir = match &attributed {
+                    Some(path) => path.parent().unwrap_or(Path::new("")).to_path_buf(),
+                    None => dir,
+                };
                 let flat = children_dir.join(format!("{name}.rs"));
                 let nested = dir.join("mod.rs");
-                let found = [flat, nested]
-                    .into_iter()
+                let candidates = match attributed {
+                    Some(path) => vec![path],
+                    None => vec![flat, nested],
+                };
+                let found = (candidates.into_iter())
                     .find_map(|path| read(&path).map(|source| (path, source)));
                 let child = found.map(|(path, source)| {
                     let tokens = super::tokens::tokens(&source);
@@ -252,6 +263,28 @@ impl Tree {
 /// crates it knows.
 fn is_crate_name(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+}
+
+/// The file a `#[path = "..."]` attribute names for the `mod` at `at` (its visibility between
+/// them), as written.
+fn path_attribute(tokens: &[Token], at: usize) -> Option<&str> {
+    let mut end = at;
+    if end > 0 && tokens[end - 1].punct(')') {
+        end = (0..end).rev().find(|&i| tokens[i].punct('('))?;
+    }
+    if end > 0 && tokens[end - 1].is("pub") {
+        end -= 1;
+    }
+    let attribute = tokens.get(end.checked_sub(6)?..end)?;
+    let shaped = attribute[0].punct('#')
+        && attribute[1].punct('[')
+        && attribute[2].is("path")
+        && attribute[3].punct('=')
+        && attribute[5].punct(']');
+    match &attribute[4].kind {
+        Kind::Str(named) if shaped => Some(named),
+        _ => None,
+    }
 }
 
 /// Whether the token before `at` is `::` (so `at` is inside a path, not starting an item).
