@@ -52,9 +52,6 @@
 //!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
 //!    sprays replicas.
 
-// Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_replicas;
-
 mod attempts;
 pub mod crash;
 mod effect;
