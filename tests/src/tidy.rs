@@ -207,14 +207,16 @@ fn source_trees(dir: &Path) -> Vec<Tree> {
 
 /// The module import circles of one crate's trees: each as the files that reach each other and
 /// one circle among them, in the order they import each other, the first repeated at the end.
-/// A path into a module that holds the importer (`crate::Error`, `super::Row`) is no edge: a
-/// parent is the front of its children, and its re-exports belong to the modules they name.
+/// A path into a module that holds the importer (`crate::Error`, `super::Row`) leads where that
+/// module's re-export (`pub use error::Error`) comes from: a parent is the front of its
+/// children, and its re-exports belong to the modules they name. A name the parent defines
+/// itself is no edge.
 pub fn import_cycles_of(trees: &[Tree]) -> Vec<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for tree in trees {
         for (index, module) in tree.modules.iter().enumerate() {
             for (path, _) in &module.paths {
-                if let Some(Target::Module(to)) = tree.resolve(index, path, false) {
+                if let Some(Target::Module(to)) = tree.resolve_past_front(index, path) {
                     if tree.holds(to, index) {
                         continue;
                     }
@@ -1167,6 +1169,42 @@ mod tests {
         );
     }
 
+    // Two siblings that name each other's items through the root's re-exports (`crate::X`) are
+    // a circle through the crate's root; a name the root defines itself is no edge.
+    #[test]
+    fn an_import_circle_through_the_root_is_refused() {
+        let read = in_memory(&[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\npub use a::Y;\npub use b::X;\npub struct Front;\n",
+            ),
+            ("src/a.rs", "use crate::{Front, X};\npub struct Y;\n"),
+            (
+                "src/b.rs",
+                "pub struct X;\npub fn f() { let _ = crate::Y; }\n",
+            ),
+        ]);
+        let tree = Tree::read(Path::new("src/lib.rs"), &read);
+        let files = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            import_cycles_of(&[tree]),
+            vec![(
+                files(&["src/a.rs", "src/b.rs"]),
+                files(&["src/a.rs", "src/b.rs", "src/a.rs"])
+            )]
+        );
+        let apart = in_memory(&[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\npub use a::Y;\npub struct X;\n",
+            ),
+            ("src/a.rs", "use crate::X;\npub struct Y;\n"),
+            ("src/b.rs", "pub fn f() { let _ = crate::Y; }\n"),
+        ]);
+        let tree = Tree::read(Path::new("src/lib.rs"), &apart);
+        assert_eq!(import_cycles_of(&[tree]), Vec::new());
+    }
+
     // A lab's root mounts its copy by `#[path]`: the copy is read as that module, and its
     // `crate::` paths lead to the root.
     #[test]
@@ -1180,7 +1218,10 @@ mod tests {
         ]);
         let tree = Tree::read(Path::new("lab/src/lab.rs"), &read);
         let files: Vec<&Path> = tree.modules.iter().map(|m| m.file.as_path()).collect();
-        assert_eq!(files, [Path::new("lab/src/lab.rs"), Path::new("lab/src/lib.rs")]);
+        assert_eq!(
+            files,
+            [Path::new("lab/src/lab.rs"), Path::new("lab/src/lib.rs")]
+        );
         assert_eq!(tree.modules[0].children.get("store"), Some(&1));
         assert_eq!(import_cycles_of(&[tree]), Vec::new());
     }

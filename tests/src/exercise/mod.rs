@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::declared::{Declared, parse_manifest};
 
 pub use check::{Report, check};
-pub use error::ExerciseError;
+pub use error::{BuildError, ExerciseError};
 
 /// The folder, under the workspace root, that holds the students' copies (ignored by git).
 pub const EXERCISES_DIR: &str = "exercises";

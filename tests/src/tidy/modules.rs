@@ -5,8 +5,9 @@
 //! The tree is read from the `mod` declarations, from each root (`src/lib.rs`, `src/main.rs`,
 //! each `src/bin/` program); an inline `mod x { .. }` belongs to its file. Inside a crate a path
 //! leads by module names: `crate::Event`, re-exported by `lib.rs`, reaches the root, the
-//! crate's front. Across crates a re-export is followed: `b::conv::X` reaches the crate that
-//! `b` re-exports as `conv`.
+//! crate's front; for an import circle the front's re-export is followed on to the module that
+//! defines `Event` ([`Tree::resolve_past_front`]). Across crates a re-export is followed:
+//! `b::conv::X` reaches the crate that `b` re-exports as `conv`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -243,6 +244,17 @@ impl Tree {
             }
         }
         Some(Target::Module(here))
+    }
+
+    /// Where `path`, named in module `from`, leads for an import circle: as [`Tree::resolve`]
+    /// without following re-exports, except into a module that holds `from` (`crate::Error`,
+    /// `super::Row`): that front's re-exports are followed to the module that defines the name,
+    /// so a child that names its sibling's item through the root reaches the sibling.
+    pub fn resolve_past_front(&self, from: usize, path: &[String]) -> Option<Target> {
+        match self.resolve(from, path, false) {
+            Some(Target::Module(to)) if self.holds(to, from) => self.resolve(from, path, true),
+            found => found,
+        }
     }
 
     /// Whether `ancestor` holds `module`, at any depth (or is it).
