@@ -7,6 +7,10 @@ use serde::Deserialize;
 
 use crate::{Error, read, workspace_root};
 
+/// A lab's crate root, beside its copy: it mounts `src/lib.rs` as a module and answers the
+/// copy's `crate::` paths with the names of the crate it mirrors.
+pub const LAB_ROOT: &str = "src/lab.rs";
+
 /// A variant's declaration: the file it mirrors, the suites it runs and the checks it must (or
 /// may) fail.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]

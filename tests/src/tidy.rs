@@ -166,10 +166,22 @@ pub fn test_code_in_products() -> Result<Vec<String>, Error> {
     Ok(problems)
 }
 
+/// The root of a package's library: `src/lib.rs`, or the `path` its `[lib]` table names (a lab's
+/// root mounts its copy, `src/lib.rs`, as a module).
+fn library_root(dir: &Path) -> PathBuf {
+    let manifest = manifests::table(&dir.join("Cargo.toml")).ok();
+    let named = manifest
+        .as_ref()
+        .and_then(|table| table.get("lib"))
+        .and_then(|lib| lib.get("path"))
+        .and_then(toml::Value::as_str);
+    dir.join(named.unwrap_or("src/lib.rs"))
+}
+
 /// The module trees of a package's `src/`: the library and each program, one tree each.
 fn source_trees(dir: &Path) -> Vec<Tree> {
     let src = dir.join("src");
-    let mut roots = vec![src.join("lib.rs"), src.join("main.rs")];
+    let mut roots = vec![library_root(dir), src.join("main.rs")];
     if let Ok(entries) = std::fs::read_dir(src.join("bin")) {
         let mut programs: Vec<PathBuf> = entries
             .flatten()
@@ -195,14 +207,16 @@ fn source_trees(dir: &Path) -> Vec<Tree> {
 
 /// The module import circles of one crate's trees: each as the files that reach each other and
 /// one circle among them, in the order they import each other, the first repeated at the end.
-/// A path into a module that holds the importer (`crate::Error`, `super::Row`) is no edge: a
-/// parent is the front of its children, and its re-exports belong to the modules they name.
+/// A path into a module that holds the importer (`crate::Error`, `super::Row`) leads where that
+/// module's re-export (`pub use error::Error`) comes from: a parent is the front of its
+/// children, and its re-exports belong to the modules they name. A name the parent defines
+/// itself is no edge.
 pub fn import_cycles_of(trees: &[Tree]) -> Vec<(Vec<PathBuf>, Vec<PathBuf>)> {
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for tree in trees {
         for (index, module) in tree.modules.iter().enumerate() {
             for (path, _) in &module.paths {
-                if let Some(Target::Module(to)) = tree.resolve(index, path, false) {
+                if let Some(Target::Module(to)) = tree.resolve_past_front(index, path) {
                     if tree.holds(to, index) {
                         continue;
                     }
@@ -406,7 +420,7 @@ pub fn crate_imports() -> Result<Vec<String>, Error> {
     let libraries: BTreeMap<String, Tree> = packages
         .iter()
         .map(|p| {
-            let lib = root.join(&p.dir).join("src/lib.rs");
+            let lib = library_root(&root.join(&p.dir));
             (p.name.clone(), Tree::read(&lib, &read_file))
         })
         .collect();
@@ -1160,6 +1174,63 @@ mod tests {
                 files(&["src/a.rs", "src/b.rs", "src/c.rs", "src/a.rs"])
             )]
         );
+    }
+
+    // Two siblings that name each other's items through the root's re-exports (`crate::X`) are
+    // a circle through the crate's root; a name the root defines itself is no edge.
+    #[test]
+    fn an_import_circle_through_the_root_is_refused() {
+        let read = in_memory(&[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\npub use a::Y;\npub use b::X;\npub struct Front;\n",
+            ),
+            ("src/a.rs", "use crate::{Front, X};\npub struct Y;\n"),
+            (
+                "src/b.rs",
+                "pub struct X;\npub fn f() { let _ = crate::Y; }\n",
+            ),
+        ]);
+        let tree = Tree::read(Path::new("src/lib.rs"), &read);
+        let files = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            import_cycles_of(&[tree]),
+            vec![(
+                files(&["src/a.rs", "src/b.rs"]),
+                files(&["src/a.rs", "src/b.rs", "src/a.rs"])
+            )]
+        );
+        let apart = in_memory(&[
+            (
+                "src/lib.rs",
+                "mod a;\nmod b;\npub use a::Y;\npub struct X;\n",
+            ),
+            ("src/a.rs", "use crate::X;\npub struct Y;\n"),
+            ("src/b.rs", "pub fn f() { let _ = crate::Y; }\n"),
+        ]);
+        let tree = Tree::read(Path::new("src/lib.rs"), &apart);
+        assert_eq!(import_cycles_of(&[tree]), Vec::new());
+    }
+
+    // A lab's root mounts its copy by `#[path]`: the copy is read as that module, and its
+    // `crate::` paths lead to the root.
+    #[test]
+    fn a_module_named_by_a_path_attribute_is_read() {
+        let read = in_memory(&[
+            (
+                "lab/src/lab.rs",
+                "use a::*;\n\n#[path = \"lib.rs\"]\npub(crate) mod store;\n",
+            ),
+            ("lab/src/lib.rs", "use crate::Key;\npub struct Store;\n"),
+        ]);
+        let tree = Tree::read(Path::new("lab/src/lab.rs"), &read);
+        let files: Vec<&Path> = tree.modules.iter().map(|m| m.file.as_path()).collect();
+        assert_eq!(
+            files,
+            [Path::new("lab/src/lab.rs"), Path::new("lab/src/lib.rs")]
+        );
+        assert_eq!(tree.modules[0].children.get("store"), Some(&1));
+        assert_eq!(import_cycles_of(&[tree]), Vec::new());
     }
 
     // A name defined twice is refused unless it is a crate's own `Error` or listed; a listed

@@ -7,7 +7,7 @@
 //! fails before the commit leaves neither row: the dispatcher delivers again, and the lookup
 //! decides afresh.
 
-use retrykey_converter::Converted;
+use crate::Converted;
 use retrykey_wire::ConversionRequest;
 use rusqlite::{OptionalExtension, Transaction, params};
 

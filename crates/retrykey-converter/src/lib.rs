@@ -43,9 +43,6 @@
 //! # Ok::<(), retrykey_converter::Error>(())
 //! ```
 
-// Mirrored files name this crate `retrykey_converter`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_converter;
-
 pub mod convert;
 pub mod crash;
 pub mod db;

@@ -46,9 +46,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// Mirrored files name this crate `retrykey_durable`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_durable;
-
 #[doc(hidden)]
 pub mod crash;
 mod error;

@@ -1,4 +1,4 @@
-//! The tower `Layer` and `Service`, their options, and the seam where the request-handling core plugs in.
+//! The tower `Layer` and `Service` and their options, around the request-handling core.
 //!
 //! # Example
 //!
@@ -23,7 +23,6 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -35,113 +34,13 @@ use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
 use crate::body::{self, Body, BoxError};
+use crate::config::{DEFAULT_WAIT, PartsPredicate, ScopeFn};
 use crate::observe::{self, Observed};
 use crate::problem::{self, TYPE_BASE};
-use crate::{Entries, MemoryEntries, Problem, Scope, StandardEngine, StoreLimits};
-
-/// A boxed, sendable future (the engine and the inner service meet through these).
-#[doc(hidden)]
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// The request-handling core: everything the layer does with one request.
-///
-/// [`StandardEngine`] is the correct one. The seam exists so each broken variant under `labs/`
-/// can run the same layer with its one changed file plugged in; it is not part of the API.
-#[doc(hidden)]
-pub trait Engine: Send + Sync + 'static {
-    /// Answers one request, calling `next` at most once.
-    fn handle(
-        &self,
-        config: Arc<Config>,
-        request: Request<Body>,
-        next: Next,
-    ) -> BoxFuture<Response<Body>>;
-}
-
-/// How long a duplicate waits for the first attempt by default: longer than a database store's
-/// default lease (10 s), so that a duplicate whose first attempt died outlives its lease, takes
-/// the key over and answers in the same request.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(15);
-
-/// What a duplicate gets while the first request with its key is still running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InFlight {
-    /// Wait for the first and receive its answer; after the deadline, 503 with `Retry-After`.
-    Wait(Duration),
-    /// Answer 409 at once (the IETF draft's behaviour).
-    Reject,
-}
-
-type PartsPredicate = Arc<dyn Fn(&Parts) -> bool + Send + Sync>;
-type ScopeFn = Arc<dyn Fn(&Parts) -> Scope + Send + Sync>;
-
-/// The layer's settings, shared by every request and read by the request-handling core.
-pub struct Config {
-    methods: Vec<Method>,
-    require_key: Option<PartsPredicate>,
-    scope: ScopeFn,
-    max_body_bytes: usize,
-    max_stored_body_bytes: usize,
-    in_flight: InFlight,
-    problem_base: Arc<str>,
-    store: Arc<dyn Entries>,
-    engine: Arc<dyn Engine>,
-}
-
-impl Config {
-    /// What the `type` of the layer's problem answers starts with.
-    pub fn problem_base(&self) -> &str {
-        &self.problem_base
-    }
-
-    /// Whether requests with this method are handled (others pass straight through).
-    pub fn covers(&self, method: &Method) -> bool {
-        self.methods.contains(method)
-    }
-
-    /// Whether this request must carry a key (a keyless one then gets 400).
-    pub fn requires_key(&self, parts: &Parts) -> bool {
-        self.require_key
-            .as_ref()
-            .is_some_and(|required| required(parts))
-    }
-
-    /// The caller the request belongs to.
-    pub fn scope(&self, parts: &Parts) -> Scope {
-        (self.scope)(parts)
-    }
-
-    /// The request body limit (413 beyond it).
-    pub fn max_body_bytes(&self) -> usize {
-        self.max_body_bytes
-    }
-
-    /// The largest response body stored whole.
-    pub fn max_stored_body_bytes(&self) -> usize {
-        self.max_stored_body_bytes
-    }
-
-    /// The duplicate policy.
-    pub fn in_flight(&self) -> InFlight {
-        self.in_flight
-    }
-
-    /// The response store.
-    pub fn store(&self) -> &Arc<dyn Entries> {
-        &self.store
-    }
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("methods", &self.methods)
-            .field("max_body_bytes", &self.max_body_bytes)
-            .field("max_stored_body_bytes", &self.max_stored_body_bytes)
-            .field("in_flight", &self.in_flight)
-            .finish_non_exhaustive()
-    }
-}
+use crate::{
+    BoxFuture, Config, Engine, Entries, InFlight, MemoryEntries, Next, Problem, Scope,
+    StandardEngine, StoreLimits,
+};
 
 /// Options for [`IdempotencyLayer`]; every one has a safe default.
 pub struct Builder {
@@ -315,39 +214,6 @@ impl<S> Layer<S> for IdempotencyLayer {
 pub struct Idempotency<S> {
     inner: S,
     config: Arc<Config>,
-}
-
-/// The inner service, called at most once per request, with its failures turned into 500s.
-#[doc(hidden)]
-pub struct Next {
-    call: Box<dyn FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send>,
-}
-
-impl Next {
-    /// Wraps a one-shot call (useful to drive an [`Engine`] directly).
-    pub fn new(
-        call: impl FnOnce(Request<Body>) -> BoxFuture<Response<Body>> + Send + 'static,
-    ) -> Self {
-        Self {
-            call: Box::new(call),
-        }
-    }
-
-    /// Runs the inner service on `request`.
-    pub async fn run(self, request: Request<Body>) -> Response<Body> {
-        (self.call)(request).await
-    }
-
-    /// The inner service's future for `request`, already boxed (so it is `Unpin`).
-    pub fn call(self, request: Request<Body>) -> BoxFuture<Response<Body>> {
-        (self.call)(request)
-    }
-}
-
-impl fmt::Debug for Next {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Next")
-    }
 }
 
 impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Idempotency<S>

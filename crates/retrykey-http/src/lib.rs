@@ -22,11 +22,13 @@
 //! 2. `fingerprint.rs`: what a key is bound to, so a key reused for another request is caught.
 //! 3. `entries.rs`: the four operations the layer asks of its entries (lookup, reserve, complete,
 //!    release), and why reserving must refuse a taken key by itself.
-//! 4. `engine.rs`: one request, step by step: replay, wait, or run the first attempt, which a
+//! 4. `config.rs`: what the layer hands the engine for each request: its settings and the inner
+//!    service, and the `Engine` seam the engine plugs in at.
+//! 5. `engine.rs`: one request, step by step: replay, wait, or run the first attempt, which a
 //!    client that leaves cannot cancel.
-//! 5. `layer.rs`: the tower `Layer` and its options, around the engine.
-//! 6. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
-//! 7. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
+//! 6. `layer.rs`: the tower `Layer` and its options, around the engine.
+//! 7. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
+//! 8. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
 //!    answers), `observe.rs` (the span and the events that report each decision), `body.rs`,
 //!    `error.rs`, and the demos' `payments.rs` (the `demo` feature, off by default).
 //!
@@ -54,10 +56,8 @@
 //! # }
 //! ```
 
-// Mirrored files name this crate `retrykey_http`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_http;
-
 pub mod body;
+mod config;
 mod engine;
 mod entries;
 mod error;
@@ -73,6 +73,9 @@ mod stored;
 
 pub use body::{Body, BoxError};
 #[doc(hidden)]
+pub use config::{BoxFuture, Engine, Next};
+pub use config::{Config, DEFAULT_WAIT, InFlight};
+#[doc(hidden)]
 pub use engine::StandardEngine;
 pub use entries::{
     AttemptEnd, Entries, EntriesFuture, Lookup, Reservation, Reserve, StoreLimits, Token, Waiter,
@@ -80,11 +83,7 @@ pub use entries::{
 pub use error::{Error, KeyHeaderProblem};
 pub use fingerprint::Fingerprint;
 pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
-#[doc(hidden)]
-pub use layer::{BoxFuture, Engine, Next};
-pub use layer::{
-    Builder, Config, DEFAULT_WAIT, Idempotency, IdempotencyLayer, InFlight, ResponseFuture,
-};
+pub use layer::{Builder, Idempotency, IdempotencyLayer, ResponseFuture};
 pub use memory::MemoryEntries;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE, problem_response};
 pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};

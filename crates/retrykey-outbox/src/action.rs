@@ -7,7 +7,8 @@
 
 use serde::Serialize;
 
-use crate::{ActionError, EventRow, EventState, check_reason};
+use crate::event::MAX_REASON_CHARS;
+use crate::{ActionError, EventRow, EventState};
 
 /// What an action did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -16,6 +17,16 @@ pub struct Acted {
     pub changed: bool,
     /// The event afterwards.
     pub event: EventRow,
+}
+
+/// Checks an operator's reason for marking an event failed.
+pub fn check_reason(reason: &str) -> Result<(), ActionError> {
+    let chars = reason.chars().count();
+    let blank = reason.trim().is_empty();
+    if blank || chars > MAX_REASON_CHARS || reason.chars().any(char::is_control) {
+        return Err(ActionError::BadReason);
+    }
+    Ok(())
 }
 
 /// Whether re-driving `row` at `now_ms` changes it: `Ok(true)` makes it due now (a rejected

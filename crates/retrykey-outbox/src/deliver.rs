@@ -10,9 +10,9 @@
 
 use retrykey_client::Outcome;
 
-use retrykey_outbox::Claimed;
-use retrykey_outbox::courier::{Courier, Delivering};
-use retrykey_outbox::crash::Point;
+use crate::Claimed;
+use crate::courier::{Courier, Delivering};
+use crate::crash::Point;
 
 // ANCHOR: deliver
 /// Delivers `claimed`: one Stage 3 operation under the event's id, then the outbox is told

@@ -154,13 +154,3 @@ pub struct Claimed {
     /// Which delivery this is (1 for the first claim).
     pub delivery: u32,
 }
-
-/// Checks an operator's reason for marking an event failed.
-pub fn check_reason(reason: &str) -> Result<(), crate::ActionError> {
-    let chars = reason.chars().count();
-    let blank = reason.trim().is_empty();
-    if blank || chars > MAX_REASON_CHARS || reason.chars().any(char::is_control) {
-        return Err(crate::ActionError::BadReason);
-    }
-    Ok(())
-}

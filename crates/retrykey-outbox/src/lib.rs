@@ -56,9 +56,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-// Mirrored files name this crate `retrykey_outbox`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_outbox;
-
 pub mod accepted;
 pub mod action;
 pub mod backend;
@@ -75,9 +72,9 @@ pub mod sqlite;
 pub mod store;
 
 pub use accepted::{Accepted, NewEvent};
-pub use action::Acted;
+pub use action::{Acted, check_reason};
 pub use error::{ActionError, Error};
-pub use event::{Claimed, Event, EventId, EventRow, EventState, check_reason};
+pub use event::{Claimed, Event, EventId, EventRow, EventState};
 pub use options::{
     DEFAULT_MAX_JOBS, DEFAULT_MAX_UNITS, DEFAULT_SCHEMA, DEFAULT_SCOPE, DocumentsOptions, Marks,
 };

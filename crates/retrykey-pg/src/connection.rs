@@ -1,12 +1,16 @@
 //! One open connection and the statements prepared on it.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
 use crate::Error;
-use crate::pool::CONNECT_TIMEOUT;
+
+/// How long opening a connection may take: a server that does not answer must not hold a
+/// caller for as long as the operating system keeps trying.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a database call returns.
 type PgResult<T> = Result<T, tokio_postgres::Error>;

@@ -11,7 +11,8 @@
 //!    failure does to both; [`Settings`] says which of those choices a caller may make.
 //! 2. [`MAX_ATTEMPTS`] and [`WorkFailure`]: which failures are tried again, and how the pool finds
 //!    the database error inside a caller's own error type.
-//! 3. [`Connection`]: the client and the statements prepared on it.
+//! 3. [`Connection`]: the client and the statements prepared on it, and how long opening one may
+//!    take ([`CONNECT_TIMEOUT`]).
 //! 4. [`config`], [`check_identifier`] and [`Error`]: the settings of every connection, and
 //!    what goes wrong before any work runs.
 //!
@@ -39,8 +40,6 @@ mod connection;
 mod error;
 mod pool;
 
-pub use connection::Connection;
+pub use connection::{CONNECT_TIMEOUT, Connection};
 pub use error::Error;
-pub use pool::{
-    CONNECT_TIMEOUT, MAX_ATTEMPTS, Pool, Settings, Work, WorkFailure, check_identifier, config,
-};
+pub use pool::{MAX_ATTEMPTS, Pool, Settings, Work, WorkFailure, check_identifier, config};

@@ -14,15 +14,11 @@ use tokio::sync::{Mutex, MutexGuard};
 use tokio_postgres::Config;
 use tokio_postgres::error::{Severity, SqlState};
 
-use crate::{Connection, Error};
+use crate::{CONNECT_TIMEOUT, Connection, Error};
 
 /// How many times work that failed with a serialization failure or a deadlock is tried in all.
 /// Those failures mean "rolled back, nothing happened": trying again is safe.
 pub const MAX_ATTEMPTS: u32 = 5;
-
-/// How long opening a connection may take: a server that does not answer must not hold a
-/// caller for as long as the operating system keeps trying.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The work [`Pool::run`] does on one connection: a boxed future, so that it can be `Send`
 /// for every lifetime of the connection it borrows.

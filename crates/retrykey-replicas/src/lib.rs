@@ -57,9 +57,6 @@
 //!    clock come from `retrykey-program`) and `bin/spray.rs`: the server, and the client that
 //!    sprays replicas.
 
-// Mirrored files name this crate `retrykey_replicas`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_replicas;
-
 #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
 compile_error!("retrykey-replicas stores keys in a database: turn on `sqlite`, `postgres` or both");
 

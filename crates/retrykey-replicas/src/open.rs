@@ -11,7 +11,7 @@ use std::sync::Arc;
 use retrykey_http::payments::{MemoryPayments, PaymentLedger};
 use retrykey_http::{Entries, Error, MemoryEntries};
 
-use retrykey_replicas::{
+use crate::{
     FenceSteps, PgEntries, PgPayments, SqliteEntries, SqlitePayments, StandardFence, StoreOptions,
 };
 

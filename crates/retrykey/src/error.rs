@@ -1,8 +1,13 @@
 //! The one error type of the ledger: every rejection says what was wrong and changes nothing.
+//! The longest key and job name accepted live here, beside the problems that name them.
 
 use std::fmt;
 
-use crate::{MAX_JOB_BYTES, MAX_KEY_BYTES};
+/// The longest key accepted, in bytes.
+pub const MAX_KEY_BYTES: usize = 255;
+
+/// The longest job name accepted, in bytes.
+pub const MAX_JOB_BYTES: usize = 64;
 
 /// Why a ledger refused an operation. Whatever the variant, nothing was applied or recorded.
 #[derive(Debug, thiserror::Error)]

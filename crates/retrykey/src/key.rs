@@ -2,10 +2,7 @@
 
 use std::fmt;
 
-use crate::{Error, KeyProblem};
-
-/// The longest key accepted, in bytes.
-pub const MAX_KEY_BYTES: usize = 255;
+use crate::{Error, KeyProblem, MAX_KEY_BYTES};
 
 /// A validated operation key: non-empty, at most [`MAX_KEY_BYTES`] bytes, no control characters.
 ///

@@ -12,7 +12,8 @@
 //! 2. `receipt.rs`: what a caller gets back, and what `replayed` means.
 //! 3. `ledger.rs`: the contract every backend keeps, in four methods.
 //! 4. `store.rs`: the whole idea in one function, `apply`; `limits.rs` is the rule it asks.
-//! 5. `error.rs`: every way an operation is refused, each one leaving the ledger unchanged.
+//! 5. `error.rs`: every way an operation is refused, each one leaving the ledger unchanged, and
+//!    the longest key and job name accepted.
 //! 6. `main.rs` and `story.rs`: the lost-reply story that `cargo run -p retrykey` prints.
 //!
 //! `sync.rs` only swaps `std::sync` for loom's under `--cfg loom`.
@@ -35,9 +36,6 @@
 //! # Ok::<(), retrykey::Error>(())
 //! ```
 
-// Mirrored files name this crate `retrykey`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey;
-
 mod error;
 mod key;
 mod ledger;
@@ -48,10 +46,10 @@ mod store;
 #[doc(hidden)]
 pub mod sync;
 
-pub use error::{Error, KeyProblem, RequestProblem};
-pub use key::{Key, MAX_KEY_BYTES};
+pub use error::{Error, KeyProblem, MAX_JOB_BYTES, MAX_KEY_BYTES, RequestProblem};
+pub use key::Key;
 pub use ledger::Ledger;
 pub use limits::{DEFAULT_MAX_RECORDS, DEFAULT_MAX_UNITS, Limits};
 pub use receipt::Receipt;
-pub use request::{MAX_JOB_BYTES, Request};
+pub use request::Request;
 pub use store::Store;

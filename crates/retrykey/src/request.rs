@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::{Error, RequestProblem};
-
-/// The longest job name accepted, in bytes.
-pub const MAX_JOB_BYTES: usize = 64;
+use crate::{Error, MAX_JOB_BYTES, RequestProblem};
 
 /// A validated request: a job name and a positive number of units to reserve.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -15,8 +15,8 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response, StatusCode, header};
 
-use retrykey_http::body::{self, Body, Captured, Prefixed, ReadError};
-use retrykey_http::{
+use crate::body::{self, Body, Captured, Prefixed, ReadError};
+use crate::{
     AttemptEnd, BoxFuture, Config, Engine, EntryId, Fingerprint, IdempotencyKey, InFlight, Lookup,
     Next, Problem, Reservation, Reserve, StoredResponse, Token,
 };
@@ -166,7 +166,7 @@ enum Waited {
 }
 
 /// A duplicate arrived while the first attempt runs: wait for it (bounded) or refuse.
-async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Waited {
+async fn wait_for_first(config: &Config, wait: crate::Waiter) -> Waited {
     let answer = match config.in_flight() {
         InFlight::Reject => Problem::InProgress.response(None),
         // Dropping this future (the client left) drops the waiter: nothing is left behind.
@@ -181,7 +181,7 @@ async fn wait_for_first(config: &Config, wait: retrykey_http::Waiter) -> Waited 
 }
 
 /// Fail closed: without a working store there is no protection, so no work either.
-fn store_unavailable(id: &EntryId, error: &retrykey_http::Error) -> Response<Body> {
+fn store_unavailable(id: &EntryId, error: &crate::Error) -> Response<Body> {
     tracing::warn!(decision = "store_unavailable", entry = ?id, %error, "request refused");
     Problem::StoreUnavailable.response(None)
 }
@@ -289,11 +289,11 @@ fn attempt(
 }
 
 /// Logs a failed store write; the request's answer does not change because of it.
-fn logged(result: Result<(), retrykey_http::Error>, id: &EntryId, what: &str) {
+fn logged(result: Result<(), crate::Error>, id: &EntryId, what: &str) {
     match result {
         Ok(()) => {}
         // Another attempt took the key over: the fence refused this late write, as it must.
-        Err(retrykey_http::Error::NotOwner) => {
+        Err(crate::Error::NotOwner) => {
             tracing::warn!(decision = "fenced", entry = ?id, "{what}: the key was taken over");
         }
         Err(error) => tracing::warn!(decision = "store_unavailable", entry = ?id, %error, "{what}"),

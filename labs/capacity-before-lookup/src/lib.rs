@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use retrykey::sync::{Mutex, lock};
-use retrykey::{Error, Key, Ledger, Limits, Receipt, Request};
+use crate::sync::{Mutex, lock};
+use crate::{Error, Key, Ledger, Limits, Receipt, Request};
 
 // ANCHOR: state
 /// An in-memory [`Ledger`]: the effect and its receipt change together in one critical section.

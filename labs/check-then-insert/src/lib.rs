@@ -5,15 +5,15 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use retrykey::{Error, Key, Ledger, Receipt, Request};
-use retrykey_durable::crash::Point;
-use retrykey_durable::options::unix_seconds;
-use retrykey_durable::pg::transaction::Transaction;
-use retrykey_durable::pg::{
+use crate::crash::Point;
+use crate::options::unix_seconds;
+use crate::pg::transaction::Transaction;
+use crate::pg::{
     self, BlockingPool, add_effect, add_effect_within_limits, insert_record, lookup, read_state,
     schema,
 };
-use retrykey_durable::{LedgerOptions, PgTx, WithRecord};
+use crate::{LedgerOptions, PgTx, WithRecord};
+use retrykey::{Error, Key, Ledger, Receipt, Request};
 use tokio_postgres::Client;
 
 /// The tables, created if missing. The unique index on `(scope, key)` is what decides which of
@@ -54,7 +54,7 @@ pub struct PgLedger {
 
 impl PgLedger {
     /// Connects to `url` and prepares the tables in `options.pg_schema`.
-    pub fn open(url: &str, options: LedgerOptions) -> Result<Self, retrykey_durable::Error> {
+    pub fn open(url: &str, options: LedgerOptions) -> Result<Self, crate::Error> {
         let pool = BlockingPool::connect(
             url,
             &options.pg_schema,
@@ -69,12 +69,12 @@ impl PgLedger {
     pub fn with_pool(
         pool: Arc<BlockingPool>,
         options: LedgerOptions,
-    ) -> Result<Self, retrykey_durable::Error> {
+    ) -> Result<Self, crate::Error> {
         let scope = options.scope.clone();
         let now = unix_seconds(SystemTime::now());
         // Outer error: no connection. Inner: a refused version or a failed migration, kept typed.
         pool.run(async |client| Ok(schema::prepare(client, LAYOUT, &scope, now).await))
-            .map_err(|error| retrykey_durable::Error::Config(error.to_string()))??;
+            .map_err(|error| crate::Error::Config(error.to_string()))??;
         Ok(Self {
             pool,
             options,
@@ -86,7 +86,7 @@ impl PgLedger {
     /// of this crate; the scope's rows are deleted on drop. A test knob, compiled only with the
     /// `test-support` feature.
     #[cfg(feature = "test-support")]
-    pub fn ephemeral(url: &str, limits: retrykey::Limits) -> Result<Self, retrykey_durable::Error> {
+    pub fn ephemeral(url: &str, limits: retrykey::Limits) -> Result<Self, crate::Error> {
         use std::sync::atomic::{AtomicU64, Ordering};
 
         static NEXT: AtomicU64 = AtomicU64::new(0);

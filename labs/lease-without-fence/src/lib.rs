@@ -9,7 +9,7 @@
 use retrykey_http::{EntryId, Token};
 use rusqlite::{Transaction, params};
 
-use retrykey_replicas::record::ResponseColumns;
+use crate::record::ResponseColumns;
 
 // ANCHOR: fence
 /// Whether the attempt holding `token` still holds `id`: the row is in flight under this very

@@ -10,10 +10,10 @@
 
 use retrykey_client::Outcome;
 
-use retrykey_outbox::Claimed;
+use crate::Claimed;
 // NEGATIVE: `Acknowledgement`, for the answer this copy records before it has one (below).
-use retrykey_outbox::courier::{Acknowledgement, Courier, Delivering};
-use retrykey_outbox::crash::Point;
+use crate::courier::{Acknowledgement, Courier, Delivering};
+use crate::crash::Point;
 
 // ANCHOR: deliver
 /// Delivers `claimed`: one Stage 3 operation under the event's id, then the outbox is told

@@ -12,7 +12,7 @@ use retrykey_http::payments::{MemoryPayments, PaymentLedger};
 // NEGATIVE: the types of `Unkeyed`, the book that charges without a key (at the end).
 use retrykey_http::{Entries, EntriesFuture, Error, MemoryEntries, Reservation, StoredResponse};
 
-use retrykey_replicas::{
+use crate::{
     FenceSteps, PgEntries, PgPayments, SqliteEntries, SqlitePayments, StandardFence, StoreOptions,
 };
 

@@ -10,8 +10,8 @@
 // NEGATIVE: `Ledger`, for the plain `apply` this copy commits the job with (below).
 use retrykey::{Key, Ledger, Request};
 
-use retrykey_outbox::sqlite::{SqliteOutbox, events};
-use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
+use crate::sqlite::{SqliteOutbox, events};
+use crate::{Accepted, Error, EventId, NewEvent};
 
 // ANCHOR: accept
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets

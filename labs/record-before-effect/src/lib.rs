@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
+use crate::crash::Point;
+use crate::options::unix_seconds;
+use crate::sqlite::{self, add_effect, insert_record, lookup, read_state, storage};
+use crate::{LedgerOptions, SqliteTx, WithRecord};
 use retrykey::{Error, Key, Ledger, Receipt, Request};
-use retrykey_durable::crash::Point;
-use retrykey_durable::options::unix_seconds;
-use retrykey_durable::sqlite::{self, add_effect, insert_record, lookup, read_state, storage};
-use retrykey_durable::{LedgerOptions, SqliteTx, WithRecord};
 use rusqlite::{Connection, TransactionBehavior};
 
 /// A [`Ledger`] in one SQLite file. Several handles, in one process or several, may open the
@@ -24,10 +24,7 @@ pub struct SqliteLedger {
 
 impl SqliteLedger {
     /// Opens (creating or migrating) the ledger file at `path`.
-    pub fn open(
-        path: impl AsRef<Path>,
-        options: LedgerOptions,
-    ) -> Result<Self, retrykey_durable::Error> {
+    pub fn open(path: impl AsRef<Path>, options: LedgerOptions) -> Result<Self, crate::Error> {
         let path = path.as_ref().to_path_buf();
         let mut conn = sqlite::connect(&path, options.durability)?;
         sqlite::schema::prepare(&mut conn, &options.scope, unix_seconds(SystemTime::now()))?;
@@ -42,7 +39,7 @@ impl SqliteLedger {
     /// A fresh, empty ledger in a new file under the temporary directory, deleted on drop: a
     /// test knob, compiled only with the `test-support` feature.
     #[cfg(feature = "test-support")]
-    pub fn ephemeral(limits: retrykey::Limits) -> Result<Self, retrykey_durable::Error> {
+    pub fn ephemeral(limits: retrykey::Limits) -> Result<Self, crate::Error> {
         let mut ledger = Self::open(sqlite::ephemeral_path(), LedgerOptions::with_limits(limits))?;
         ledger.ephemeral = true;
         Ok(ledger)

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 
 use tokio::sync::Notify;
 
-use retrykey_http::{
+use crate::{
     AttemptEnd, Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve, StoreLimits,
     StoredResponse, Token, Waiter,
 };

@@ -566,6 +566,7 @@ fn blank_manifest(text: &str, piece: &Piece, variant: &str, name: &str) -> Resul
     let crate_name = name.replace('-', "_");
     let mut out = String::new();
     let (mut in_negative, mut in_lib) = (false, false);
+    let mut root = "path = \"src/lib.rs\"".to_string();
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with('[') {
@@ -583,14 +584,17 @@ fn blank_manifest(text: &str, piece: &Piece, variant: &str, name: &str) -> Resul
                 piece.source.display()
             ));
         } else if in_lib {
-            continue;
+            if trimmed.starts_with("path = ") {
+                root = trimmed.to_string();
+            }
         } else {
             out.push_str(&super::rename_bins(line, variant, name));
             out.push('\n');
         }
     }
-    // The library is named after the exercise; its unit tests are the borrowed program's.
-    let lib = format!("[lib]\nname = \"{crate_name}\"\npath = \"src/lib.rs\"\ntest = false\n\n");
+    // The library is named after the exercise and rooted as the lab's is (a lab's root mounts
+    // the copy, `src/lib.rs`); its unit tests are the borrowed program's.
+    let lib = format!("[lib]\nname = \"{crate_name}\"\n{root}\ntest = false\n\n");
     let Some(at) = out.find("\n[") else {
         return Err("no table after [package]".to_string());
     };

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use super::spec;
 use crate::diff::MARKER;
 
 /// Why an exercise could not be created or checked.
@@ -36,7 +35,7 @@ pub enum ExerciseError {
     },
     /// A blank copy's test program did not build.
     #[error("{0}")]
-    Build(#[from] spec::BuildError),
+    Build(#[from] BuildError),
     /// A copy's name would not make a package name.
     #[error("`{0}` cannot name an exercise: use lowercase letters, digits and dashes")]
     BadName(String),
@@ -62,4 +61,18 @@ pub enum ExerciseError {
     /// `cargo test` could not be started.
     #[error("cannot run cargo test: {0}")]
     Cargo(std::io::Error),
+}
+
+/// Why the build of an exercise's test program failed: cargo's own words went to stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// Cargo could not be started.
+    #[error("cannot run cargo: {0}")]
+    Cargo(std::io::Error),
+    /// The code does not compile; the compiler's messages were printed above.
+    #[error("does not compile: the compiler's messages are above")]
+    Compile,
+    /// Cargo said nothing of a package's test program.
+    #[error("cargo built no test program for {0}")]
+    NoProgram(String),
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::declared::{Declared, parse_manifest};
 
 pub use check::{Report, check};
-pub use error::ExerciseError;
+pub use error::{BuildError, ExerciseError};
 
 /// The folder, under the workspace root, that holds the students' copies (ignored by git).
 pub const EXERCISES_DIR: &str = "exercises";
@@ -144,6 +144,7 @@ fn copy_manifest(text: &str, variant: &str, name: &str) -> Result<String, String
         } else {
             if !lib_added && renamed && trimmed.starts_with('[') && !text.contains("\n[lib]\n") {
                 out.push_str(&lib_table(variant));
+                out.push_str(&format!("path = \"{}\"\n", crate::declared::LAB_ROOT));
                 out.push('\n');
                 lib_added = true;
             }
@@ -162,12 +163,9 @@ fn copy_manifest(text: &str, variant: &str, name: &str) -> Result<String, String
 }
 
 /// The copy's `[lib]` table head: the library keeps the lab's crate name, whatever the package
-/// is called.
+/// is called. The lab's own lines (its root's `path`) follow it.
 fn lib_table(variant: &str) -> String {
-    format!(
-        "[lib]\nname = \"{}\"\npath = \"src/lib.rs\"\n",
-        variant.replace('-', "_")
-    )
+    format!("[lib]\nname = \"{}\"\n", variant.replace('-', "_"))
 }
 
 /// Binary names end with the lab's name (`crash-server-<variant>`, which `crash-matrix --variant`
@@ -503,6 +501,7 @@ name = \"no-receipt\"
 description = \"Negative variant: no receipt\"
 
 [lib]
+path = \"src/lab.rs\"
 test = false
 
 [dependencies]
@@ -512,6 +511,7 @@ retrykey.workspace = true
         assert_eq!(out.matches("[lib]").count(), 1, "{out}");
         let parsed: toml::Table = toml::from_str(&out).expect("valid TOML");
         assert_eq!(parsed["lib"]["name"].as_str(), Some("no_receipt"));
+        assert_eq!(parsed["lib"]["path"].as_str(), Some("src/lab.rs"));
         assert_eq!(parsed["lib"]["test"].as_bool(), Some(false));
     }
 }

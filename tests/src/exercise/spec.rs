@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::ExerciseError;
 use super::blank::Piece;
+use super::{BuildError, ExerciseError};
 use crate::cargo_test::cargo;
 use crate::test_output::TestRun;
 
@@ -157,20 +157,6 @@ pub struct Built {
     pub manifest: PathBuf,
     /// The test program (`tests/it`).
     pub program: PathBuf,
-}
-
-/// Why the build of an exercise's test program failed: cargo's own words went to stderr.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// Cargo could not be started.
-    #[error("cannot run cargo: {0}")]
-    Cargo(std::io::Error),
-    /// The code does not compile; the compiler's messages were printed above.
-    #[error("does not compile: the compiler's messages are above")]
-    Compile,
-    /// Cargo said nothing of a package's test program.
-    #[error("cargo built no test program for {0}")]
-    NoProgram(String),
 }
 
 /// Builds the `it` test programs of `packages` of the workspace at `workspace` in one cargo

@@ -5,8 +5,9 @@
 //! The tree is read from the `mod` declarations, from each root (`src/lib.rs`, `src/main.rs`,
 //! each `src/bin/` program); an inline `mod x { .. }` belongs to its file. Inside a crate a path
 //! leads by module names: `crate::Event`, re-exported by `lib.rs`, reaches the root, the
-//! crate's front. Across crates a re-export is followed: `b::conv::X` reaches the crate that
-//! `b` re-exports as `conv`.
+//! crate's front; for an import circle the front's re-export is followed on to the module that
+//! defines `Event` ([`Tree::resolve_past_front`]). Across crates a re-export is followed:
+//! `b::conv::X` reaches the crate that `b` re-exports as `conv`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -145,10 +146,21 @@ impl Tree {
                 (Some(child), end + 1)
             }
             Some(t) if t.punct(';') => {
+                // `#[path = "lib.rs"] mod store;` (a lab's root mounting its copy) names the
+                // file beside the declaring one; that file's children sit beside it.
+                let attributed = path_attribute(tokens, at)
+                    .map(|named| file.parent().unwrap_or(Path::new("")).join(named));
+                let dir = match &attributed {
+                    Some(path) => path.parent().unwrap_or(Path::new("")).to_path_buf(),
+                    None => dir,
+                };
                 let flat = children_dir.join(format!("{name}.rs"));
                 let nested = dir.join("mod.rs");
-                let found = [flat, nested]
-                    .into_iter()
+                let candidates = match attributed {
+                    Some(path) => vec![path],
+                    None => vec![flat, nested],
+                };
+                let found = (candidates.into_iter())
                     .find_map(|path| read(&path).map(|source| (path, source)));
                 let child = found.map(|(path, source)| {
                     let tokens = super::tokens::tokens(&source);
@@ -234,6 +246,17 @@ impl Tree {
         Some(Target::Module(here))
     }
 
+    /// Where `path`, named in module `from`, leads for an import circle: as [`Tree::resolve`]
+    /// without following re-exports, except into a module that holds `from` (`crate::Error`,
+    /// `super::Row`): that front's re-exports are followed to the module that defines the name,
+    /// so a child that names its sibling's item through the root reaches the sibling.
+    pub fn resolve_past_front(&self, from: usize, path: &[String]) -> Option<Target> {
+        match self.resolve(from, path, false) {
+            Some(Target::Module(to)) if self.holds(to, from) => self.resolve(from, path, true),
+            found => found,
+        }
+    }
+
     /// Whether `ancestor` holds `module`, at any depth (or is it).
     pub fn holds(&self, ancestor: usize, module: usize) -> bool {
         let mut at = Some(module);
@@ -252,6 +275,28 @@ impl Tree {
 /// crates it knows.
 fn is_crate_name(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+}
+
+/// The file a `#[path = "..."]` attribute names for the `mod` at `at` (its visibility between
+/// them), as written.
+fn path_attribute(tokens: &[Token], at: usize) -> Option<&str> {
+    let mut end = at;
+    if end > 0 && tokens[end - 1].punct(')') {
+        end = (0..end).rev().find(|&i| tokens[i].punct('('))?;
+    }
+    if end > 0 && tokens[end - 1].is("pub") {
+        end -= 1;
+    }
+    let attribute = tokens.get(end.checked_sub(6)?..end)?;
+    let shaped = attribute[0].punct('#')
+        && attribute[1].punct('[')
+        && attribute[2].is("path")
+        && attribute[3].punct('=')
+        && attribute[5].punct(']');
+    match &attribute[4].kind {
+        Kind::Str(named) if shaped => Some(named),
+        _ => None,
+    }
 }
 
 /// Whether the token before `at` is `::` (so `at` is inside a path, not starting an item).

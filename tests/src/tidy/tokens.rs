@@ -10,7 +10,10 @@ pub enum Kind {
     Punct(char),
     /// The path separator `::`.
     Path,
-    /// A string, byte string, character or number: never code.
+    /// A plain string (`"..."`), with its text as written between the quotes (escapes kept):
+    /// never code, but an attribute's value (`#[path = "lib.rs"]`).
+    Str(String),
+    /// A byte, C or raw string, a character or a number: never code.
     Literal,
     /// A lifetime or a loop label.
     Lifetime,
@@ -70,10 +73,13 @@ pub fn tokens(source: &str) -> Vec<Token> {
         } else if let Some(hashes) = lexer.raw_string_start() {
             lexer.raw_string(hashes);
             Kind::Literal
-        } else if c == '"' || (c == 'b' || c == 'c') && lexer.peek(1) == Some('"') {
-            if c != '"' {
-                lexer.bump();
-            }
+        } else if c == '"' {
+            let start = lexer.at + 1;
+            lexer.quoted('"');
+            let end = lexer.at.saturating_sub(1).max(start);
+            Kind::Str(chars[start..end].iter().collect())
+        } else if (c == 'b' || c == 'c') && lexer.peek(1) == Some('"') {
+            lexer.bump();
             lexer.quoted('"');
             Kind::Literal
         } else if c == 'b' && lexer.peek(1) == Some('\'') {

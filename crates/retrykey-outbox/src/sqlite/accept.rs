@@ -9,8 +9,8 @@
 
 use retrykey::{Key, Request};
 
-use retrykey_outbox::sqlite::{SqliteOutbox, events};
-use retrykey_outbox::{Accepted, Error, EventId, NewEvent};
+use crate::sqlite::{SqliteOutbox, events};
+use crate::{Accepted, Error, EventId, NewEvent};
 
 // ANCHOR: accept
 /// Accepts `job` under `key`, with its event; a retry with the same key writes nothing and gets

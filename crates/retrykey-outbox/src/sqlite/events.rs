@@ -5,7 +5,7 @@
 //! a claim's look at the due rows and its update cannot interleave with another dispatcher's,
 //! in this process or another.
 
-use retrykey_outbox::{Claimed, Event, EventId, EventRow, EventState, NewEvent};
+use crate::{Claimed, Event, EventId, EventRow, EventState, NewEvent};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 /// Writes a job's outgoing event, pending and due at once.

@@ -7,8 +7,8 @@
 use retrykey_http::{EntryId, Fingerprint, Reserve, Token};
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use retrykey_replicas::ClaimTerms;
-use retrykey_replicas::sqlite::Usage;
+use crate::ClaimTerms;
+use crate::sqlite::Usage;
 
 /// Claims `id` for a first attempt of the request fingerprinted `fingerprint`.
 pub fn claim(
