@@ -35,7 +35,8 @@ use tracing::instrument::Instrumented;
 
 use crate::body::{self, Body, BoxError};
 use crate::config::{DEFAULT_WAIT, PartsPredicate, ScopeFn};
-use crate::observe::{self, Observed};
+use crate::observe;
+use crate::observed::Observed;
 use crate::problem::{self, TYPE_BASE};
 use crate::{
     BoxFuture, Config, Engine, Entries, InFlight, MemoryEntries, Next, Problem, Scope,

@@ -29,8 +29,9 @@
 //! 6. `layer.rs`: the tower `Layer` and its options, around the engine.
 //! 7. `memory.rs`: the in-memory store, one mutex around lookup, reservation and byte count.
 //! 8. Then as needed: `stored.rs` (what a replay keeps), `problem.rs` (the layer's own
-//!    answers), `observe.rs` (the span and the events that report each decision), `body.rs`,
-//!    `error.rs`, and the demos' `payments.rs` (the `demo` feature, off by default).
+//!    answers), `observe.rs` (the span and the events that report each decision) and
+//!    `observed.rs` (the store's answers as decisions), `body.rs`, `error.rs`, and the demos'
+//!    `payments.rs` (the `demo` feature, off by default).
 //!
 //! # Example
 //!
@@ -66,6 +67,7 @@ mod key;
 mod layer;
 mod memory;
 pub mod observe;
+mod observed;
 #[cfg(feature = "demo")]
 pub mod payments;
 mod problem;

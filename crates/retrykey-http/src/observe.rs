@@ -34,14 +34,9 @@
 //!
 //! Nothing the layer expects to happen is logged at ERROR.
 
-use std::sync::Arc;
-
 use tracing::Span;
 
-use crate::{
-    AttemptEnd, Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Problem, Reserve,
-    StoredResponse, Token, Waiter,
-};
+use crate::EntryId;
 
 /// The span every keyed request runs in.
 pub const SPAN: &str = "idempotency";
@@ -78,7 +73,7 @@ pub(crate) fn request_span(method: &http::Method, path: &str) -> Span {
 }
 
 /// Names the current request's entry in its span.
-fn name_entry(id: &EntryId) {
+pub(crate) fn name_entry(id: &EntryId) {
     let span = Span::current();
     if !span.is_disabled() {
         span.record(ENTRY, crate::key::hex(&id.as_bytes()[..6]));
@@ -90,106 +85,21 @@ pub(crate) fn replayed(status: http::StatusCode) {
     tracing::info!(decision = "replay", status = status.as_u16(), "replayed");
 }
 
-/// One of the layer's own answers (a store failure is reported where it happens).
-pub(crate) fn refused(problem: Problem, status: http::StatusCode) {
-    match problem {
-        Problem::StoreUnavailable | Problem::ResponseNotStored => {}
-        _ if status.is_server_error() => {
-            tracing::warn!(
-                decision = "refused",
-                problem = problem.slug(),
-                status = status.as_u16(),
-                "refused"
-            )
-        }
-        _ => {
-            tracing::info!(
-                decision = "refused",
-                problem = problem.slug(),
-                status = status.as_u16(),
-                "refused"
-            )
-        }
+/// One of the layer's own answers, by its problem's slug.
+pub(crate) fn refused(slug: &str, status: http::StatusCode) {
+    if status.is_server_error() {
+        tracing::warn!(
+            decision = "refused",
+            problem = slug,
+            status = status.as_u16(),
+            "refused"
+        );
+    } else {
+        tracing::info!(
+            decision = "refused",
+            problem = slug,
+            status = status.as_u16(),
+            "refused"
+        );
     }
-}
-
-/// A store whose every answer the layer reports as a decision.
-pub(crate) struct Observed(pub(crate) Arc<dyn Entries>);
-
-impl Entries for Observed {
-    fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
-        name_entry(id);
-        self.0.lookup(id).map(|lookup| match lookup {
-            Ok(Lookup::InFlight { fingerprint, wait }) => Ok(Lookup::InFlight {
-                fingerprint,
-                wait: observed_wait(wait),
-            }),
-            other => other,
-        })
-    }
-
-    fn reserve<'a>(
-        &'a self,
-        id: &'a EntryId,
-        fingerprint: &'a Fingerprint,
-    ) -> EntriesFuture<'a, Reserve> {
-        self.0.reserve(id, fingerprint).map(|reserve| {
-            match &reserve {
-                Ok(Reserve::Reserved(Token(token))) => {
-                    tracing::info!(decision = "attempt", token, "first attempt");
-                }
-                Ok(Reserve::Taken) => tracing::debug!(decision = "lost_race", "lost the race"),
-                // The engine answers these with a problem or a log line, which say so.
-                Ok(Reserve::Full) | Err(_) => {}
-            }
-            reserve
-        })
-    }
-
-    fn complete<'a>(
-        &'a self,
-        id: &'a EntryId,
-        token: Token,
-        response: StoredResponse,
-    ) -> EntriesFuture<'a, ()> {
-        self.0
-            .complete(id, token, response)
-            .map(move |done| ended(done, token, "recorded"))
-    }
-
-    fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
-        self.0
-            .release(id, token)
-            .map(move |done| ended(done, token, "released"))
-    }
-}
-
-/// Reports the end of a first attempt: its answer stored or its key released (a failure is
-/// the engine's to report).
-fn ended(done: Result<(), Error>, Token(token): Token, decision: &str) -> Result<(), Error> {
-    match (&done, decision) {
-        (Ok(()), "recorded") => tracing::debug!(decision = "recorded", token, "answer stored"),
-        (Ok(()), _) => tracing::info!(decision = "released", token, "key released"),
-        (Err(_), _) => {}
-    }
-    done
-}
-
-/// A waiter that reports when the wait starts and how it ends.
-fn observed_wait(wait: Waiter) -> Waiter {
-    let span = Span::current();
-    Waiter::new(tracing::Instrument::instrument(
-        async move {
-            tracing::info!(decision = "wait", "waiting for the first attempt");
-            let end = wait.await;
-            let outcome = match &end {
-                AttemptEnd::Completed(_) => "completed",
-                AttemptEnd::Released => "released",
-                AttemptEnd::Lapsed => "lapsed",
-            };
-            tracing::info!(decision = "wait_ended", outcome, "wait ended");
-            end
-        },
-        span,
-    ))
 }

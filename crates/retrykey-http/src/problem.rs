@@ -148,7 +148,10 @@ impl Problem {
 
     /// The problem with another status (used to replay a response that was not kept whole).
     pub fn response_with_status(self, status: StatusCode, detail: Option<&str>) -> Response<Body> {
-        crate::observe::refused(self, status);
+        // A store failure is reported where it happens, with its error; a replay is a replay.
+        if !matches!(self, Problem::StoreUnavailable | Problem::ResponseNotStored) {
+            crate::observe::refused(self.slug(), status);
+        }
         let mut response = problem_response(status, &self.type_uri(), self.title(), detail);
         if let Some(seconds) = self.retry_after() {
             response
