@@ -8,35 +8,41 @@
 /// `classify = path::to::classify`, `child_budget = path::to::child_budget`.
 #[macro_export]
 macro_rules! variant_steps {
+    // The retry loop has no default in `RetrySteps` (the correct one is built from the trait):
+    // every form names one, the correct `executor::execute` unless it replaces it.
+    (@execute $execute:path) => {
+        fn execute<'a, T, F, Fut>(
+            client: &'a $crate::__client::Client<Self>,
+            key: ::core::option::Option<$crate::__retrykey::Key>,
+            parent: ::core::option::Option<$crate::__client::Budget>,
+            attempt: F,
+        ) -> impl ::core::future::Future<Output = $crate::__client::Outcome<T>> + Send + 'a
+        where
+            T: Send + 'a,
+            F: FnMut($crate::__client::Attempt) -> Fut + Send + 'a,
+            Fut: ::core::future::Future<
+                    Output = ::core::result::Result<
+                        $crate::__client::Success<T>,
+                        $crate::__client::Failure,
+                    >,
+                > + Send
+                + 'a,
+        {
+            $execute(client, key, parent, attempt)
+        }
+    };
     ($name:ident, execute = $execute:path) => {
         /// The correct pieces, with this variant's retry loop.
         pub struct $name;
         impl $crate::__client::RetrySteps for $name {
-            fn execute<'a, T, F, Fut>(
-                client: &'a $crate::__client::Client<Self>,
-                key: ::core::option::Option<$crate::__retrykey::Key>,
-                parent: ::core::option::Option<$crate::__client::Budget>,
-                attempt: F,
-            ) -> impl ::core::future::Future<Output = $crate::__client::Outcome<T>> + Send + 'a
-            where
-                T: Send + 'a,
-                F: FnMut($crate::__client::Attempt) -> Fut + Send + 'a,
-                Fut: ::core::future::Future<
-                        Output = ::core::result::Result<
-                            $crate::__client::Success<T>,
-                            $crate::__client::Failure,
-                        >,
-                    > + Send
-                    + 'a,
-            {
-                $execute(client, key, parent, attempt)
-            }
+            $crate::variant_steps!(@execute $execute);
         }
     };
     ($name:ident, delay = $delay:path) => {
         /// The correct pieces, with this variant's backoff schedule.
         pub struct $name;
         impl $crate::__client::RetrySteps for $name {
+            $crate::variant_steps!(@execute $crate::__client::executor::execute);
             fn delay(
                 policy: &$crate::__client::Policy,
                 retry: u32,
@@ -50,6 +56,7 @@ macro_rules! variant_steps {
         /// The correct pieces, with this variant's classification.
         pub struct $name;
         impl $crate::__client::RetrySteps for $name {
+            $crate::variant_steps!(@execute $crate::__client::executor::execute);
             fn classify(
                 failure: &$crate::__client::Failure,
                 policy: &$crate::__client::Policy,
@@ -62,6 +69,7 @@ macro_rules! variant_steps {
         /// The correct pieces, with this variant's budget for nested layers.
         pub struct $name;
         impl $crate::__client::RetrySteps for $name {
+            $crate::variant_steps!(@execute $crate::__client::executor::execute);
             fn child_budget(
                 parent: &$crate::__client::Budget,
                 policy: &$crate::__client::Policy,

@@ -41,13 +41,15 @@
 //!    `classify.rs` (retry or not), `backoff.rs` (how long to wait), `retry_after.rs` (the
 //!    service's own wait) and `nesting.rs` (a nested layer's budget), and reports each step
 //!    through `events.rs`, with the field names of `fields.rs`.
-//! 5. `client.rs`: the entry points (`run`, `run_with_key`, `run_nested`) and the shared quota.
+//! 5. `client.rs`: the entry points (`run`, `run_with_key`, `run_nested`), the shared quota, and
+//!    the pieces a client's executor is built from (`RetrySteps`); `rng.rs` is its generator.
 //! 6. `adapters/` and `tcp/`: attempt functions for the in-memory ledger, HTTP (the request in
 //!    `http_request.rs`, the adapter in `http.rs`, the reading of an answer in
 //!    `http_response.rs`) and loopback TCP.
 //! 7. `amplification.rs` and `examples/`: the demos the book runs.
 //!
-//! `steps.rs` is the seam the labs plug their copy of one file into (`labs/README.md`).
+//! `RetrySteps` is the seam the labs plug their copy of one file into (`labs/README.md`);
+//! `steps.rs` puts the correct loop into it.
 //!
 //! # Example
 //!
@@ -72,9 +74,6 @@
 //! # }).unwrap();
 //! ```
 
-// Mirrored files name this crate `retrykey_client`, as their copies under labs/ do: see labs/README.md.
-extern crate self as retrykey_client;
-
 pub mod adapters;
 pub mod amplification;
 mod attempt;
@@ -96,13 +95,14 @@ mod outcome;
 mod policy;
 mod quota;
 pub mod retry_after;
+mod rng;
 mod steps;
 pub mod tcp;
 mod transport;
 
 pub use attempt::{Attempt, Success};
 pub use budget::Budget;
-pub use client::{Client, ClientBuilder, JitterRng};
+pub use client::{Client, ClientBuilder};
 pub use error::Error;
 pub use failure::{Failure, StatusFailure, Verdict};
 pub use outcome::{Outcome, Stop};
@@ -110,6 +110,8 @@ pub use outcome::{Outcome, Stop};
 /// direct dependency on the core crate.
 pub use retrykey::Key;
 // The seam the labs plug their copies into (labs/README.md): not part of the documented API.
+#[doc(hidden)]
+pub use client::{RetrySteps, StandardSteps};
 pub use policy::{
     DEFAULT_BASE, DEFAULT_BUDGET, DEFAULT_CAP, DEFAULT_MAX_ATTEMPTS, Policy, PolicyBuilder,
 };
@@ -117,6 +119,5 @@ pub use quota::{
     DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
     RetryQuota,
 };
-#[doc(hidden)]
-pub use steps::{RetrySteps, StandardSteps};
+pub use rng::JitterRng;
 pub use transport::TransportError;

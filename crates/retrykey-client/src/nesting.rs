@@ -1,7 +1,7 @@
 // Mirrored by labs/budget-reset-per-layer: see labs/README.md before changing this file.
 //! How a nested layer derives its budget from its caller's: it may shorten it, never renew it.
 
-use retrykey_client::{Budget, Policy};
+use crate::{Budget, Policy};
 
 /// The budget a nested layer works within, given its caller's `parent` budget.
 ///

@@ -4,12 +4,12 @@
 use std::future::Future;
 use std::time::Duration;
 
-use retrykey::Key;
-use retrykey_client::events;
-use retrykey_client::{
+use crate::events;
+use crate::{
     Attempt, Budget, Client, Failure, Outcome, Policy, RetrySteps, StatusFailure, Stop, Success,
     Verdict,
 };
+use retrykey::Key;
 
 /// Runs attempts until one succeeds, the service answers definitively, or the policy, the
 /// budget or the client's retry quota says stop.

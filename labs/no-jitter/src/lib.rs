@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::{JitterRng, Policy};
 use rand::RngExt;
-use retrykey_client::{JitterRng, Policy};
 
 /// The ceiling for retry number `retry` (1-based): `min(cap, base * 2^(retry-1))`.
 ///

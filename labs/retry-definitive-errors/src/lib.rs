@@ -1,7 +1,7 @@
 // Mirrored by labs/retry-definitive-errors: see labs/README.md before changing this file.
 //! The retry classification: which failures are transient, which answers are definitive.
 
-use retrykey_client::{Failure, Policy, Verdict};
+use crate::{Failure, Policy, Verdict};
 
 /// Decides whether `failure` is retried, final, or a reason to give up.
 ///
