@@ -101,7 +101,7 @@ async fn paused_owner(store: &[String]) {
     a.resume();
     let woken = first.await.unwrap().expect("A answers once resumed");
     assert_eq!(woken.status, 503, "{woken:?}");
-    assert!(woken.body.contains("/lease-lost"), "{}", woken.body);
+    assert!(woken.body.contains("problem:lease-lost"), "{}", woken.body);
     assert_eq!(
         b.charges().await,
         1,
