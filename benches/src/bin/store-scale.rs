@@ -4,7 +4,8 @@
 //! A service at 1,000 keyed requests a second with a day's retention holds about 86 million
 //! keys. This run fills the key table of a store (`PgEntries` in a schema of its own, or
 //! `SqliteEntries` in a temporary file) with set-based SQL, in batches: answered keys with the
-//! payments answer, half of them expired within the last day, half kept for up to a day more.
+//! payments answer, half of them expired within the last day, half kept for up to a day more,
+//! their retention ends rising with the order of insertion as in a service's table.
 //! The store's bounds stay exact: on PostgreSQL the filled schema's bound row is deleted and
 //! the store opened again, so that its own start-up recounts the usage rows under their locks;
 //! on SQLite each batch counts its entries, bytes and tokens in the usage row in the batch's
@@ -19,9 +20,11 @@
 //! payments answer, from 8 concurrent callers. That is every statement a service pays on the
 //! key table for a fresh key, and only those: the HTTP exchange and the handler's own rows do
 //! not grow with the table, and measured with them (as `store-load` does) they would only
-//! blur what the table's size and the sweeper cost. `swept_per_s` is the sweeper's rate while
-//! it had expired records to delete (records deleted over the time of the sweeps that deleted
-//! any), to hold against `fresh_rps`, the rate at which keys arrive.
+//! blur what the table's size and the sweeper cost. `swept_per_s` is the rate at which expired
+//! records went while there were any (the expired rows counted before and after the window, by
+//! the sweeper and the claims' own sweeps, over the window or its part until the sweeper
+//! first found nothing left), to hold against `fresh_rps`, the rate at which keys arrive.
+//! `failed=` and `sweeps_failed=` follow only when a fresh key or a sweep failed.
 //!
 //! Bounded: a fixed number of seconds per size and an overall deadline; the run stops nothing
 //! but its own tasks, and drops its schema (or removes its file) at the end. Without
@@ -30,8 +33,8 @@
 //! `cargo run --release -p retrykey-benches --bin store-scale -- [postgres|sqlite] [--sizes 0,1000000,10000000] [--seconds S]`
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow, bail};
@@ -125,7 +128,11 @@ struct Measured {
     window: Duration,
     latencies: Vec<Duration>,
     failed: u64,
-    swept: Swept,
+    /// Expired records deleted during the window, by the sweeper and the claims' own sweeps.
+    swept: u64,
+    /// The window, or its part before the sweeper first found nothing expired.
+    sweeping: Duration,
+    sweeps_failed: u64,
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -143,7 +150,7 @@ async fn main() -> anyhow::Result<()> {
             };
             Table::pg(&url).await?
         }
-        Kind::Sqlite => Table::sqlite(),
+        Kind::Sqlite => Table::sqlite().await?,
     };
     let outcome = run(&args, &table, deadline).await;
     table.remove().await;
@@ -163,7 +170,7 @@ async fn run(args: &Args, table: &Table, deadline: Instant) -> anyhow::Result<()
                 "store-scale: {} live and {} expired keys held; timing fresh keys",
                 held.live, held.expired
             );
-            let measured = measure(args, &store, held, &next_key, deadline).await?;
+            let measured = measure(args, table, &store, size, &next_key, deadline).await?;
             table.check_usage().await?;
             Ok::<_, anyhow::Error>(measured)
         }
@@ -190,19 +197,14 @@ impl Measured {
         let mut sorted = self.latencies.clone();
         sorted.sort_unstable();
         let ms = |q| retrykey_benches::latency_at(&sorted, q).as_secs_f64() * 1e3;
-        let swept = &self.swept;
-        let swept_per_s = if swept.sweeping.is_zero() {
-            0.0
-        } else {
-            swept.records as f64 / swept.sweeping.as_secs_f64()
-        };
+        let swept_per_s = self.swept as f64 / self.sweeping.as_secs_f64().max(1e-3);
         // Only when something failed: a figure that hides failures would claim too much.
         let mut failed = String::new();
         if self.failed > 0 {
             failed += &format!(" failed={}", self.failed);
         }
-        if swept.failed > 0 {
-            failed += &format!(" sweeps_failed={}", swept.failed);
+        if self.sweeps_failed > 0 {
+            failed += &format!(" sweeps_failed={}", self.sweeps_failed);
         }
         println!(
             "keys={} fresh_rps={:.0} p50_ms={:.2} p99_ms={:.2} swept_per_s={:.0}{failed}",
@@ -218,71 +220,81 @@ impl Measured {
 /// Times fresh keys on `store` for `--seconds` while the sweeper runs beside them.
 async fn measure(
     args: &Args,
+    table: &Table,
     store: &Store,
-    held: Held,
+    size: u64,
     next_key: &Arc<AtomicU64>,
     deadline: Instant,
 ) -> anyhow::Result<Measured> {
     // Connections, prepared statements and caches, untimed and without the sweeper.
-    drive(store, next_key, args.concurrency, Duration::from_millis(500)).await?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let sweeper = tokio::spawn(sweep_loop(store.clone(), Arc::clone(&stop)));
+    drive(
+        store,
+        next_key,
+        args.concurrency,
+        Duration::from_millis(500),
+    )
+    .await?;
+    let held = table.held().await?;
     let left = deadline.saturating_duration_since(Instant::now());
     let window = Duration::from_secs(args.seconds).min(left);
     if window.is_zero() {
         bail!("no time left to time fresh keys");
     }
+    let swept = Arc::new(Mutex::new(Swept::default()));
     let started = Instant::now();
+    let sweeper = tokio::spawn(sweep_loop(store.clone(), Arc::clone(&swept)));
     let driven = drive(store, next_key, args.concurrency, window).await?;
-    let window = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    // A sweep under way is waited for: its rate counts only once it has finished.
-    let left = deadline.saturating_duration_since(Instant::now());
-    let swept = match tokio::time::timeout(left, sweeper).await {
-        Ok(joined) => joined?,
-        Err(_) => bail!("a sweep was still running at the deadline"),
-    };
+    let ended = Instant::now();
+    // Stopped mid-sweep: the chunk under way commits or not, whole, on the server.
+    sweeper.abort();
+    let _ = sweeper.await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = table.held().await?;
+    let swept = std::mem::take(&mut *swept.lock().unwrap_or_else(PoisonError::into_inner));
+    // Until the backlog was gone, if it went within the window: the rate while there was work.
+    let sweeping = swept.cleared.unwrap_or(ended).min(ended) - started;
     Ok(Measured {
-        keys: held.live + held.expired,
+        keys: size,
         fresh: driven.latencies.len() as u64,
-        window,
+        window: ended - started,
         latencies: driven.latencies,
         failed: driven.failed,
-        swept,
+        swept: held.expired.saturating_sub(after.expired),
+        sweeping,
+        sweeps_failed: swept.failed,
     })
 }
 
-/// What the sweeper did: records deleted, the time of the sweeps that deleted any, and the
-/// sweeps that failed.
+/// What the sweeper did: when it first found nothing left to delete, and the sweeps that
+/// failed.
 #[derive(Default)]
 struct Swept {
-    records: u64,
-    sweeping: Duration,
+    cleared: Option<Instant>,
     failed: u64,
 }
 
-/// Sweeps until told to stop, pausing a little whenever nothing was expired or a sweep failed
-/// (as a service's sweeper would, trying again).
-async fn sweep_loop(store: Store, stop: Arc<AtomicBool>) -> Swept {
-    let mut swept = Swept::default();
-    while !stop.load(Ordering::Relaxed) {
-        let started = Instant::now();
-        match store.sweep().await {
-            Ok(0) => tokio::time::sleep(Duration::from_millis(50)).await,
-            Ok(gone) => {
-                swept.records += gone;
-                swept.sweeping += started.elapsed();
-            }
-            Err(error) => {
-                swept.failed += 1;
-                if swept.failed == 1 {
-                    eprintln!("store-scale: a sweep failed: {error}");
+/// Sweeps until stopped, pausing a little whenever nothing was expired or a sweep failed (as a
+/// service's sweeper would, trying again).
+async fn sweep_loop(store: Store, swept: Arc<Mutex<Swept>>) {
+    loop {
+        let outcome = store.sweep().await;
+        {
+            let mut swept = swept.lock().unwrap_or_else(PoisonError::into_inner);
+            match outcome {
+                Ok(0) => {
+                    swept.cleared.get_or_insert_with(Instant::now);
                 }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(_) => continue,
+                Err(error) => {
+                    swept.failed += 1;
+                    if swept.failed == 1 {
+                        eprintln!("store-scale: a sweep failed: {error}");
+                    }
+                }
             }
         }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    swept
 }
 
 /// What the callers did: each fresh key's latency, and the keys that failed.
@@ -372,7 +384,9 @@ fn options() -> StoreOptions {
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
 }
 
 /// The answer every filled key holds: the payments answer, as the stores write it.
@@ -389,9 +403,9 @@ fn wanted(size: u64, held: Held) -> Held {
     }
 }
 
-/// Where each filled key's retention ends: `expired` ones within the last day (at least a
-/// minute ago), the others within the next day (at least an hour away, past the run): the
-/// first value and the span of a uniform draw.
+/// Where filled keys' retention ends: `expired` ones within the last day (at least a minute
+/// ago), the others within the next day (at least an hour away, past the run): the first
+/// value and the span.
 fn retention_window(expired: bool) -> (i64, i64) {
     let now = now_ms();
     if expired {
@@ -421,11 +435,13 @@ impl Table {
         Ok(table)
     }
 
-    fn sqlite() -> Self {
+    async fn sqlite() -> anyhow::Result<Self> {
         let path =
             std::env::temp_dir().join(format!("retrykey-scale-{}.sqlite", std::process::id()));
-        remove_sqlite(&path);
-        Table::Sqlite { path }
+        remove_sqlite(&path); // left over, perhaps, by an earlier run with the same process id
+        let table = Table::Sqlite { path };
+        table.open().await?; // creates the tables
+        Ok(table)
     }
 
     /// The store over this table. On PostgreSQL its start-up recounts the usage rows when the
@@ -448,14 +464,25 @@ impl Table {
         let started = Instant::now();
         let held = self.held().await?;
         let wanted = wanted(size, held);
-        for (expired, mut left) in [(true, wanted.expired), (false, wanted.live)] {
-            while left > 0 {
+        for (expired, total) in [(true, wanted.expired), (false, wanted.live)] {
+            // Retention ends rise with the order of insertion, as they do in a service's
+            // table: each batch takes the next slice of its day.
+            let (from, span) = retention_window(expired);
+            let mut done = 0;
+            while done < total {
                 if Instant::now() >= deadline {
                     bail!("filling the table to {size} keys");
                 }
-                let rows = left.min(batch);
-                self.insert(rows, expired).await?;
-                left -= rows;
+                let rows = (total - done).min(batch);
+                let slice = |n: u64| {
+                    from + i64::try_from(
+                        u128::from(n) * span.unsigned_abs() as u128 / u128::from(total),
+                    )
+                    .unwrap_or(0)
+                };
+                self.insert(rows, slice(done), slice(done + rows) - slice(done))
+                    .await?;
+                done += rows;
             }
         }
         if wanted.live + wanted.expired > 0 {
@@ -503,9 +530,9 @@ impl Table {
         })
     }
 
-    /// `rows` answered keys in one statement and transaction.
-    async fn insert(&self, rows: u64, expired: bool) -> anyhow::Result<()> {
-        let (from, span) = retention_window(expired);
+    /// `rows` answered keys in one statement and transaction, their retention ending evenly
+    /// from `from` over `span` milliseconds.
+    async fn insert(&self, rows: u64, from: i64, span: i64) -> anyhow::Result<()> {
         let answer = answer();
         let rows = i64::try_from(rows)?;
         match self {
@@ -516,7 +543,7 @@ impl Table {
                           body, whole, size)
                      SELECT sha256(convert_to(g::text || ':' || $1::text, 'UTF8')), $2,
                             nextval('{schema}.http_keys_token'), 'store-scale',
-                            $3::bigint + (random() * $4::bigint)::bigint, $5, $6, $7, $8, $9
+                            $3::bigint + (g - 1) * $4::bigint / $10::bigint, $5, $6, $7, $8, $9
                      FROM generate_series(1, $10::bigint) AS g"
                 );
                 let tag = format!("{}-{}", now_ms(), rand_tag());
@@ -651,7 +678,7 @@ fn sqlite_insert(path: &std::path::Path, rows: i64, from: i64, span: i64) -> any
              (entry_id, fingerprint, token, owner, expires_at, status, headers, body, whole,
               size)
          SELECT randomblob(32), randomblob(32), ?2 + n, 'store-scale',
-                ?3 + abs(random() % ?4), ?5, ?6, ?7, ?8, ?9
+                ?3 + (n - 1) * ?4 / ?1, ?5, ?6, ?7, ?8, ?9
          FROM g",
         rusqlite::params![
             rows,
