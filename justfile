@@ -338,6 +338,10 @@ pgbench-ratio *args:
 store-load *args:
     cargo run -q --release -p retrykey-benches --bin store-load -- {{args}}
 
+# Stage 6: the key table at production size: fills a store (`postgres`, the default, or `sqlite`) to 1M and 10M answered keys, half expired, and times the fresh key at 0, 1M and 10M with the sweeper running; one line per size (minutes: the fill; release).
+store-scale store="postgres" *args:
+    cargo run -q --release -p retrykey-benches --bin store-scale -- {{store}} {{args}}
+
 # Stage 5: start a local PostgreSQL; prints the line to evaluate: eval "$(just postgres)".
 postgres:
     bash .ci/postgres

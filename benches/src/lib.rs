@@ -16,6 +16,8 @@
 //!   handler, over loopback and in-process.
 //! - `pgbench-ratio.rs` (`just pgbench-ratio`): the PostgreSQL ledger against `pgbench -N`.
 //! - `store-load.rs` (`just store-load`): the layer over PostgreSQL, SQLite and memory.
+//! - `store-scale.rs` (`just store-scale`): the key table filled to 10 million keys, the fresh
+//!   key and the sweeper timed at each size.
 //! - `outbox-load.rs` (`just outbox-load`): accepting, dispatching and converting jobs.
 //! - `flood.rs` (`just flood`, `just flood-check`) and `slow-clients.rs`
 //!   (`just slow-clients`): the payments server under hostile clients.

@@ -140,20 +140,39 @@ impl PgEntries {
 
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
+    ///
+    /// A sweep never stalls claims, however long its backlog (a day's expired keys of a busy
+    /// service are millions). It deletes in chunks of [`SWEEP_CHUNK`](usage::SWEEP_CHUNK)
+    /// records, oldest first through the `expires_at` index, each chunk one statement that is
+    /// a transaction of its own: it holds its records' rows and one usage row for the few
+    /// milliseconds of one chunk, not for the whole backlog, and a claim's own sweep skips
+    /// (`SKIP LOCKED`) at most one chunk's rows. Each chunk credits a different usage row,
+    /// and locks it after its records, in the order every transaction keeps (`usage.rs`), so
+    /// the room freed spreads over the rows and no deadlock is possible. Each chunk starts
+    /// where the last one ended, so the index entries of records deleted before, which stay
+    /// until the table is vacuumed, are not walked again and again. A record skipped because
+    /// another transaction held it is left to the next sweep, or to that transaction.
     pub async fn sweep(&self) -> Result<u64, Error> {
         let now = self.inner.common.options.clock.now_ms();
-        self.inner
-            .pool
-            .run(move |conn| {
-                Box::pin(async move {
-                    conn.batch("BEGIN").await?;
-                    let swept = usage::sweep(conn, now, i64::MAX).await?;
-                    usage::apply(conn, 0, swept).await?;
-                    conn.batch("COMMIT").await?;
-                    Ok(swept.room.cast_unsigned())
+        let (mut swept, mut from) = (0, i64::MIN);
+        for round in 0.. {
+            let shard = round % usage::SHARDS;
+            let chunk = self
+                .inner
+                .pool
+                .run(move |conn| {
+                    Box::pin(async move {
+                        usage::sweep_chunk(conn, shard, from, now, usage::SWEEP_CHUNK).await
+                    })
                 })
-            })
-            .await
+                .await?;
+            swept += chunk.gone.cast_unsigned();
+            match chunk.last {
+                Some(last) if chunk.gone == usage::SWEEP_CHUNK => from = last,
+                _ => break,
+            }
+        }
+        Ok(swept)
     }
 }
 

@@ -90,6 +90,62 @@ pub(crate) async fn sweep(conn: &mut Connection, now_ms: i64, limit: i64) -> PgR
     })
 }
 
+/// Records a sweep deletes per statement: [`PgEntries::sweep`](crate::PgEntries::sweep) runs
+/// one such chunk at a time, each its own short transaction, so that no claim waits long for a
+/// usage row it credits or steps over many rows it holds, however long the backlog.
+pub(crate) const SWEEP_CHUNK: i64 = 1000;
+
+/// What one chunk of a sweep freed, and where the next one starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chunk {
+    /// Entries deleted.
+    pub(crate) gone: i64,
+    /// The latest retention end among them: every record this chunk passed over ends no
+    /// later, so the next chunk's index scan starts here rather than at the oldest records,
+    /// whose deleted index entries the table keeps until it is vacuumed.
+    pub(crate) last: Option<i64>,
+}
+
+/// Deletes up to `limit` finished entries past their retention whose retention ended at
+/// `from` or later, oldest first, and credits what that freed to `shard`'s row: one statement,
+/// sent alone, so one transaction of its own (key rows first, the usage row last: the lock
+/// order above). Rows another transaction holds are skipped, never waited for; the next sweep
+/// finds them if they are still there.
+pub(crate) async fn sweep_chunk(
+    conn: &mut Connection,
+    shard: i32,
+    from: i64,
+    now_ms: i64,
+    limit: i64,
+) -> PgResult<Chunk> {
+    let row = conn
+        .one(
+            "WITH gone AS (
+                 DELETE FROM http_keys WHERE entry_id IN (
+                     SELECT entry_id FROM http_keys
+                     WHERE expires_at >= $1::bigint AND expires_at <= $2::bigint
+                     ORDER BY expires_at LIMIT $3::bigint
+                     FOR UPDATE SKIP LOCKED)
+                 RETURNING size, expires_at),
+             freed AS (
+                 SELECT count(*) AS entries, coalesce(sum(size), 0)::bigint AS held,
+                        max(expires_at) AS last
+                 FROM gone),
+             credited AS (
+                 UPDATE http_keys_usage
+                 SET room = room + freed.entries, bytes = bytes - freed.held
+                 FROM freed
+                 WHERE shard = $4 AND freed.entries > 0)
+             SELECT entries, last FROM freed",
+            &[&from, &now_ms, &limit, &shard],
+        )
+        .await?;
+    Ok(Chunk {
+        gone: row.get(0),
+        last: row.get(1),
+    })
+}
+
 /// Deletes up to `limit` finished entries past their retention, credits what that freed to
 /// `shard`'s row, which the transaction holds already, and commits: one round trip. The
 /// entries go first, in the statement, so their rows are locked before the usage row is

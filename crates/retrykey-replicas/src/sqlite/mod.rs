@@ -37,6 +37,10 @@ const CONNECTIONS: usize = 4;
 /// Expired records removed by each claim (all of them when the store is full).
 const SWEEP_BATCH: i64 = 2;
 
+/// Expired records one write of [`SqliteEntries::sweep`] deletes: a few milliseconds of the
+/// file's write lock, about what a claim waits for a shared commit anyway.
+const SWEEP_CHUNK: i64 = 100;
+
 /// A [`Entries`](retrykey_http::Entries) in a SQLite file: several processes on one machine,
 /// one authority.
 ///
@@ -198,11 +202,30 @@ impl SqliteEntries {
 
     /// Deletes every finished entry past its retention; returns how many went. Claims do this
     /// too, a few at a time, and all of it before refusing a key for lack of room.
+    ///
+    /// A sweep never holds the file's write lock for long, however long its backlog: it
+    /// deletes [`SWEEP_CHUNK`] records per write, each write queued behind the claims and
+    /// completions that arrived meanwhile, so a claim waits for at most one chunk's delete
+    /// instead of the whole backlog's (which, past the busy timeout, would fail it). After
+    /// each full chunk it leaves the file to the others for as long as the chunk took: the
+    /// file has one writer, and a sweep that queued chunk after chunk would take most of its
+    /// time from the claims. At half the writer's time it still deletes records many times
+    /// faster than a claim adds them.
     pub async fn sweep(&self) -> Result<u64, Error> {
         let now = self.inner.common.options.clock.now_ms();
-        self.inner
-            .write(move |tx| Usage::sweep(tx, now, i64::MAX))
-            .await
+        let mut swept = 0;
+        loop {
+            let started = Instant::now();
+            let gone = self
+                .inner
+                .write(move |tx| Usage::sweep(tx, now, SWEEP_CHUNK))
+                .await?;
+            swept += gone;
+            if gone < SWEEP_CHUNK.cast_unsigned() {
+                return Ok(swept);
+            }
+            tokio::time::sleep(started.elapsed()).await;
+        }
     }
 
     /// The lease, token and owner of `id`'s record, if any: what an operator asks first about a
