@@ -359,12 +359,14 @@ spray *args:
 
 # Stages 5 and 6: keyed payments on two replicas and the durable ledger while a PostgreSQL server of its own restarts fast, crashes, is severed and loses COMMIT replies; the table (about a minute once built).
 pg-faults:
-    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --features retrykey-replicas/demo --bin payments --bin crash-server --bin pg-faults
+    cargo build -q -p retrykey-replicas --features demo --bin payments
+    cargo build -q -p retrykey-durable-checks -p retrykey-faults --bin crash-server --bin pg-faults
     "${CARGO_TARGET_DIR:-target}/debug/pg-faults"
 
 # Stages 5 and 6: keyed payments on the SQLite store (`sqlite`) or the durable SQLite ledger (`ledger`), both by default, while the small tmpfs under their files fills up and frees again; the table (as root; seconds once built).
 disk-full target="":
-    cargo build -q -p retrykey-replicas -p retrykey-durable-checks -p retrykey-faults --features retrykey-replicas/demo --bin payments --bin crash-server --bin disk-full
+    cargo build -q -p retrykey-replicas --features demo --bin payments
+    cargo build -q -p retrykey-durable-checks -p retrykey-faults --bin crash-server --bin disk-full
     "${CARGO_TARGET_DIR:-target}/debug/disk-full" {{target}}
 
 # --- Stage 7: the outbox ---

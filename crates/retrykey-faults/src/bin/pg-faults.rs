@@ -20,7 +20,7 @@ use retrykey_faults::table::{self, FaultRow, Window};
 use retrykey_testkit::proxy::{CommitCut, FaultProxy};
 
 /// The whole run's cap: past it every process is killed and the run fails.
-const CAP: Duration = Duration::from_secs(120);
+const CAP: Duration = Duration::from_secs(160);
 
 /// How long one scenario's burst may run.
 const BURST: Duration = Duration::from_secs(25);
@@ -37,6 +37,10 @@ const BLOW_EVERY: Duration = Duration::from_millis(300);
 const PAYMENTS_EFFECT: &str = "INSERT INTO payments";
 const LEDGER_EFFECT: &str = "INSERT INTO operations";
 
+/// The statement of a key's claim, the commit a lost claim reply hits (payments only: the ledger
+/// claims nothing before its effect).
+const PAYMENTS_CLAIM: &str = "INSERT INTO http_keys";
+
 /// Restart, crash, sever and cut a PostgreSQL server of its own under keyed payments and the
 /// durable ledger; print the table; exit 1 if any row fails. Skips (exit 0) without the server's
 /// programs.
@@ -50,14 +54,16 @@ enum Fault {
     ImmediateRestart,
     Terminate,
     LostCommit,
+    LostClaim,
 }
 
 impl Fault {
-    const ALL: [Fault; 4] = [
+    const ALL: [Fault; 5] = [
         Fault::FastRestart,
         Fault::ImmediateRestart,
         Fault::Terminate,
         Fault::LostCommit,
+        Fault::LostClaim,
     ];
 
     fn name(self) -> &'static str {
@@ -66,6 +72,7 @@ impl Fault {
             Fault::ImmediateRestart => "immediate restart",
             Fault::Terminate => "pg_terminate_backend",
             Fault::LostCommit => "commit reply lost",
+            Fault::LostClaim => "claim reply lost",
         }
     }
 }
@@ -163,14 +170,19 @@ impl Services {
         number: usize,
         ledger_clients: usize,
     ) -> anyhow::Result<Self> {
-        let cutter = |effect| -> anyhow::Result<Option<Cutter>> {
-            if fault != Fault::LostCommit {
+        let cutter = |effect: Option<&'static str>| -> anyhow::Result<Option<Cutter>> {
+            let Some(effect) = effect else {
                 return Ok(None);
-            }
+            };
             let proxy = FaultProxy::in_front_of(&server.url()).context("starting a fault proxy")?;
             Ok(Some(Cutter { proxy, effect }))
         };
-        let cutters = [cutter(PAYMENTS_EFFECT)?, cutter(LEDGER_EFFECT)?];
+        let (pay, ledger) = match fault {
+            Fault::LostCommit => (Some(PAYMENTS_EFFECT), Some(LEDGER_EFFECT)),
+            Fault::LostClaim => (Some(PAYMENTS_CLAIM), None),
+            _ => (None, None),
+        };
+        let cutters = [cutter(pay)?, cutter(ledger)?];
         let url = |cutter: &Option<Cutter>| match cutter {
             Some(cutter) => cutter.proxy.url(&server.url()),
             None => server.url(),
@@ -206,13 +218,14 @@ impl Services {
     }
 }
 
-/// One fault under both services, each on schemas of its own; their two rows.
+/// One fault under both services, each on schemas of its own; their rows (a lost claim reply,
+/// payments' alone: the ledger claims nothing).
 fn scenario(
     server: &mut OwnServer,
     programs: &Programs,
     fault: Fault,
     number: usize,
-) -> anyhow::Result<[FaultRow; 2]> {
+) -> anyhow::Result<Vec<FaultRow>> {
     let (pay_plan, ledger_plan) = plans(number);
     let services = Services::start(server, programs, fault, number, ledger_plan.clients)?;
     let (payments, ledger) = (services.payments(), &services.ledger);
@@ -248,8 +261,10 @@ fn scenario(
         "the ledger's total is not one unit per key",
         state.is_some_and(|(total, _)| total == ledger_plan.keys as u64),
     );
-    if fault != Fault::LostCommit {
-        return Ok([pay_row, ledger_row]);
+    match fault {
+        Fault::LostCommit => {}
+        Fault::LostClaim => return Ok(vec![pay_row]),
+        _ => return Ok(vec![pay_row, ledger_row]),
     }
     let [pay_replay, ledger_replay] = replay_checks(
         &server.url(),
@@ -257,7 +272,7 @@ fn scenario(
         [&pay_log, &ledger_log],
         &ledger_plan,
     );
-    Ok([
+    Ok(vec![
         pay_row.check(pay_replay.0, pay_replay.1),
         ledger_row.check(ledger_replay.0, ledger_replay.1),
     ])
@@ -370,7 +385,7 @@ fn inject(
             [check.clone(), check]
         }
         Fault::Terminate => sever(server)?,
-        Fault::LostCommit => cut_commits(cutters),
+        Fault::LostCommit | Fault::LostClaim => cut_commits(cutters),
     };
     let window = Window {
         start,
