@@ -30,7 +30,7 @@ impl Seen {
     }
 }
 
-/// A subscriber that keeps every event, for one test's thread.
+/// The events of one test's thread.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Seen>>>);
 
@@ -52,7 +52,17 @@ impl Visit for Fields<'_> {
     }
 }
 
-impl Subscriber for Capture {
+thread_local! {
+    /// The capture of the test running on this thread (its runtime has this one thread).
+    static CURRENT: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The test program's one subscriber, handing each event to its thread's capture. Global, not
+/// scoped per test: tracing caches whether a callsite is wanted, and a callsite first reached
+/// while another test's scoped subscriber comes or goes can be cached as unwanted.
+struct Router;
+
+impl Subscriber for Router {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         true
     }
@@ -66,9 +76,12 @@ impl Subscriber for Capture {
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
+        let Some(capture) = CURRENT.with(|current| current.borrow().clone()) else {
+            return;
+        };
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
-        self.0.lock().unwrap().push(Seen {
+        capture.0.lock().unwrap().push(Seen {
             level: *event.metadata().level(),
             target: event.metadata().target().to_owned(),
             fields,
@@ -80,12 +93,17 @@ impl Subscriber for Capture {
     fn exit(&self, _: &Id) {}
 }
 
-/// Runs `run` with a capturing subscriber as this thread's default, and returns its events.
+/// Runs `run` with this thread's events captured, and returns them.
 async fn capture<F: std::future::Future>(run: F) -> (F::Output, Vec<Seen>) {
+    static ROUTER: std::sync::Once = std::sync::Once::new();
+    ROUTER.call_once(|| {
+        tracing::subscriber::set_global_default(Router)
+            .expect("no other test of the program sets a global subscriber");
+    });
     let capture = Capture::default();
-    let guard = tracing::subscriber::set_default(capture.clone());
+    CURRENT.with(|current| *current.borrow_mut() = Some(capture.clone()));
     let output = run.await;
-    drop(guard);
+    CURRENT.with(|current| *current.borrow_mut() = None);
     (output, capture.events())
 }
 

@@ -48,11 +48,21 @@ impl Visit for Fields {
     }
 }
 
-/// Keeps every event, with the fields of the span it happened in.
+/// The events of one test, each with the fields of the span it happened in.
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<Seen>>>);
 
-impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Capture {
+thread_local! {
+    /// The capture of the test running on this thread (its runtime has this one thread).
+    static CURRENT: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The one subscriber of the test program, routing each event to its thread's capture. A global
+/// one, not a scoped one per test: tracing caches whether a callsite is wanted, and a callsite
+/// first reached while another test's scoped subscriber comes or goes can be cached as unwanted.
+struct Router;
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Router {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let mut fields = Fields::default();
         attrs.record(&mut fields);
@@ -70,13 +80,16 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Ca
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let Some(capture) = CURRENT.with(|current| current.borrow().clone()) else {
+            return;
+        };
         let mut fields = Fields::default();
         event.record(&mut fields);
         let span = ctx.event_span(event).map(|span| {
             let recorded = span.extensions().get::<Fields>().map(|f| f.0.clone());
             (span.name().to_owned(), recorded.unwrap_or_default())
         });
-        self.0.lock().unwrap().push(Seen {
+        capture.0.lock().unwrap().push(Seen {
             level: *event.metadata().level(),
             fields: fields.0,
             span,
@@ -85,6 +98,18 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<S> for Ca
 }
 
 impl Capture {
+    /// A capture of what this thread's test reports from now on.
+    fn start() -> Self {
+        static ROUTER: std::sync::Once = std::sync::Once::new();
+        ROUTER.call_once(|| {
+            tracing::subscriber::set_global_default(tracing_subscriber::registry().with(Router))
+                .expect("no other test of the program sets a global subscriber");
+        });
+        let capture = Capture::default();
+        CURRENT.with(|current| *current.borrow_mut() = Some(capture.clone()));
+        capture
+    }
+
     fn decisions(&self) -> Vec<String> {
         let seen = self.0.lock().unwrap();
         seen.iter()
@@ -165,9 +190,7 @@ fn post(body: &'static str) -> Request<Body> {
 // A lost reply, its retry and a changed body: attempt, recorded, replay, refused, in order.
 #[tokio::test]
 async fn a_lost_reply_story_is_four_decisions_in_order() {
-    let capture = Capture::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let capture = Capture::start();
     let (service, calls) = service(vec![], Duration::ZERO);
     let first = service.clone().oneshot(post("{\"n\":1}")).await.unwrap();
     let retry = service.clone().oneshot(post("{\"n\":1}")).await.unwrap();
@@ -191,9 +214,7 @@ async fn a_lost_reply_story_is_four_decisions_in_order() {
 // A 5xx releases the key, and a duplicate that waited for it is told; the retry runs afresh.
 #[tokio::test]
 async fn a_release_and_a_wait_are_reported() {
-    let capture = Capture::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let capture = Capture::start();
     let (service, calls) = service(
         vec![StatusCode::SERVICE_UNAVAILABLE],
         Duration::from_millis(50),
