@@ -43,4 +43,4 @@ mod program;
 
 pub use clock::Clock;
 #[cfg(feature = "cli")]
-pub use program::{parse, run};
+pub use program::{LOG, parse, run};

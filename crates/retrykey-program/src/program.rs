@@ -26,9 +26,39 @@ pub fn parse<A: clap::Parser>(program: &str) -> Result<A, ExitCode> {
     }
 }
 
-/// Runs `work` on a new multi-threaded runtime; an error is one line, `program: ...`, and exit
-/// status 1.
+/// The environment variable that sets how much a program logs: `error` (the default), `warn`,
+/// `info`, `debug` or `trace`.
+pub const LOG: &str = "RETRYKEY_LOG";
+
+/// Installs the program's log subscriber: the events of the libraries (one per decision of the
+/// layer, the stores' and the client's) on stderr, one line each, without a clock, at the level
+/// `RETRYKEY_LOG` names. Errors only by default, so that a program under a flood of refusals
+/// writes nothing per request unless asked: `RETRYKEY_LOG=info` shows every decision.
+fn log(program: &str) {
+    let level = match std::env::var(LOG) {
+        Ok(level) => match level.parse() {
+            Ok(level) => level,
+            Err(_) => {
+                eprintln!(
+                    "{program}: {LOG}: expected error, warn, info, debug or trace, got {level:?}"
+                );
+                tracing::Level::ERROR
+            }
+        },
+        Err(_) => tracing::Level::ERROR,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_ansi(false)
+        .without_time()
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Runs `work` on a new multi-threaded runtime, with the program's log subscriber installed; an
+/// error is one line, `program: ...`, and exit status 1.
 pub fn run(program: &str, work: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
+    log(program);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

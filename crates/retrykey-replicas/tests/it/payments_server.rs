@@ -198,3 +198,73 @@ async fn interrupt_shuts_down_cleanly() {
     assert_eq!(last.trim(), "stopped: charges=1 attempts=1");
     assert!(server.child.wait().unwrap().success());
 }
+
+// With RETRYKEY_LOG=info the server reports each decision on stderr: the first attempt, then
+// the replay, inside the request's span, naming the entry by its digest and never the key.
+#[tokio::test]
+async fn reports_each_decision_on_stderr_when_asked() {
+    let key = "customer-7-invoice-12";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
+        .args(["--listen", "127.0.0.1:0", "--work-ms", "0"])
+        .env("RETRYKEY_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the payments binary starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let client = LoopbackClient::new(url);
+    let headers = [("idempotency-key", key)];
+    let pay = || client.post("/payments", &headers, r#"{"amount":5}"#);
+    let (one, two) = (pay().await.unwrap(), pay().await.unwrap());
+    assert_eq!((one.status, two.status, two.replayed()), (201, 201, true));
+    // SIGKILL closes stderr; everything the server wrote before is there to read.
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        lines.push(line.unwrap());
+    }
+    let decisions: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| line.split("decision=\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(decisions, ["attempt", "replay"], "{lines:#?}");
+    assert!(lines.iter().all(|line| !line.contains(key)), "{lines:#?}");
+    assert!(
+        lines.iter().all(|line| line.contains("idempotency{")),
+        "{lines:#?}"
+    );
+}
+
+// An unreadable RETRYKEY_LOG is named on stderr, and the server still starts.
+#[test]
+fn an_unreadable_log_level_is_named_and_the_server_starts() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RETRYKEY_LOG", "chatty")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the payments binary starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(first.starts_with("listening on "), "{first:?}");
+    assert_eq!(
+        stderr.lines().next(),
+        Some(r#"payments: RETRYKEY_LOG: expected error, warn, info, debug or trace, got "chatty""#)
+    );
+}
