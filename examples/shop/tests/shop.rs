@@ -488,3 +488,60 @@ fn the_shop_builds_nothing_it_does_not_use() {
         );
     }
 }
+
+// The retry client of chapter 3, with a budget past the server's worst case, orders once
+// through a crash: the shop commits the order, is killed before it answers, and a new shop on
+// the same address replays the answer to the client's next attempt, under the same key.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_retry_client_orders_once_through_a_crash() {
+    use retrykey_client::adapters::{HttpAdapter, HttpRequest};
+    use retrykey_client::{Client, Outcome, Policy};
+
+    let db = Db::sqlite();
+    let first = Shop::start(&db, &["--pause-at", "after"]);
+    let (addr, base) = (first.addr.clone(), format!("http://{}", first.addr));
+    let run = tokio::spawn(async move {
+        // ANCHOR: client
+        let policy = Policy::builder()
+            .max_attempts(5)
+            // Past a dead owner's lease (10 s by default) and the handler's own time.
+            .budget(Duration::from_secs(30))
+            .attempt_timeout(Duration::from_secs(20))
+            .build()?;
+        let client = Client::builder(policy).build();
+        let order = HttpRequest::post(format!("{base}/orders"))
+            .content_type("application/json")
+            .body(r#"{"item":"tea","quantity":2}"#);
+        let outcome = HttpAdapter::new().run(&client, &order).await?;
+        // ANCHOR_END: client
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(outcome)
+    });
+    first.wait_for("paused at after");
+    first.signal("KILL");
+    drop(first);
+    let second = Shop::start(&db, &["--listen", &addr]);
+
+    let outcome = run
+        .await
+        .expect("the client's task")
+        .expect("a request it can send");
+    let Outcome::Succeeded {
+        value,
+        replayed,
+        attempts,
+    } = outcome
+    else {
+        panic!("the client did not get its order: {outcome:?}");
+    };
+    assert_eq!(value.status, 201);
+    assert!(
+        replayed && attempts >= 2,
+        "replayed {replayed}, attempts {attempts}"
+    );
+    assert!(String::from_utf8_lossy(&value.body).contains("\"order\":1"));
+    assert_eq!(
+        second.orders().await,
+        1,
+        "one order for the client's one operation"
+    );
+}
