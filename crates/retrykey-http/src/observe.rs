@@ -22,6 +22,7 @@
 //! | decision | level | meaning |
 //! |---|---|---|
 //! | `attempt` | INFO | the key was reserved: this request runs the first attempt |
+//! | `takeover` | INFO | a database store found the key's owner no longer renewing its lease (dead or paused): this request's claim takes it over, with a higher token |
 //! | `lost_race` | DEBUG | another request reserved the key first: look again |
 //! | `replay` | INFO | the stored answer is replayed |
 //! | `wait` | INFO | a duplicate waits for the running first attempt |
@@ -45,8 +46,9 @@ pub const ENTRY: &str = "entry";
 /// The field every event carries.
 pub const DECISION: &str = "decision";
 /// Every value of [`DECISION`].
-pub const DECISIONS: [&str; 10] = [
+pub const DECISIONS: [&str; 11] = [
     "attempt",
+    "takeover",
     "lost_race",
     "replay",
     "wait",

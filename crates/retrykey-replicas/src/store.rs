@@ -216,6 +216,12 @@ impl<B: StoreBackend> Entries for DbEntries<B> {
     fn lookup<'a>(&'a self, id: &'a EntryId) -> EntriesFuture<'a, Lookup> {
         EntriesFuture::new(async move {
             let mut now = seen(&self.inner, *id).await?;
+            if matches!(now, Seen::Lapsed) {
+                tracing::info!(
+                    decision = "takeover",
+                    "the key's owner stopped renewing its lease: a claim takes it over"
+                );
+            }
             if matches!(now, Seen::InFlight(_))
                 && self.inner.attempts().settle_doubt(id)
                 && self.release_orphan(*id).await?

@@ -321,6 +321,15 @@ async fn killed_at_orders_once(db: Db, step: &str) {
     let second = Shop::start(&db, &[]);
     let answer = second.order_until_created("order-4").await;
     let again = second.order("order-4", TEA).await;
+    // A dead owner's key is taken over, and the new shop's log says so; an answer it finds
+    // committed is replayed instead.
+    // (The log is read from a pipe: wait, at most 10 s, for the line to come through.)
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let took_over = || decisions(&second).0.iter().any(|d| d == "takeover");
+    while step != "after" && !took_over() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(took_over(), step != "after", "{:#?}", decisions(&second).1);
     assert_eq!(
         (again.status, again.body.as_str(), again.replayed()),
         (201, answer.body.as_str(), true)
