@@ -3,13 +3,15 @@
 //! until the page says the new figure.
 
 use retrykey_client::{
-    DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST, DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
+    DEFAULT_BUDGET, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST,
+    DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
 };
 use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
 use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
 use retrykey_http::{DEFAULT_WAIT, MemoryEntries};
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
+use retrykey_replicas::Lease;
 use retrykey_replicas::pg::SWEEP_EVERY;
 use retrykey_tests::conformed::{GRACE, LOOKUP_DELAY, MAX_ENTRIES, RETENTION, WAIT};
 
@@ -68,6 +70,20 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
                 format!(
                     "the layer's {}-second wait deadline",
                     DEFAULT_WAIT.as_secs()
+                ),
+            ],
+        ),
+        (
+            "take-it-home.md",
+            vec![
+                format!(
+                    "once its lease lapses ({} s by default)",
+                    Lease::default().duration.as_secs()
+                ),
+                format!(
+                    "default budget ({} s, {} attempts)",
+                    DEFAULT_BUDGET.as_secs(),
+                    word(u64::from(DEFAULT_MAX_ATTEMPTS))
                 ),
             ],
         ),
