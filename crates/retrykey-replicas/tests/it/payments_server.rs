@@ -16,9 +16,17 @@ struct Payments {
 
 impl Payments {
     fn start(args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
+        Self::start_logging(args, None)
+    }
+
+    /// The same, with `RETRYKEY_LOG` set to `level` and stderr kept for [`Payments::stop`].
+    fn start_logging(args: &[&str], level: Option<&str>) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_payments"));
+        command.args(["--listen", "127.0.0.1:0"]).args(args);
+        if let Some(level) = level {
+            command.env("RETRYKEY_LOG", level).stderr(Stdio::piped());
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .spawn()
             .expect("the payments binary starts");
@@ -44,6 +52,20 @@ impl Payments {
 
     async fn pay(&self, headers: &[(&str, &str)], body: &'static str) -> LoopbackReply {
         self.client.post("/payments", headers, body).await.unwrap()
+    }
+}
+
+impl Payments {
+    /// Kills the server (SIGKILL closes its stderr) and returns what it wrote there.
+    fn stop(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let stderr = self
+            .child
+            .stderr
+            .take()
+            .expect("started with start_logging");
+        BufReader::new(stderr).lines().map(Result::unwrap).collect()
     }
 }
 
@@ -204,33 +226,15 @@ async fn interrupt_shuts_down_cleanly() {
 #[tokio::test]
 async fn reports_each_decision_on_stderr_when_asked() {
     let key = "customer-7-invoice-12";
-    let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
-        .args(["--listen", "127.0.0.1:0", "--work-ms", "0"])
-        .env("RETRYKEY_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the payments binary starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    let client = LoopbackClient::new(url);
+    let server = Payments::start_logging(&["--work-ms", "0"], Some("info"));
     let headers = [("idempotency-key", key)];
-    let pay = || client.post("/payments", &headers, r#"{"amount":5}"#);
-    let (one, two) = (pay().await.unwrap(), pay().await.unwrap());
+    let body = r#"{"amount":5}"#;
+    let (one, two) = (
+        server.pay(&headers, body).await,
+        server.pay(&headers, body).await,
+    );
     assert_eq!((one.status, two.status, two.replayed()), (201, 201, true));
-    // SIGKILL closes stderr; everything the server wrote before is there to read.
-    let _ = child.kill();
-    let _ = child.wait();
-    let mut lines = Vec::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        lines.push(line.unwrap());
-    }
+    let lines = server.stop();
     let decisions: Vec<&str> = lines
         .iter()
         .filter_map(|line| line.split("decision=\"").nth(1))
@@ -247,24 +251,10 @@ async fn reports_each_decision_on_stderr_when_asked() {
 // An unreadable RETRYKEY_LOG is named on stderr, and the server still starts.
 #[test]
 fn an_unreadable_log_level_is_named_and_the_server_starts() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_payments"))
-        .args(["--listen", "127.0.0.1:0"])
-        .env("RETRYKEY_LOG", "chatty")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the payments binary starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(first.starts_with("listening on "), "{first:?}");
+    // `start_logging` reads the address from the first line: the server started.
+    let lines = Payments::start_logging(&[], Some("chatty")).stop();
     assert_eq!(
-        stderr.lines().next(),
+        lines.first().map(String::as_str),
         Some(r#"payments: RETRYKEY_LOG: expected error, warn, info, debug or trace, got "chatty""#)
     );
 }
