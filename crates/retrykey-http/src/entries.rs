@@ -34,6 +34,18 @@ impl<'a, T> EntriesFuture<'a, T> {
         Self(State::Pending(Box::pin(future)))
     }
 
+    /// Shows the answer to `f` when it comes, and passes it on: at once, with nothing
+    /// allocated, when it is known already.
+    pub fn inspect(self, f: impl FnOnce(&Result<T, Error>) + Send + 'a) -> Self
+    where
+        T: 'a,
+    {
+        self.map(move |answer| {
+            f(&answer);
+            answer
+        })
+    }
+
     /// The answer passed through `f`: at once, with nothing allocated, when it is known
     /// already; else once it arrives.
     pub fn map<U: 'a>(

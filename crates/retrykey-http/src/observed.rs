@@ -7,8 +7,8 @@ use tracing::Span;
 
 use crate::observe::name_entry;
 use crate::{
-    AttemptEnd, Entries, EntriesFuture, EntryId, Error, Fingerprint, Lookup, Reserve,
-    StoredResponse, Token, Waiter,
+    AttemptEnd, Entries, EntriesFuture, EntryId, Fingerprint, Lookup, Reserve, StoredResponse,
+    Token, Waiter,
 };
 
 /// A store whose every answer the layer reports as a decision.
@@ -50,27 +50,20 @@ impl Entries for Observed {
         token: Token,
         response: StoredResponse,
     ) -> EntriesFuture<'a, ()> {
-        self.0
-            .complete(id, token, response)
-            .map(move |done| ended(done, token, "recorded"))
+        self.0.complete(id, token, response).inspect(move |done| {
+            if done.is_ok() {
+                tracing::debug!(decision = "recorded", token = token.0, "answer stored");
+            }
+        })
     }
 
     fn release<'a>(&'a self, id: &'a EntryId, token: Token) -> EntriesFuture<'a, ()> {
-        self.0
-            .release(id, token)
-            .map(move |done| ended(done, token, "released"))
+        self.0.release(id, token).inspect(move |done| {
+            if done.is_ok() {
+                tracing::info!(decision = "released", token = token.0, "key released");
+            }
+        })
     }
-}
-
-/// Reports the end of a first attempt: its answer stored or its key released (a failure is
-/// the engine's to report).
-fn ended(done: Result<(), Error>, Token(token): Token, decision: &str) -> Result<(), Error> {
-    match (&done, decision) {
-        (Ok(()), "recorded") => tracing::debug!(decision = "recorded", token, "answer stored"),
-        (Ok(()), _) => tracing::info!(decision = "released", token, "key released"),
-        (Err(_), _) => {}
-    }
-    done
 }
 
 /// A waiter that reports when the wait starts and how it ends.
