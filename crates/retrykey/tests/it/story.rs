@@ -82,6 +82,50 @@ fn bad_input_is_refused_before_anything_runs() {
     }
 }
 
+// A flag the story does not have, a flag without its value, and a limit that is not a whole
+// number are refused like bad input: exit 2, one line, no story.
+#[test]
+fn unknown_or_incomplete_flags_are_refused() {
+    for (args, message) in [
+        (&["--colour", "red"][..], "unexpected argument '--colour'"),
+        (&["--retry-key"], "--retry-key: a value is required"),
+        (
+            &["--max-records", "many"],
+            "--max-records: expected a whole number",
+        ),
+        (&["--max-units=-1"], "--max-units: expected a whole number"),
+    ] {
+        let output = story(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}: nothing ran");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
+
+// `--help` names every flag the parser reads, and `--flag=value` reads like `--flag value`.
+#[test]
+fn help_names_every_flag_and_both_spellings_agree() {
+    let help = stdout(&story(&["--help"]));
+    for flag in [
+        "--key",
+        "--job",
+        "--units",
+        "--retry-key",
+        "--retry-job",
+        "--retry-units",
+        "--max-records",
+        "--max-units",
+    ] {
+        assert!(help.contains(&format!("  {flag} ")), "{flag} in:\n{help}");
+    }
+    assert_eq!(
+        story(&["--retry-units=8"]).stdout,
+        story(&["--retry-units", "8"]).stdout
+    );
+}
+
 // The whole story, byte for byte, for each path through it: a replay, a conflict, a fresh key, a
 // full ledger, the ceiling, and a refused first attempt that leaves the key free. Each file is
 // what a class sees for those flags.
