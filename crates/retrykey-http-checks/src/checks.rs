@@ -7,7 +7,7 @@ use retrykey_server::loopback::LoopbackReply;
 use tokio::task::JoinHandle;
 
 use crate::LayerUnderTest;
-use crate::rig::{Rig, Setup, run, within};
+use crate::rig::{Rig, Setup, run, within, within_for};
 
 const PAY: &str = r#"{"amount":5}"#;
 
@@ -498,7 +498,12 @@ pub fn leaving_during_the_reservation_strands_no_key(subject: &LayerUnderTest) {
         .await;
         rig.leave(stream).await; // the client gives up
         rig.probe.let_reservations_through();
-        within("the first attempt to be stored", rig.probe.completed(1)).await;
+        within_for(
+            Duration::from_secs(5),
+            "the first attempt to be stored",
+            rig.probe.completed(1),
+        )
+        .await;
         let retry = post(&rig, &key("k-stranded"), PAY).await;
         assert_eq!((retry.status, retry.replayed()), (201, true), "{retry:?}");
         assert_eq!(

@@ -57,7 +57,17 @@ pub(crate) fn run(check: impl Future<Output = ()>) {
 
 /// Awaits `future`, failing the check if it takes more than 20 s (a hang, not a speed limit).
 pub(crate) async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(20), future)
+    within_for(Duration::from_secs(20), what, future).await
+}
+
+/// Awaits `future` for at most `deadline`: for a step that a variant never takes, so that its
+/// check fails in seconds (still far above what the correct layer needs).
+pub(crate) async fn within_for<T>(
+    deadline: Duration,
+    what: &str,
+    future: impl Future<Output = T>,
+) -> T {
+    tokio::time::timeout(deadline, future)
         .await
         .unwrap_or_else(|_| panic!("gave up waiting: {what}"))
 }
