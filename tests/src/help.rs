@@ -64,6 +64,8 @@ pub struct Program {
     pub kind: Kind,
     /// Its target name, which is its file name.
     pub name: String,
+    /// Whether its package is a default member, one that a plain `cargo test` builds.
+    pub default_member: bool,
 }
 
 impl fmt::Display for Program {
@@ -101,6 +103,12 @@ pub fn programs(root: &Path) -> Result<Vec<Program>, HelpError> {
     let packages = metadata["packages"]
         .as_array()
         .ok_or_else(|| HelpError::Metadata("no packages".to_string()))?;
+    let defaults: BTreeSet<&str> = metadata["workspace_default_members"]
+        .as_array()
+        .ok_or_else(|| HelpError::Metadata("no default members".to_string()))?
+        .iter()
+        .filter_map(|id| id.as_str())
+        .collect();
     let exercises = root.join(crate::exercise::EXERCISES_DIR);
     let mut found = Vec::new();
     for package in packages {
@@ -109,6 +117,7 @@ pub fn programs(root: &Path) -> Result<Vec<Program>, HelpError> {
             continue;
         }
         let name = package["name"].as_str().unwrap_or_default();
+        let default_member = defaults.contains(package["id"].as_str().unwrap_or_default());
         for target in package["targets"].as_array().into_iter().flatten() {
             let Some(kind) = kind_of(target) else {
                 continue;
@@ -117,6 +126,7 @@ pub fn programs(root: &Path) -> Result<Vec<Program>, HelpError> {
                 package: name.to_string(),
                 kind,
                 name: target["name"].as_str().unwrap_or_default().to_string(),
+                default_member,
             });
         }
     }
@@ -134,21 +144,47 @@ fn kind_of(target: &serde_json::Value) -> Option<Kind> {
     }
 }
 
-/// Builds `programs` in one cargo command, as `cargo build --workspace --bins --examples`
-/// does but without the exercises' copies, and returns each one's executable as cargo reports
-/// it. One command, not one per package: each package's own selection builds some of the
-/// workspace's crates with other features, so one command per package rebuilt them at every
-/// run.
+/// Builds `programs` and returns each one's executable as cargo reports it.
+///
+/// Those of the default members are built by one command over the default members with their
+/// tests (`cargo build --bins --examples --tests`): the same selection and features as a plain
+/// `cargo test`, so after it nothing is built again. A command per package would build the
+/// workspace's crates again with that package's own features. The other members' programs
+/// (the benches, the variants) are built by a second command.
 pub fn build(root: &Path, programs: &[Program]) -> Result<BTreeMap<Program, PathBuf>, HelpError> {
-    let packages: BTreeSet<&str> = programs
+    let (members, others): (Vec<Program>, Vec<Program>) = programs
         .iter()
-        .map(|program| program.package.as_str())
-        .collect();
+        .cloned()
+        .partition(|program| program.default_member);
+    let mut built = BTreeMap::new();
+    if !members.is_empty() {
+        built.extend(build_with(root, &["--tests"], &[], &members)?);
+    }
+    if !others.is_empty() {
+        let packages: BTreeSet<&str> = others
+            .iter()
+            .map(|program| program.package.as_str())
+            .collect();
+        let packages: Vec<&str> = packages.into_iter().collect();
+        built.extend(build_with(root, &[], &packages, &others)?);
+    }
+    Ok(built)
+}
+
+/// One `cargo build --bins --examples` with `extra` arguments, over `packages` (the default
+/// members when empty), reporting the executables of `programs`.
+fn build_with(
+    root: &Path,
+    extra: &[&str],
+    packages: &[&str],
+    programs: &[Program],
+) -> Result<BTreeMap<Program, PathBuf>, HelpError> {
     let mut command = Command::new(cargo());
     command
         .current_dir(root)
-        .args(["build", "--bins", "--examples"]);
-    for package in &packages {
+        .args(["build", "--bins", "--examples"])
+        .args(extra);
+    for package in packages {
         command.args(["-p", package]);
     }
     let turn = crate::cargo_turn();
@@ -180,6 +216,10 @@ pub fn build(root: &Path, programs: &[Program]) -> Result<BTreeMap<Program, Path
         ) else {
             continue;
         };
+        // `--tests` builds a binary's unit tests too: a test harness, not the program.
+        if message["profile"]["test"].as_bool() == Some(true) {
+            continue;
+        }
         let Some(kind) = kind_of(&message["target"]) else {
             continue;
         };
