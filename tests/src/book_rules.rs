@@ -26,11 +26,15 @@
 //!    (`paths.rs` says which spans count).
 //! 6. **Answers after their exercise.** No listing shows a piece's blanked body before the
 //!    exercise that asks for it (`answers.rs`).
+//! 7. **Glossary order.** The glossary lists its terms in the order the introduction and the
+//!    chapters first link them, and each is linked (`glossary.rs`).
 
 mod answers;
+mod glossary;
 mod paths;
 
 pub use answers::{Answer, answers, early_answers};
+pub use glossary::glossary_order;
 
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -71,6 +75,8 @@ pub enum Rule {
     Paths,
     /// Convention 6: a piece's answer comes after its exercise.
     Answers,
+    /// Convention 7: the glossary is in the order a reader meets its terms.
+    Glossary,
 }
 
 impl fmt::Display for Rule {
@@ -82,6 +88,7 @@ impl fmt::Display for Rule {
             Rule::Solutions => "convention 4 (solutions compiled)",
             Rule::Paths => "convention 5 (paths exist)",
             Rule::Answers => "convention 6 (answers after their exercise)",
+            Rule::Glossary => "convention 7 (glossary order)",
         })
     }
 }

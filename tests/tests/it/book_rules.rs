@@ -1,10 +1,10 @@
-//! The book's conventions 1 to 6 hold on every page of `docs/src`.
+//! The book's conventions 1 to 7 hold on every page of `docs/src`.
 //!
 //! The rules and their messages are in the `retrykey_tests::book_rules` module docs; each test
 //! here lists every violation of one convention, as `file:line: convention: what is wrong`.
 
 use retrykey_tests::book_rules::{
-    Rule, Violation, answers, check_page, early_answers, pages, wrap_rule,
+    Rule, Violation, answers, check_page, early_answers, glossary_order, pages, wrap_rule,
 };
 use retrykey_tests::exercise::blank::pieces;
 use retrykey_tests::workspace_root;
@@ -90,4 +90,12 @@ fn no_answer_comes_before_its_exercise() {
         lines.len(),
         lines.join("\n")
     );
+}
+
+// The glossary lists its terms in the order the introduction and the chapters first link them.
+#[test]
+fn the_glossary_is_in_the_order_a_reader_meets_its_terms() {
+    let found = glossary_order(&workspace_root()).expect("the book is readable");
+    let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+    assert!(lines.is_empty(), "{}", lines.join("\n"));
 }
