@@ -292,7 +292,7 @@ five-clients:
 
 # Stage 4: the payments server behind the layer (`just payments --listen 127.0.0.1:8080`; `--store sqlite:PATH` in Stage 6).
 payments *args:
-    cargo run -q -p retrykey-replicas --features demo --bin payments -- {{args}}
+    @cargo run -q -p retrykey-replicas --features demo --bin payments -- {{args}}
 
 # The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`; the lab's payments profile by default; seconds).
 [no-exit-message]

@@ -28,7 +28,8 @@ seed breaks a rule, 2 on a usage error.
   --from S         the first seed (default 0): runs seeds S..S+N
   --scenario NAME  the scenario to run (default lost-reply), one of:
                    SCENARIOS
-  --variant NAME   run a variant's file in place of the correct code
+  --variant NAME   run a variant's file in place of the correct code, one of:
+                   VARIANTS
   --jobs N         seeds run at once (default: one per core)
   --seed S         replay one seed and say whether it kept every rule
   --trace          with --seed: print the run's timeline
@@ -103,7 +104,11 @@ fn main() -> ExitCode {
         }
         Ok(None) => {
             let names: Vec<String> = SimScenario::ALL.iter().map(ToString::to_string).collect();
-            print!("{}", HELP.replace("SCENARIOS", &names.join(", ")));
+            print!(
+                "{}",
+                HELP.replace("SCENARIOS", &names.join(", "))
+                    .replace("VARIANTS", &simulated::VARIANTS.join(", "))
+            );
             ExitCode::SUCCESS
         }
         Ok(Some(options)) => match run(&options) {

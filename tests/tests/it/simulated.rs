@@ -100,3 +100,19 @@ fn every_trace_draws_as_a_sequence_diagram() {
         }
     }
 }
+
+// `simulate --help` names every variant `--variant` accepts, from the list the simulator checks.
+#[test]
+fn simulate_help_names_every_variant_it_runs() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_simulate"))
+        .arg("--help")
+        .output()
+        .expect("the simulator runs");
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    // What follows the flag's own line, the last place it is named.
+    let listed = help.rsplit("--variant NAME").next().unwrap_or_default();
+    for variant in retrykey_tests::simulated::VARIANTS {
+        assert!(listed.contains(variant), "{variant} in:\n{help}");
+    }
+}
