@@ -17,7 +17,7 @@ use crate::cargo_test::cargo;
 use crate::class::{Class, Track};
 use crate::declared::{Declared, parse_manifest};
 use crate::exercise::blank::{Piece, locate_body};
-use crate::exercise::spec::{taught_by, what_it_said};
+use crate::exercise::spec::{passed_in_order, taught_by, what_it_said, whole_command};
 use crate::exercise::{EXERCISES_DIR, ExerciseError};
 use crate::test_output::TestRun;
 
@@ -431,7 +431,7 @@ fn count(
         let said = if run.ran.contains(check) && !run.failed.contains(check) {
             continue;
         } else if run.failed.contains(check) {
-            what_it_said(section(&output, check))
+            what_it_said(section(&output, check), &whole_command(copy, check))
         } else if let Some(reason) = run.ignored_because.get(check) {
             format!("skipped here: {reason}")
         } else if run.ignored.contains(check) {
@@ -449,9 +449,12 @@ fn count(
             said,
         });
     }
+    let passed = passed_in_order(checks.iter().map(String::as_str), |check| {
+        !failing.iter().any(|failing| failing.check == check)
+    });
     Ok(Status::Counted {
         copy: copy.to_string(),
-        passed: checks.len() - failing.len(),
+        passed,
         total: checks.len(),
         failing,
     })

@@ -108,9 +108,12 @@ impl Progress {
         if self.fixed() {
             out.push_str(&format!("fixed: all {total} checks pass\n"));
         } else {
-            let passed = (self.ran.iter())
-                .filter(|(_, verdict)| *verdict == Verdict::Passed)
-                .count();
+            let verdicts: BTreeMap<&str, &Verdict> = (self.ran.iter())
+                .map(|(check, verdict)| (check.as_str(), verdict))
+                .collect();
+            let passed = passed_in_order(self.ran.iter().map(|(check, _)| check.as_str()), |c| {
+                verdicts.get(c) == Some(&&Verdict::Passed)
+            });
             out.push_str(&format!(
                 "not fixed: {passed} of {total} checks pass; make check {} pass, then run this \
                  again\n",
@@ -238,6 +241,8 @@ pub fn listing(program: &Path, dir: &Path) -> Result<Vec<String>, ExerciseError>
 
 /// Runs one test of `program` on its own, within [`CHECK_TIME_LIMIT`].
 fn run_one(program: &Path, dir: &Path, check: &str) -> Result<Verdict, ExerciseError> {
+    let copy = dir.file_name().unwrap_or_default().to_string_lossy();
+    let whole = whole_command(&copy, check);
     let mut child = Command::new(program)
         .current_dir(dir)
         .args(["--exact", check, "--test-threads=1", "--color=never"])
@@ -287,27 +292,88 @@ fn run_one(program: &Path, dir: &Path, check: &str) -> Result<Verdict, ExerciseE
     if status.success() && run.ran.contains(check) && !run.failed.contains(check) {
         return Ok(Verdict::Passed);
     }
-    Ok(Verdict::Failed(what_it_said(&text)))
+    Ok(Verdict::Failed(what_it_said(&text, &whole)))
 }
 
-/// The panic message of a failed test (up to four lines), or the output's last lines.
-pub(crate) fn what_it_said(output: &str) -> String {
+/// How many lines of a failed check's message a report shows whole; a longer one shows its
+/// first [`SAID_HEAD`] and its last lines, and says how to see all of it.
+pub const SAID_LINES: usize = 12;
+/// The first lines a cut message keeps.
+const SAID_HEAD: usize = 4;
+/// A value longer than this many characters is shown by its two ends and its length.
+pub const LONG_VALUE: usize = 60;
+
+/// What a failed check said: its panic message, whole when it has at most [`SAID_LINES`] lines
+/// (the last lines are where an assertion shows what differs, so they are never the ones cut),
+/// else its first and last lines around one line that says how many were left out and gives
+/// `whole`, the command that prints all of it. Without a panic, the output's last lines. A long
+/// value is shortened to its ends and its length.
+pub(crate) fn what_it_said(output: &str, whole: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
-    if let Some(at) = lines.iter().position(|line| line.contains("panicked at")) {
-        let said: Vec<&str> = lines[at + 1..]
+    let mut said: Vec<&str> = match lines.iter().position(|line| line.contains("panicked at")) {
+        Some(at) => lines[at + 1..]
             .iter()
             .take_while(|line| {
-                !line.is_empty() && !line.starts_with("note: ") && **line != "stack backtrace:"
+                !line.starts_with("note: ")
+                    && **line != "stack backtrace:"
+                    && !line.starts_with("---- ")
+                    && **line != "failures:"
             })
-            .take(4)
             .copied()
-            .collect();
-        if !said.is_empty() {
-            return said.join("\n");
-        }
+            .collect(),
+        None => Vec::new(),
+    };
+    while said.last().is_some_and(|line| line.trim().is_empty()) {
+        said.pop();
     }
-    let tail: Vec<&str> = lines.iter().rev().take(4).rev().copied().collect();
-    tail.join("\n")
+    if said.is_empty() {
+        said = lines.iter().rev().take(4).rev().copied().collect();
+    }
+    let said: Vec<String> = said.iter().map(|line| shorten_values(line)).collect();
+    if said.len() <= SAID_LINES {
+        return said.join("\n");
+    }
+    let tail = SAID_LINES - SAID_HEAD - 1;
+    let left_out = said.len() - SAID_HEAD - tail;
+    let mut shown: Vec<String> = said[..SAID_HEAD].to_vec();
+    shown.push(format!("[{left_out} lines left out; all of it: {whole}]"));
+    shown.extend_from_slice(&said[said.len() - tail..]);
+    shown.join("\n")
+}
+
+/// `line` with each word longer than [`LONG_VALUE`] characters shown as its first 24 and last 12
+/// characters and its length, so a 257-byte key does not fill the screen.
+fn shorten_values(line: &str) -> String {
+    (line.split(' '))
+        .map(|word| {
+            let chars: Vec<char> = word.chars().collect();
+            if chars.len() <= LONG_VALUE {
+                return word.to_string();
+            }
+            let head: String = chars[..24].iter().collect();
+            let tail: String = chars[chars.len() - 12..].iter().collect();
+            format!("{head}…{tail} ({} characters)", chars.len())
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// How many checks pass, counted the one way `just check-exercise` and `just progress` both
+/// count: in teaching order, up to the first that does not pass. A check after that one is not
+/// counted even if it passes, since the first failure may be why it passes.
+pub fn passed_in_order<'a>(
+    order: impl IntoIterator<Item = &'a str>,
+    passes: impl Fn(&str) -> bool,
+) -> usize {
+    order.into_iter().take_while(|check| passes(check)).count()
+}
+
+/// The command that runs one check of an exercise's copy and prints all it says.
+pub fn whole_command(copy: &str, check: &str) -> String {
+    format!(
+        "cargo test -p {} --test it -- --exact {check}",
+        super::package_name(copy)
+    )
 }
 
 /// The suites that a later chapter teaches, by the prefix of their checks' names, with that
@@ -451,7 +517,43 @@ mod tests {
         let output = "running 1 test\ntest a::b ... FAILED\n\nfailures:\n\n---- a::b stdout ----\n\
                       \nthread 'a::b' panicked at src/x.rs:1:1:\nretry applied twice: total 10\n\
                       note: run with `RUST_BACKTRACE=1`\n";
-        assert_eq!(what_it_said(output), "retry applied twice: total 10");
+        assert_eq!(what_it_said(output, "cmd"), "retry applied twice: total 10");
+    }
+
+    // The line that shows the difference is the last one: a message too long to show whole keeps
+    // its ends and says how to see the rest; a long value keeps its ends and its length.
+    #[test]
+    fn the_difference_is_never_the_line_cut() {
+        let output = "thread 'm' panicked at src/model.rs:1:1:\nthe ledger departs.\nshrunk:\n  a\n  \
+                      b\n  c\n  d\nstep 4: ledger Capacity, model Ceiling\nnote: run with x\n";
+        let said = what_it_said(output, "cmd");
+        assert!(
+            said.ends_with("step 4: ledger Capacity, model Ceiling"),
+            "{said}"
+        );
+        let many: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let output = format!("thread 'm' panicked at x:\n{many}note: x\n");
+        let said = what_it_said(&output, "cargo test -p exercise-x");
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), SAID_LINES);
+        assert_eq!(lines[0], "line 1");
+        assert_eq!(
+            lines[SAID_HEAD],
+            "[19 lines left out; all of it: cargo test -p exercise-x]"
+        );
+        assert_eq!(lines.last(), Some(&"line 30"));
+        let key = format!("key \"{}\" refused", "\\u{301}".repeat(40));
+        let said = what_it_said(&format!("thread 'k' panicked at x:\n{key}\n"), "cmd");
+        assert!(said.contains("(282 characters)"), "{said}");
+        assert!(said.chars().count() < 80, "{said}");
+    }
+
+    // Both reports count the checks that pass in teaching order, up to the first that does not.
+    #[test]
+    fn passing_checks_are_counted_up_to_the_first_failure() {
+        let passes = |check: &str| check != "b";
+        assert_eq!(passed_in_order(["a", "b", "c", "d"], passes), 1);
+        assert_eq!(passed_in_order(["a", "c"], passes), 2);
     }
 
     // A later chapter's checks are left out before that chapter, and only they.
