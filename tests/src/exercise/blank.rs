@@ -625,6 +625,12 @@ fn borrowed_source(text: &str, variant: &str, name: &str, renames: &[(String, St
             &format!("The variant `{variant}` under the shared checks: the ones its Cargo.toml declares must fail."),
             "The exercise under the shared checks: `just check-exercise` runs them in teaching order.",
         )
+        .replace(
+            &format!("The root of the `{variant}` lab."),
+            "The root of this exercise.",
+        )
+        .replace(": the checks declared in Cargo.toml must fail.", ".")
+        .replace(": the checks\n// declared in Cargo.toml must fail.", ".")
         .replace("this variant's", "this copy's")
         .replace("this variant", "this copy");
     for (correct, renamed) in renames {

@@ -87,8 +87,10 @@ fn is_plain_comment(line: &str) -> bool {
 
 /// The first paragraph of a file's `//!` documentation: what the component is meant to do.
 fn purpose(source: &str) -> String {
+    // Past the mirror header (`// Mirrored by labs/…`) and any other plain comment above them.
     source
         .lines()
+        .skip_while(|line| line.starts_with("//") && !line.starts_with("//!"))
         .map_while(|line| line.strip_prefix("//!"))
         .map(str::trim)
         .take_while(|line| !line.is_empty())

@@ -16,7 +16,7 @@ use retrykey_tests::exercise::package_name;
 use retrykey_tests::exercise::spec::{Verdict, build, progress, taught_by};
 use retrykey_tests::workspace_root;
 
-use crate::exercise::workspace_copy;
+use crate::exercise::{scratch, workspace_copy};
 
 /// The check a wrong solution names on its first line: `// Refused by <check>: <why>`.
 fn refused_by(text: &str) -> Option<&str> {
@@ -27,6 +27,40 @@ fn refused_by(text: &str) -> Option<&str> {
 
 fn all_pieces() -> Vec<Piece> {
     pieces(&workspace_root()).expect("tests/blanks.toml reads")
+}
+
+// A blank copy speaks of the exercise, never of the variant whose folder it borrows: no "must
+// fail", no variant's name in the files the student reads.
+#[test]
+fn a_blank_copy_carries_none_of_its_harness_variants_words() {
+    let workspace = workspace_root();
+    let exercises = scratch("blank-words");
+    for piece in all_pieces() {
+        let Some(variant) = &piece.harness else {
+            continue;
+        };
+        let dir = create_blank(
+            &workspace,
+            &exercises,
+            &piece,
+            &piece.name,
+            Bodies::Blank,
+            true,
+        )
+        .expect("a blank copy");
+        let mut files = vec![dir.join("Cargo.toml"), dir.join("src/lab.rs")];
+        files.push(dir.join("tests/it/main.rs"));
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for told in [
+                "must fail".to_string(),
+                format!("`{variant}`"),
+                "NEGATIVE".to_string(),
+            ] {
+                assert!(!text.contains(&told), "{}: {told}\n{text}", file.display());
+            }
+        }
+    }
 }
 
 // Every chapter has a piece, and every piece is whole: its harness mirrors its source (or its

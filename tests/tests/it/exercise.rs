@@ -78,6 +78,25 @@ fn the_readme_is_a_neutral_brief() {
     assert!(readme.contains(&format!("just diff {VARIANT}")));
 }
 
+// Every variant's brief says what the code is meant to do, from its file's own module docs.
+#[test]
+fn every_brief_says_what_the_code_is_meant_to_do() {
+    let into = scratch("purpose");
+    for (variant, _) in retrykey_tests::variants().expect("the variants are declared") {
+        let dir = create(&labs(), &into, &variant, &variant, true).expect("a copy");
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        let purpose = readme
+            .split("## What the code is meant to do\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default();
+        assert!(
+            purpose.trim().len() > 20,
+            "{variant}: the brief says nothing of what the code is for:\n{readme}"
+        );
+    }
+}
+
 // An existing copy is refused without --force, and left exactly as the student wrote it.
 #[test]
 fn an_existing_copy_is_never_overwritten() {
