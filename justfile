@@ -31,6 +31,10 @@ prepare:
             cargo build -q -p "$package" --bins
             cargo test -q -p "$package" --no-run
         done
+        # `just payments` and `just spray` ask for the stores' demo feature: a build of its own.
+        cargo build -q -p retrykey-replicas --features demo --bins
+        # The database's edge, `just pg-faults` and `just disk-full`, as their recipes build it.
+        cargo build -q -p retrykey-durable-checks -p retrykey-faults --bin crash-server --bin pg-faults --bin disk-full
         # `just outbox-faults` stops the outbox's programs at their crash points: a build of its own.
         cargo build -q -p retrykey-outbox -p retrykey-converter --bins --features retrykey-outbox/failpoints,retrykey-converter/failpoints
     }

@@ -89,12 +89,44 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "ch07-outbox.md",
+            vec![
+                format!(
+                    "after `--poll` / {BUSY_POLL_SHARE}, at least {} ms",
+                    MIN_BUSY_POLL.as_millis()
+                ),
+                format!(
+                    "The checks refuse the {} wrong deliveries kept in `tests/blanks/dispatch-once/`",
+                    word(wrong_solutions_of("dispatch-once"))
+                ),
+            ],
+        ),
+        (
+            "ch04-http.md",
+            vec![format!("and breaks it {} ways", word(variants_of_stage(4)))],
+        ),
+        (
+            "ch06-replicas.md",
             vec![format!(
-                "after `--poll` / {BUSY_POLL_SHARE}, at least {} ms",
-                MIN_BUSY_POLL.as_millis()
+                "{} wrong claims are kept in `tests/blanks/fenced-claim/`",
+                capital(word(wrong_solutions_of("fenced-claim")))
             )],
         ),
     ]
+}
+
+/// How many variants declare `stage`.
+fn variants_of_stage(stage: u32) -> u64 {
+    let variants = retrykey_tests::variants().expect("the variants are declared");
+    variants.iter().filter(|(_, d)| d.stage == stage).count() as u64
+}
+
+/// How many wrong solutions the piece `name` keeps.
+fn wrong_solutions_of(name: &str) -> u64 {
+    let root = retrykey_tests::workspace_root();
+    let piece = retrykey_tests::exercise::blank::piece(&root, name).expect("the piece is declared");
+    retrykey_tests::exercise::blank::wrong_solutions(&root, &piece)
+        .expect("its wrong solutions read")
+        .len() as u64
 }
 
 /// The conformance kit's page: its counts of checks, its limits, the lab's profile's expiry and
