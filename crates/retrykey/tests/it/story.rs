@@ -124,6 +124,19 @@ fn help_names_every_flag_and_both_spellings_agree() {
         story(&["--retry-units=8"]).stdout,
         story(&["--retry-units", "8"]).stdout
     );
+    // Each flag reaches its input: the job names the first attempt, and the version is the
+    // package's.
+    let text = stdout(&story(&["--job", "resize-image"]));
+    assert!(
+        text.starts_with("1. The client sends op-1 (resize-image, 7 units)."),
+        "{text}"
+    );
+    let version = story(&["--version"]);
+    assert!(version.status.success());
+    assert_eq!(
+        stdout(&version),
+        format!("retrykey {}\n", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 // The whole story, byte for byte, for each path through it: a replay, a conflict, a fresh key, a
