@@ -70,6 +70,7 @@ fn problem_response(problem: Problem, detail: Option<&str>) -> BoxFuture<Respons
     clippy::manual_async_fn,
     reason = "an async fn's future holds its arguments twice"
 )]
+// ANCHOR: keyed
 fn keyed(
     config: Arc<Config>,
     parts: Parts,
@@ -123,6 +124,7 @@ fn keyed(
         Problem::InProgress.response(None)
     }
 }
+// ANCHOR_END: keyed
 
 /// Reads the body within the limit, then names the request: its entry (the caller's scope and
 /// the key) and the fingerprint that a retry under the key must match.
@@ -153,9 +155,11 @@ async fn identify(
 /// replaying it would pin the client to an error for as long as the record lives.
 // NEGATIVE: every answer is kept, 5xx included. A transient failure is stored and replayed,
 // so no retry with this key can ever get the payment through.
+// ANCHOR: worth_keeping
 fn worth_keeping(_status: StatusCode) -> bool {
     true
 }
+// ANCHOR_END: worth_keeping
 
 /// How a wait for the first attempt ended.
 enum Waited {

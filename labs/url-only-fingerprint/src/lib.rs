@@ -71,6 +71,7 @@ fn problem_response(problem: Problem, detail: Option<&str>) -> BoxFuture<Respons
     clippy::manual_async_fn,
     reason = "an async fn's future holds its arguments twice"
 )]
+// ANCHOR: keyed
 fn keyed(
     config: Arc<Config>,
     parts: Parts,
@@ -124,6 +125,7 @@ fn keyed(
         Problem::InProgress.response(None)
     }
 }
+// ANCHOR_END: keyed
 
 /// Reads the body within the limit, then names the request: its entry (the caller's scope and
 /// the key) and the fingerprint that a retry under the key must match.
@@ -151,11 +153,13 @@ async fn identify(
 /// Which first-attempt answers are kept and replayed: everything but server failures and the
 /// two "not processed, try again" statuses. A 5xx may come before the work was done, so
 /// replaying it would pin the client to an error for as long as the record lives.
+// ANCHOR: worth_keeping
 fn worth_keeping(status: StatusCode) -> bool {
     !(status.is_server_error()
         || status == StatusCode::REQUEST_TIMEOUT
         || status == StatusCode::TOO_MANY_REQUESTS)
 }
+// ANCHOR_END: worth_keeping
 
 /// How a wait for the first attempt ended.
 enum Waited {

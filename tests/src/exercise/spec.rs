@@ -376,9 +376,13 @@ pub fn whole_command(copy: &str, check: &str) -> String {
     )
 }
 
-/// The suites that a later chapter teaches, by the prefix of their checks' names, with that
-/// chapter: the simulator's (chapter 8), which the programs of earlier stages' variants also run.
-pub const LATER_SUITES: [(&str, u32); 1] = [("sim::", 8)];
+/// The checks that a later chapter teaches, by the prefix of their names, with that chapter:
+/// the simulator's suite (chapter 8), which the programs of earlier stages' variants also run,
+/// and the HTTP suite's check of the reservation a fenced write needs (chapter 6).
+pub const LATER_SUITES: [(&str, u32); 2] = [
+    ("sim::", 8),
+    ("http_suite::first_attempt_carries_its_reservation", 6),
+];
 
 /// Whether the check `test` of a test program is one that chapter `chapter` has taught. A piece
 /// or an exercise of an earlier chapter leaves a later chapter's checks out: it neither names
