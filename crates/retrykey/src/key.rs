@@ -20,6 +20,7 @@ impl Key {
     /// assert!(Key::new("op-1").is_ok());
     /// assert_eq!(Key::new(""), Err(Error::InvalidKey(KeyProblem::Empty)));
     /// ```
+    // ANCHOR: key_new
     pub fn new(key: impl Into<String>) -> Result<Self, Error> {
         let key = key.into();
         if key.is_empty() {
@@ -33,6 +34,7 @@ impl Key {
         }
         Ok(Self(key))
     }
+    // ANCHOR_END: key_new
 
     /// The key as the client sent it.
     pub fn as_str(&self) -> &str {
@@ -46,11 +48,13 @@ impl fmt::Display for Key {
     }
 }
 
+// ANCHOR: key_debug
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Key(<{} bytes>)", self.0.len())
     }
 }
+// ANCHOR_END: key_debug
 
 impl std::str::FromStr for Key {
     type Err = Error;
