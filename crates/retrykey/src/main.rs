@@ -66,38 +66,28 @@ fn parse(mut words: impl Iterator<Item = String>) -> Result<Asked, String> {
             "-V" | "--version" => return Ok(Asked::Version),
             _ => {}
         }
-        let (flag, inline) = match word.split_once('=') {
+        let (flag, mut inline) = match word.split_once('=') {
             Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
             None => (word, None),
         };
-        let known = [
-            "--key",
-            "--job",
-            "--units",
-            "--retry-key",
-            "--retry-job",
-            "--retry-units",
-            "--max-records",
-            "--max-units",
-        ];
-        if !known.contains(&flag.as_str()) {
-            return Err(format!(
-                "unexpected argument '{flag}' (--help lists the flags)"
-            ));
-        }
-        let value = match inline.or_else(|| words.next()) {
-            Some(value) => value,
-            None => return Err(format!("{flag}: a value is required")),
+        let mut value = || match inline.take().or_else(|| words.next()) {
+            Some(value) => Ok(value),
+            None => Err(format!("{flag}: a value is required")),
         };
         match flag.as_str() {
-            "--key" => args.key = value,
-            "--job" => args.job = value,
-            "--units" => args.units = value,
-            "--retry-key" => args.retry_key = Some(value),
-            "--retry-job" => args.retry_job = Some(value),
-            "--retry-units" => args.retry_units = Some(value),
-            "--max-records" => args.max_records = whole(&flag, &value)?,
-            _ => args.max_units = whole(&flag, &value)?,
+            "--key" => args.key = value()?,
+            "--job" => args.job = value()?,
+            "--units" => args.units = value()?,
+            "--retry-key" => args.retry_key = Some(value()?),
+            "--retry-job" => args.retry_job = Some(value()?),
+            "--retry-units" => args.retry_units = Some(value()?),
+            "--max-records" => args.max_records = whole(&flag, &value()?)?,
+            "--max-units" => args.max_units = whole(&flag, &value()?)?,
+            _ => {
+                return Err(format!(
+                    "unexpected argument '{flag}' (--help lists the flags)"
+                ));
+            }
         }
     }
     Ok(Asked::Story(args))
