@@ -101,6 +101,20 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
             ],
         ),
         (
+            "ch01-lost-reply.md",
+            vec![
+                format!(
+                    "runs the piece's {} checks one at a time",
+                    spec_of("store-apply").len()
+                ),
+                format!(
+                    "{} of its {} checks compare your key",
+                    capital(word(key_checks(&spec_of("key-rules")))),
+                    word(spec_of("key-rules").len() as u64)
+                ),
+            ],
+        ),
+        (
             "ch04-http.md",
             vec![format!("and breaks it {} ways", word(variants_of_stage(4)))],
         ),
@@ -118,6 +132,20 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
 fn variants_of_stage(stage: u32) -> u64 {
     let variants = retrykey_tests::variants().expect("the variants are declared");
     variants.iter().filter(|(_, d)| d.stage == stage).count() as u64
+}
+
+/// The checks of the piece `name`'s spec, in order.
+fn spec_of(name: &str) -> Vec<String> {
+    let root = retrykey_tests::workspace_root();
+    let piece = retrykey_tests::exercise::blank::piece(&root, name).expect("the piece is declared");
+    piece.spec.into_iter().map(|spec| spec.check).collect()
+}
+
+/// The checks of `spec` that test the student's key, not the core's `Request`.
+fn key_checks(spec: &[String]) -> u64 {
+    spec.iter()
+        .filter(|check| !check.contains("request"))
+        .count() as u64
 }
 
 /// How many wrong solutions the piece `name` keeps.
