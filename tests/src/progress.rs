@@ -449,9 +449,9 @@ fn count(
             said,
         });
     }
-    let passed = passed_in_order(checks.iter().map(String::as_str), |check| {
-        !failing.iter().any(|failing| failing.check == check)
-    });
+    let passed = passed_in_order(
+        (checks.iter()).map(|check| !failing.iter().any(|failing| &failing.check == check)),
+    );
     Ok(Status::Counted {
         copy: copy.to_string(),
         passed,

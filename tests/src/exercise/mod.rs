@@ -194,7 +194,7 @@ pub(crate) fn leave_out_later_chapters(
 ) -> Vec<&'static str> {
     let class = crate::class::load(workspace).ok();
     let chapter = crate::class::chapter_of_variant(workspace, class.as_ref(), variant);
-    let later: Vec<&'static str> = (spec::LATER_SUITES.iter())
+    let later: Vec<&'static str> = (spec::LATER_CHECKS.iter())
         .filter(|(_, taught_in)| chapter.is_some_and(|chapter| chapter < *taught_in))
         .map(|(prefix, _)| *prefix)
         .collect();
@@ -369,7 +369,7 @@ mod tests {
         let later = leave_out_later_chapters(&root, "no-fingerprint", &mut early);
         assert!(later.contains(&"sim::"), "{later:?}");
         assert!((later.iter()).all(|prefix| {
-            spec::LATER_SUITES
+            spec::LATER_CHECKS
                 .iter()
                 .any(|(p, c)| p == prefix && *c > 4)
         }));
