@@ -109,7 +109,7 @@ exercise +args:
 check-exercise name:
     @cargo run -q -p retrykey-tests --bin exercise -- check {{name}}
 
-# The class's plan: each page's minutes from what it holds, at the pace in docs/src/class.toml, then the core's and the total (`--parts` shows the sums; seconds).
+# The class's plan: each page's session from what a student reads and writes, at the sourced pace in docs/src/class.toml, then the core's, the take-home work's and the total (`--parts` shows each piece's reads and writes; seconds).
 class-plan *args:
     @cargo run -q -p retrykey-tests --bin class-plan -- {{args}}
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::exercise::blank::{Piece, pieces};
+use crate::exercise::blank::{Kind, Piece, pieces};
 use crate::exercise::error::ExerciseError;
 
 /// The class declaration, from the workspace root.
@@ -49,6 +49,10 @@ pub struct Page {
     pub needs: Option<String>,
     /// The variants the page asks a student to make green (`just exercise VARIANT`).
     pub exercises: Vec<String>,
+    /// The pieces and exercises of the page that a class does at home: the page's session
+    /// does not hold them.
+    #[serde(default)]
+    pub take_home: Vec<String>,
 }
 
 impl Page {
@@ -58,31 +62,74 @@ impl Page {
     }
 }
 
-/// The pace of one student, one figure per kind of work: every assumption of the plan
-/// (`crate::plan`), stated under `[pace]` so that a teacher can change one and rerun.
+/// One pace figure and where it comes from: a published study or a measured trial, in one
+/// line that starts `published:` or `measured:`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    /// The figure, in the unit its name gives.
+    pub value: f64,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// The pace of one student, one figure per kind of reading and writing: every assumption of
+/// the plan (`crate::plan`), stated under `[pace]` with its source, so that a teacher can
+/// replace one with a trial of their own and rerun.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Pace {
-    /// Prose words read a minute.
-    pub words_per_minute: f64,
-    /// Listing lines (included or written) read a minute.
-    pub listing_lines_per_minute: f64,
-    /// Minutes to type one command and see it finish.
-    pub command_minutes: f64,
-    /// Minutes to read one line of a command's shown output.
-    pub output_line_minutes: f64,
-    /// Minutes to answer one Predict question on paper and check it.
-    pub predict_question_minutes: f64,
-    /// Minutes of a piece besides its lines: the spec, the copy, the checks.
-    pub piece_fixed_minutes: f64,
-    /// Minutes per line of a piece's reference bodies.
-    pub piece_line_minutes: f64,
-    /// Minutes of a make-it-green exercise besides its lines: the README, the failing check.
-    pub variant_fixed_minutes: f64,
-    /// Minutes per line of a variant's `// NEGATIVE:` blocks.
-    pub variant_line_minutes: f64,
-    /// Minutes per numbered item of a page's "Exercises" section.
-    pub written_exercise_minutes: f64,
+    /// Prose read to learn from it, in words a minute.
+    pub prose_words_per_minute: Figure,
+    /// Code read closely (a listing, the API a piece uses, a variant's function), in lines a
+    /// minute.
+    pub code_lines_per_minute: Figure,
+    /// A command's output scanned for the lines the page points at, in words a minute.
+    pub output_words_per_minute: Figure,
+    /// A command typed from the page, in words (five characters) a minute.
+    pub typing_words_per_minute: Figure,
+    /// An answer composed (Predict, an exercise on paper), in words a minute.
+    pub composing_words_per_minute: Figure,
+    /// Waiting for one command of a prepared tree, in seconds.
+    pub command_wait_seconds: Figure,
+    /// The first build of a copy after `just prepare`, with its first check, in seconds.
+    pub first_build_seconds: Figure,
+    /// Writing one line of plain code to a spec and its checks, in minutes.
+    pub plain_line_minutes: Figure,
+    /// Writing one line of code that shares state between threads, in minutes.
+    pub concurrent_line_minutes: Figure,
+    /// Writing one line of async code, in minutes.
+    pub async_line_minutes: Figure,
+}
+
+impl Pace {
+    /// Every figure with its name in `[pace]`, in declaration order.
+    pub fn figures(&self) -> [(&'static str, &Figure); 10] {
+        [
+            ("prose_words_per_minute", &self.prose_words_per_minute),
+            ("code_lines_per_minute", &self.code_lines_per_minute),
+            ("output_words_per_minute", &self.output_words_per_minute),
+            ("typing_words_per_minute", &self.typing_words_per_minute),
+            (
+                "composing_words_per_minute",
+                &self.composing_words_per_minute,
+            ),
+            ("command_wait_seconds", &self.command_wait_seconds),
+            ("first_build_seconds", &self.first_build_seconds),
+            ("plain_line_minutes", &self.plain_line_minutes),
+            ("concurrent_line_minutes", &self.concurrent_line_minutes),
+            ("async_line_minutes", &self.async_line_minutes),
+        ]
+    }
+
+    /// Minutes per written line of code of `kind`.
+    pub fn line_minutes(&self, kind: Kind) -> f64 {
+        match kind {
+            Kind::Plain => self.plain_line_minutes.value,
+            Kind::Concurrent => self.concurrent_line_minutes.value,
+            Kind::Async => self.async_line_minutes.value,
+        }
+    }
 }
 
 /// What the class must fit, in minutes of the plan.
@@ -172,6 +219,31 @@ impl Class {
         )
     }
 
+    /// The one sentence that says which work goes home, page by page. The instructor guide holds
+    /// it word for word, and each page marks the sections of its take-home work
+    /// (`TAKE_HOME_MARK`).
+    pub fn take_home_sentence(&self) -> String {
+        let work: Vec<String> = (self.pages.iter())
+            .filter(|page| !page.take_home.is_empty())
+            .map(|page| {
+                let names: Vec<String> = page.take_home.iter().map(|n| format!("`{n}`")).collect();
+                let label = match page.chapter() {
+                    Some(chapter) => format!("chapter {chapter}"),
+                    None => page.label.clone(),
+                };
+                format!("{} ({label})", names.join(" and "))
+            })
+            .collect();
+        match work.as_slice() {
+            [] => "Every session holds all of its pieces and exercises.".to_string(),
+            [one] => format!("Take-home work, which no session holds: {one}."),
+            [init @ .., last] => format!(
+                "Take-home work, which no session holds: {} and {last}.",
+                init.join(", ")
+            ),
+        }
+    }
+
     fn chapter_of(&self, label: &str) -> Option<u32> {
         let page = self.pages.iter().find(|page| page.label == label)?;
         page.chapter()
@@ -188,6 +260,9 @@ pub fn chapter_of_variant(root: &Path, class: Option<&Class>, variant: &str) -> 
     let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).ok()?;
     crate::tidy::first_chapter_of_stage(&map, stage)
 }
+
+/// What opens the section of a piece or an exercise that its page's session does not hold.
+pub const TAKE_HOME_MARK: &str = "**Take-home.**";
 
 /// The pages that state the tracks in `Class::tracks_sentence`'s words.
 pub const TRACK_PAGES: [&str; 4] = [
@@ -240,6 +315,14 @@ pub enum ClassError {
     /// The pieces could not be read.
     #[error(transparent)]
     Pieces(#[from] ExerciseError),
+    /// A pace figure has no source, or no sensible value.
+    #[error("{CLASS_FILE}: pace {name}: {reason}")]
+    Pace {
+        /// The figure's name under `[pace]`.
+        name: String,
+        /// What does not hold.
+        reason: String,
+    },
     /// A page names something that is not there.
     #[error("{CLASS_FILE}: page {label}: {reason}")]
     Page {
@@ -300,6 +383,28 @@ fn validate(root: &Path, class: &Class) -> Result<(), ClassError> {
                 return Err(refuse(format!("exercise {variant}: no labs/{variant}")));
             }
         }
+        for name in &page.take_home {
+            let piece = class.pieces_of(page).any(|piece| &piece.name == name);
+            if !piece && !page.exercises.contains(name) {
+                return Err(refuse(format!(
+                    "take_home {name}: neither a piece of the page nor one of its exercises"
+                )));
+            }
+        }
+    }
+    for (name, figure) in class.pace.figures() {
+        let sourced = ["published: ", "measured: "]
+            .iter()
+            .any(|kind| figure.source.starts_with(kind));
+        let positive = figure.value.is_finite() && figure.value > 0.0;
+        if !sourced || figure.source.contains('\n') || !positive {
+            return Err(ClassError::Pace {
+                name: name.to_string(),
+                reason: "needs a positive value and a one-line source that starts \
+                         `published: ` or `measured: `"
+                    .into(),
+            });
+        }
     }
     if let Some(core_after) = class
         .pages
@@ -347,6 +452,68 @@ mod tests {
         assert!(missing.is_empty(), "{missing:?} do not say: {sentence}");
     }
 
+    // The guide says which work goes home; each page marks that work's section, and only it.
+    #[test]
+    fn take_home_work_is_named_by_the_guide_and_marked_on_its_page() {
+        let root = crate::workspace_root();
+        let class = load(&root).expect("docs/src/class.toml is valid");
+        let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let guide = std::fs::read_to_string(root.join("docs/src/instructor-guide.md")).unwrap();
+        let sentence = class.take_home_sentence();
+        assert!(
+            flat(&guide).contains(&flat(&sentence)),
+            "the guide does not say: {sentence}"
+        );
+        for page in &class.pages {
+            let text = std::fs::read_to_string(root.join("docs/src").join(&page.file)).unwrap();
+            let work = (class.pieces_of(page).map(|piece| &piece.name)).chain(&page.exercises);
+            for name in work {
+                let starts = [format!("--blank {name}"), format!("just exercise {name}")];
+                let section = sections(&text)
+                    .into_iter()
+                    .find(|section| starts.iter().any(|start| section.contains(start.as_str())))
+                    .unwrap_or_else(|| panic!("{}: no section makes a copy of {name}", page.label));
+                let marked = section.contains(TAKE_HOME_MARK);
+                let home = page.take_home.contains(name);
+                assert_eq!(
+                    marked, home,
+                    "{}: {name}: take-home {home}, marked {marked}",
+                    page.label
+                );
+            }
+        }
+    }
+
+    /// A page cut at each `## ` and `### ` heading.
+    fn sections(text: &str) -> Vec<String> {
+        let mut found = vec![String::new()];
+        for line in text.lines() {
+            if line.starts_with("## ") || line.starts_with("### ") {
+                found.push(String::new());
+            }
+            let last = found.last_mut().expect("one section at least");
+            last.push_str(line);
+            last.push('\n');
+        }
+        found
+    }
+
+    // A figure without a source, or with a source of another kind, is refused.
+    #[test]
+    fn every_pace_figure_names_its_source() {
+        let root = crate::workspace_root();
+        let mut class = load(&root).expect("docs/src/class.toml is valid");
+        assert!(validate(&root, &class).is_ok());
+        class.pace.plain_line_minutes.source = "about right".into();
+        let refused = validate(&root, &class);
+        assert!(
+            matches!(&refused, Err(ClassError::Pace { name, .. }) if name == "plain_line_minutes"),
+            "{refused:?}"
+        );
+        class.pace.plain_line_minutes.source = "measured: a trial\nover two lines".into();
+        assert!(validate(&root, &class).is_err());
+    }
+
     #[test]
     fn the_tracks_sentence_follows_the_pages() {
         let page = |label: &str, track: Track, needs: Option<&str>| Page {
@@ -355,6 +522,7 @@ mod tests {
             track,
             needs: needs.map(str::to_string),
             exercises: vec![],
+            take_home: vec![],
         };
         let mut class = Class {
             pages: vec![

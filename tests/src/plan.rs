@@ -1,20 +1,24 @@
-//! The class plan: each page's minutes, computed from what the page holds at the stated pace.
+//! The class plan: each page's minutes, computed from what a student reads and writes on it, at
+//! the stated pace.
 //!
-//! `docs/src/class.toml` declares the pages and, under `[pace]`, every assumption; this module
-//! measures each page (prose words, listing lines, commands and their output, Predict questions,
-//! written exercises) and the work it asks for (each piece's reference bodies, each variant's
-//! `// NEGATIVE:` blocks), and prices them. Nothing is typed per chapter, so the plan follows the
-//! pages as they change.
+//! `docs/src/class.toml` declares the pages and, under `[pace]`, every figure with its source;
+//! this module measures each page (prose words, listing lines, commands, their output, the
+//! answers a student writes first) and the work it asks for: each piece's brief, the API and
+//! primer sections it lists to read, and its written lines at the pace for its kind of code;
+//! each variant's brief, the functions holding its bug, and the lines of the fix. Nothing is
+//! typed per chapter, so the plan follows the pages and the code as they change.
 
 mod measure;
+mod reads;
 
 use std::path::{Path, PathBuf};
 
 use crate::class::{Class, ClassError, Frame, Pace, Page, Track};
-use crate::exercise::blank::{Piece, locate_body};
+use crate::exercise::blank::{Kind, Piece, locate_body};
 use crate::tidy::located::blocks;
 
 pub use measure::{Content, measure};
+pub use reads::{Read, enclosing_function, item_lines, read};
 
 /// Why a plan cannot be computed.
 #[derive(Debug, thiserror::Error)]
@@ -48,18 +52,55 @@ pub enum PlanError {
         /// What went wrong.
         reason: String,
     },
+    /// A piece's declared read does not resolve.
+    #[error("read `{read}`: {reason}")]
+    Reads {
+        /// The read, as declared.
+        read: String,
+        /// What does not resolve.
+        reason: String,
+    },
     /// A variant has no `// NEGATIVE:` block to size it by.
     #[error("exercise {0}: no `// NEGATIVE:` block in labs/{0}/src/lib.rs")]
     NoBlocks(String),
 }
 
-/// One piece of work a page asks a student to do, with the lines it is sized by.
+/// One piece of work a page asks a student to do: what they read, and what they write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Work {
     /// The piece or the variant.
     pub name: String,
+    /// The kind of code written.
+    pub kind: Kind,
     /// The lines the student writes or fixes.
     pub lines: usize,
+    /// What the student reads first: the brief, then the declared reads.
+    pub reads: Vec<Read>,
+    /// Whether the class does it at home.
+    pub take_home: bool,
+}
+
+impl Work {
+    /// Minutes of reading.
+    pub fn read_minutes(&self, pace: &Pace) -> f64 {
+        (self.reads.iter())
+            .map(|read| {
+                read.code_lines as f64 / pace.code_lines_per_minute.value
+                    + read.words as f64 / pace.prose_words_per_minute.value
+            })
+            .sum::<f64>()
+            + 0.0
+    }
+
+    /// Minutes of writing.
+    pub fn write_minutes(&self, pace: &Pace) -> f64 {
+        self.lines as f64 * pace.line_minutes(self.kind)
+    }
+
+    /// Minutes of the whole work: reading, writing and the copy's first build.
+    pub fn minutes(&self, pace: &Pace) -> f64 {
+        self.read_minutes(pace) + self.write_minutes(pace) + pace.first_build_seconds.value / 60.0
+    }
 }
 
 /// One page of the plan: what it holds, and what it costs.
@@ -78,54 +119,61 @@ pub struct PagePlan {
 /// Minutes of one kind of work on a page, with the word a breakdown shows.
 pub type Part = (&'static str, f64);
 
+/// Words a minute to minutes: a typed word is five characters.
+const CHARS_PER_WORD: f64 = 5.0;
+
 impl PagePlan {
-    /// The minutes of each kind of work, before rounding.
+    /// The minutes of each kind of work done in the page's session, before rounding.
     pub fn parts(&self, pace: &Pace) -> Vec<Part> {
         let content = &self.content;
-        let sized = |work: &[Work], fixed: f64, per_line: f64| {
-            work.iter()
-                .map(|work| fixed + per_line * work.lines as f64)
+        let in_class = |work: &[Work]| {
+            (work.iter().filter(|work| !work.take_home))
+                .map(|work| work.minutes(pace))
                 // Plus zero: the sum of no work is -0.0, which would print as such.
                 .sum::<f64>()
                 + 0.0
         };
         vec![
-            ("reading", content.words as f64 / pace.words_per_minute),
+            (
+                "prose",
+                content.words as f64 / pace.prose_words_per_minute.value,
+            ),
             (
                 "listings",
-                content.listing_lines as f64 / pace.listing_lines_per_minute,
+                content.listing_lines as f64 / pace.code_lines_per_minute.value,
             ),
             (
                 "commands",
-                content.commands as f64 * pace.command_minutes
-                    + content.output_lines as f64 * pace.output_line_minutes,
+                content.commands as f64 * pace.command_wait_seconds.value / 60.0
+                    + content.typed_chars as f64
+                        / CHARS_PER_WORD
+                        / pace.typing_words_per_minute.value,
             ),
             (
-                "predict",
-                content.predict_questions as f64 * pace.predict_question_minutes,
+                "output",
+                content.output_words as f64 / pace.output_words_per_minute.value,
             ),
             (
-                "pieces",
-                sized(
-                    &self.pieces,
-                    pace.piece_fixed_minutes,
-                    pace.piece_line_minutes,
-                ),
+                "answers",
+                content.answer_words as f64 / pace.composing_words_per_minute.value,
             ),
-            (
-                "exercises",
-                sized(
-                    &self.variants,
-                    pace.variant_fixed_minutes,
-                    pace.variant_line_minutes,
-                ) + content.written_exercises as f64 * pace.written_exercise_minutes,
-            ),
+            ("pieces", in_class(&self.pieces)),
+            ("exercises", in_class(&self.variants)),
         ]
     }
 
-    /// The page's minutes, rounded up: a plan promises no less than it takes.
+    /// The page's session, rounded up: a plan promises no less than it takes.
     pub fn minutes(&self, pace: &Pace) -> u64 {
         let sum: f64 = self.parts(pace).iter().map(|(_, minutes)| minutes).sum();
+        sum.ceil() as u64
+    }
+
+    /// The page's take-home work, rounded up.
+    pub fn take_home_minutes(&self, pace: &Pace) -> u64 {
+        let work = self.pieces.iter().chain(&self.variants);
+        let sum: f64 = (work.filter(|work| work.take_home))
+            .map(|work| work.minutes(pace))
+            .sum();
         sum.ceil() as u64
     }
 }
@@ -142,12 +190,19 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The minutes of the pages of one track.
+    /// The minutes of the sessions of one track's pages.
     pub fn track_minutes(&self, track: Track) -> u64 {
         self.pages
             .iter()
             .filter(|page| page.page.track == track)
             .map(|page| page.minutes(&self.pace))
+            .sum()
+    }
+
+    /// The minutes of all take-home work.
+    pub fn take_home_minutes(&self) -> u64 {
+        (self.pages.iter())
+            .map(|page| page.take_home_minutes(&self.pace))
             .sum()
     }
 
@@ -168,9 +223,10 @@ impl Plan {
         found
     }
 
-    /// The minutes of every page.
+    /// The minutes of every session and of the take-home work.
     pub fn total_minutes(&self) -> u64 {
-        self.pages.iter().map(|page| page.minutes(&self.pace)).sum()
+        let sessions: u64 = self.pages.iter().map(|page| page.minutes(&self.pace)).sum();
+        sessions + self.take_home_minutes()
     }
 }
 
@@ -191,15 +247,16 @@ pub fn plan(root: &Path) -> Result<Plan, PlanError> {
 
 fn page_plan(root: &Path, class: &Class, page: &Page) -> Result<PagePlan, PlanError> {
     let file = root.join("docs/src").join(&page.file);
-    let content = measure(root, &file, &read(&file)?)?;
+    let content = measure(root, &file, &read_file(&file)?)?;
+    let at_home = |name: &str| page.take_home.iter().any(|home| home == name);
     let pieces = class
         .pieces_of(page)
-        .map(|piece| piece_work(root, piece))
+        .map(|piece| piece_work(root, piece, at_home(&piece.name)))
         .collect::<Result<_, _>>()?;
     let variants = page
         .exercises
         .iter()
-        .map(|variant| variant_work(root, variant))
+        .map(|variant| variant_work(root, variant, at_home(variant)))
         .collect::<Result<_, _>>()?;
     Ok(PagePlan {
         page: page.clone(),
@@ -209,9 +266,10 @@ fn page_plan(root: &Path, class: &Class, page: &Page) -> Result<PagePlan, PlanEr
     })
 }
 
-/// A piece, sized by the lines of its blanked functions' reference bodies.
-pub fn piece_work(root: &Path, piece: &Piece) -> Result<Work, PlanError> {
-    let source = read(&root.join(&piece.source))?;
+/// A piece: its brief and declared reads, then the lines of its blanked functions' reference
+/// bodies, written at the pace of its kind.
+pub fn piece_work(root: &Path, piece: &Piece, take_home: bool) -> Result<Work, PlanError> {
+    let source = read_file(&root.join(&piece.source))?;
     let mut lines = 0;
     for blank in &piece.blank {
         let body =
@@ -224,19 +282,56 @@ pub fn piece_work(root: &Path, piece: &Piece) -> Result<Work, PlanError> {
         // The braces hold nothing the student writes.
         lines += code_lines(&source[body.start + 1..body.end - 1]);
     }
+    let brief = crate::exercise::blank::brief(piece, &piece.name);
+    let mut reads = vec![brief_read(root, &brief)?];
+    for declared in &piece.reads {
+        reads.push(read(root, declared)?);
+    }
     Ok(Work {
         name: piece.name.clone(),
+        kind: piece.kind,
         lines,
+        reads,
+        take_home,
     })
 }
 
-/// A make-it-green exercise, sized by the code lines of the variant's `// NEGATIVE:` blocks.
-pub fn variant_work(root: &Path, variant: &str) -> Result<Work, PlanError> {
-    let copy = read(&root.join("labs").join(variant).join("src/lib.rs"))?;
+/// A make-it-green exercise: its brief, the functions that hold its `// NEGATIVE:` blocks, read
+/// whole, and the code lines of those blocks, written as plain code.
+pub fn variant_work(root: &Path, variant: &str, take_home: bool) -> Result<Work, PlanError> {
+    let path = root.join("labs").join(variant).join("src/lib.rs");
+    let copy = read_file(&path)?;
     let all: Vec<&str> = copy.lines().collect();
     let found = blocks(&copy);
     if found.is_empty() {
         return Err(PlanError::NoBlocks(variant.to_string()));
+    }
+    let (_, brief) =
+        crate::exercise::copy_texts(&root.join("labs"), variant, variant).map_err(|error| {
+            PlanError::Read {
+                path: path.clone(),
+                reason: error.to_string(),
+            }
+        })?;
+    let mut reads = vec![brief_read(root, &brief)?];
+    let mut functions: Vec<std::ops::Range<usize>> = Vec::new();
+    for block in &found {
+        if let Some(function) = enclosing_function(&copy, *block.start()..*block.end() + 1)
+            && !functions.contains(&function)
+        {
+            functions.push(function);
+        }
+    }
+    for function in functions {
+        let shown = all[function.clone()]
+            .iter()
+            .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with("// NEGATIVE"))
+            .count();
+        reads.push(Read {
+            what: format!("labs/{variant}/src/lib.rs:{}", function.start + 1),
+            code_lines: shown,
+            words: 0,
+        });
     }
     let lines = found
         .into_iter()
@@ -244,7 +339,20 @@ pub fn variant_work(root: &Path, variant: &str) -> Result<Work, PlanError> {
         .sum();
     Ok(Work {
         name: variant.to_string(),
+        kind: Kind::Plain,
         lines,
+        reads,
+        take_home,
+    })
+}
+
+/// A brief, read as prose with its listings.
+fn brief_read(root: &Path, brief: &str) -> Result<Read, PlanError> {
+    let content = measure(root, Path::new("README.md"), brief)?;
+    Ok(Read {
+        what: "the brief".into(),
+        code_lines: content.listing_lines,
+        words: content.words,
     })
 }
 
@@ -263,7 +371,15 @@ fn code_lines(text: &str) -> usize {
         .count()
 }
 
-fn read(path: &Path) -> Result<String, PlanError> {
+/// `1 line`, `2 lines`.
+fn lines(count: usize) -> String {
+    match count {
+        1 => "1 line".into(),
+        count => format!("{count} lines"),
+    }
+}
+
+fn read_file(path: &Path) -> Result<String, PlanError> {
     std::fs::read_to_string(path).map_err(|error| PlanError::Read {
         path: path.to_path_buf(),
         reason: error.to_string(),
@@ -271,9 +387,10 @@ fn read(path: &Path) -> Result<String, PlanError> {
 }
 
 impl Plan {
-    /// One line per page (`ch01  NN min`), then the core's minutes and the whole class's.
-    /// With `parts`, each page line goes on with its track, and is followed by its minutes by
-    /// kind of work (before rounding) and by each piece and exercise with the lines it is sized by.
+    /// One line per page (`ch01  NN min`, its session), then the core's minutes, the take-home
+    /// work's and the whole class's. With `parts`, each page line goes on with its track, and is
+    /// followed by its minutes by kind of work (before rounding) and by each piece and exercise
+    /// with what it reads and writes; the pace and its sources close the plan.
     pub fn render(&self, parts: bool) -> String {
         let mut out = String::new();
         for page in &self.pages {
@@ -292,12 +409,46 @@ impl Plan {
             out += &format!("{line}  {track}\n        {}\n", shown.join(", "));
             for (kind, work) in [("piece", &page.pieces), ("exercise", &page.variants)] {
                 for work in work {
-                    out += &format!("        {kind} {}: {} lines\n", work.name, work.lines);
+                    out += &self.render_work(kind, work);
                 }
             }
         }
         out += &format!("core {} min\n", self.track_minutes(Track::Core));
+        out += &format!("take-home {} min\n", self.take_home_minutes());
         out += &format!("total {} min\n", self.total_minutes());
+        if parts {
+            out += "pace (docs/src/class.toml):\n";
+            for (name, figure) in self.pace.figures() {
+                out += &format!("  {name} {}: {}\n", figure.value, figure.source);
+            }
+        }
+        out
+    }
+
+    fn render_work(&self, kind: &str, work: &Work) -> String {
+        let pace = &self.pace;
+        let place = if work.take_home { ", take-home" } else { "" };
+        let mut out = format!(
+            "        {kind} {} ({}{place}): {:.1} min\n",
+            work.name,
+            work.kind.name(),
+            work.minutes(pace)
+        );
+        for read in &work.reads {
+            let size = match (read.code_lines, read.words) {
+                (0, words) => format!("{words} words"),
+                (code, 0) => lines(code),
+                (code, words) => format!("{words} words, {}", lines(code)),
+            };
+            out += &format!("          reads {}: {size}\n", read.what);
+        }
+        out += &format!(
+            "          writes {}: {:.1} min; reads {:.1} min; first build {} s\n",
+            lines(work.lines),
+            work.write_minutes(pace),
+            work.read_minutes(pace),
+            pace.first_build_seconds.value
+        );
         out
     }
 }
@@ -320,10 +471,25 @@ mod tests {
                 track: Track::Core,
                 needs: None,
                 exercises: vec![],
+                take_home: vec![],
             },
             content,
             pieces,
             variants,
+        }
+    }
+
+    fn work(name: &str, kind: Kind, lines: usize, take_home: bool) -> Work {
+        Work {
+            name: name.into(),
+            kind,
+            lines,
+            reads: vec![Read {
+                what: "x.rs#X".into(),
+                code_lines: 12,
+                words: 100,
+            }],
+            take_home,
         }
     }
 
@@ -334,29 +500,26 @@ mod tests {
             words: 300,
             listing_lines: 20,
             commands: 3,
-            output_lines: 40,
-            predict_questions: 2,
-            written_exercises: 1,
+            typed_chars: 40,
+            output_words: 120,
+            answer_words: 50,
         };
-        let piece = Work {
-            name: "p".into(),
-            lines: 10,
-        };
-        let variant = Work {
-            name: "v".into(),
-            lines: 4,
-        };
+        let piece = work("p", Kind::Async, 10, false);
+        let variant = work("v", Kind::Plain, 4, false);
         let plan = page(content, vec![piece], vec![variant]);
         let parts = plan.parts(&pace);
+        let read =
+            12.0 / pace.code_lines_per_minute.value + 100.0 / pace.prose_words_per_minute.value;
+        let build = pace.first_build_seconds.value / 60.0;
         let expected = [
-            300.0 / pace.words_per_minute,
-            20.0 / pace.listing_lines_per_minute,
-            3.0 * pace.command_minutes + 40.0 * pace.output_line_minutes,
-            2.0 * pace.predict_question_minutes,
-            pace.piece_fixed_minutes + 10.0 * pace.piece_line_minutes,
-            pace.variant_fixed_minutes
-                + 4.0 * pace.variant_line_minutes
-                + pace.written_exercise_minutes,
+            300.0 / pace.prose_words_per_minute.value,
+            20.0 / pace.code_lines_per_minute.value,
+            3.0 * pace.command_wait_seconds.value / 60.0
+                + 40.0 / 5.0 / pace.typing_words_per_minute.value,
+            120.0 / pace.output_words_per_minute.value,
+            50.0 / pace.composing_words_per_minute.value,
+            read + 10.0 * pace.async_line_minutes.value + build,
+            read + 4.0 * pace.plain_line_minutes.value + build,
         ];
         for ((kind, minutes), expected) in parts.iter().zip(expected) {
             assert!(
@@ -366,8 +529,19 @@ mod tests {
         }
         let sum: f64 = expected.iter().sum();
         assert_eq!(plan.minutes(&pace), sum.ceil() as u64);
+        assert_eq!(plan.take_home_minutes(&pace), 0);
         let empty = page(Content::default(), vec![], vec![]);
         assert_eq!(empty.minutes(&pace), 0);
+    }
+
+    #[test]
+    fn take_home_work_leaves_the_session_and_counts_apart() {
+        let pace = pace();
+        let home = work("p", Kind::Plain, 10, true);
+        let expected = home.minutes(&pace).ceil() as u64;
+        let plan = page(Content::default(), vec![home], vec![]);
+        assert_eq!(plan.minutes(&pace), 0);
+        assert_eq!(plan.take_home_minutes(&pace), expected);
     }
 
     // The core track fits one class day and each extension one session, by the plan.
@@ -399,7 +573,30 @@ mod tests {
             .sum();
         assert_eq!(plan.track_minutes(Track::Core), core);
         let rendered = plan.render(false);
-        assert_eq!(rendered.lines().count(), plan.pages.len() + 2, "{rendered}");
+        assert_eq!(rendered.lines().count(), plan.pages.len() + 3, "{rendered}");
+        // The parts show, for each piece, every read its brief lists and the lines it writes,
+        // and every pace figure with its source.
+        let parts = plan.render(true);
+        let class = crate::class::load(&crate::workspace_root()).expect("the class loads");
+        for piece in &class.pieces {
+            let work = (plan.pages.iter().flat_map(|page| &page.pieces))
+                .find(|work| work.name == piece.name)
+                .expect("every piece is priced");
+            assert!(
+                parts.contains(&format!("piece {} (", piece.name)),
+                "{parts}"
+            );
+            assert!(parts.contains(&format!("writes {}:", lines(work.lines))));
+            for read in &piece.reads {
+                assert!(
+                    parts.contains(&format!("reads {read}: ")),
+                    "{read}: {parts}"
+                );
+            }
+        }
+        for (name, figure) in plan.pace.figures() {
+            assert!(parts.contains(&format!("{name} {}: {}", figure.value, figure.source)));
+        }
         assert!(rendered.ends_with(&format!("total {} min\n", plan.total_minutes())));
     }
 }

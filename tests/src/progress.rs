@@ -125,6 +125,8 @@ pub struct Entry {
     pub needs: Option<String>,
     /// The piece or variant.
     pub origin: Origin,
+    /// Whether the class does it at home (`take_home` in `docs/src/class.toml`).
+    pub take_home: bool,
     /// Where it stands.
     pub status: Status,
 }
@@ -226,6 +228,7 @@ pub fn survey(root: &Path, class: &Class, env: &[(&str, &str)]) -> Result<Survey
             page: page.label.clone(),
             track: page.track,
             needs: page.needs.clone(),
+            take_home: page.take_home.iter().any(|name| name == origin.name()),
             origin,
             status,
         });
@@ -582,8 +585,9 @@ impl Survey {
                 Origin::Piece(name) => ("piece", name),
                 Origin::Variant(name) => ("exercise", name),
             };
+            let home = if entry.take_home { " (take-home)" } else { "" };
             out.push_str(&format!(
-                "  {kind:<8}  {name:<width$}  {}\n",
+                "  {kind:<8}  {name:<width$}  {}{home}\n",
                 entry.status.words()
             ));
         }

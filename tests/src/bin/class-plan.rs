@@ -1,5 +1,6 @@
-//! `just class-plan`: the minutes of each page of the class, computed from what the page holds
-//! at the pace `docs/src/class.toml` states, then the core's minutes and the whole class's.
+//! `just class-plan`: the minutes of each page's session, computed from what a student reads and
+//! writes on it at the pace `docs/src/class.toml` states, then the core's, the take-home work's
+//! and the whole class's.
 
 use std::process::ExitCode;
 
@@ -10,13 +11,17 @@ use retrykey_tests::workspace_root;
 const HELP: &str = "\
 usage: class-plan [--parts]
 
-Prints the minutes of each page of the class (`ch01  NN min`), then the
-core track's minutes and the total. Each page is priced from what it
-holds (prose words, listing lines, commands and their output, Predict
-questions, pieces and exercises) at the pace under [pace] in
-docs/src/class.toml: change a figure there and run it again.
+Prints the minutes of each page's session (`ch01  NN min`), then the
+core track's minutes, the take-home work's and the total. Each page is
+priced from what a student reads and writes on it (prose, listings,
+commands and their output, the answers it asks for, each piece's brief,
+reads and lines, each exercise's brief, buggy functions and fix) at the
+pace under [pace] in docs/src/class.toml, each figure with its source:
+replace a figure with a trial of your own and run it again.
 
-  --parts     also show each page's track and its minutes by kind of work
+  --parts     also show each page's track, its minutes by kind of work,
+              what each piece and exercise reads and writes, and the
+              pace with its sources
   -h, --help  print this help
 ";
 

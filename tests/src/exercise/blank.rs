@@ -36,10 +36,39 @@ pub struct Piece {
     pub own: Option<Own>,
     /// What the piece does, for the copy's README.
     pub summary: String,
+    /// The kind of code the bodies are, which sets the pace they are written at.
+    pub kind: Kind,
+    /// What to read before writing, as the brief lists it: an item of the workspace's code
+    /// (`path/to/file.rs#Type::method`, `#Type`, `#function`, `#CONST`), whose doc comment and
+    /// signature the student reads, or a section of a page (`docs/src/page.md#Heading`).
+    pub reads: Vec<String>,
     /// The functions whose bodies the student writes.
     pub blank: Vec<Blank>,
     /// The checks, in teaching order: the first that fails is the one to work on.
     pub spec: Vec<Spec>,
+}
+
+/// The kind of code a piece's bodies are.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// One thread, no `.await`.
+    Plain,
+    /// State shared between threads under a lock.
+    Concurrent,
+    /// `async` code: futures, `.await`, timeouts.
+    Async,
+}
+
+impl Kind {
+    /// The word `tests/blanks.toml` and a plan show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Plain => "plain",
+            Kind::Concurrent => "concurrent",
+            Kind::Async => "async",
+        }
+    }
 }
 
 /// What a piece that no variant mirrors brings of its own.
@@ -188,7 +217,7 @@ pub fn locate_body(
 }
 
 /// The offset of the `}` that closes the `{` at `open` in masked code.
-fn matching_brace(code: &str, open: usize) -> Option<usize> {
+pub(crate) fn matching_brace(code: &str, open: usize) -> Option<usize> {
     let mut level = 0i32;
     for (offset, &byte) in code.as_bytes()[open..].iter().enumerate() {
         match byte {
@@ -207,7 +236,7 @@ fn matching_brace(code: &str, open: usize) -> Option<usize> {
 
 /// `source` with the contents of comments, strings and character literals replaced by spaces
 /// (same length, same byte offsets), so that braces and names inside them are not code.
-fn mask(source: &str) -> String {
+pub(crate) fn mask(source: &str) -> String {
     let chars: Vec<(usize, char)> = source.char_indices().collect();
     let mut out = String::with_capacity(source.len());
     let blank = |out: &mut String, c: char| {
@@ -640,7 +669,7 @@ fn borrowed_source(text: &str, variant: &str, name: &str, renames: &[(String, St
 }
 
 /// The brief that replaces the variant's README.
-fn brief(piece: &Piece, name: &str) -> String {
+pub(crate) fn brief(piece: &Piece, name: &str) -> String {
     let mut text = format!(
         "# Exercise: write {} yourself\n\n{}\n\n\
          `{}` is that file with the bodies below replaced by `todo!(\"…\")`: the \
@@ -657,6 +686,13 @@ fn brief(piece: &Piece, name: &str) -> String {
     );
     for blank in &piece.blank {
         text.push_str(&format!("- `fn {}`: {}\n", blank.function, blank.hint));
+    }
+    text.push_str(
+        "\n## Read first\n\nThe bodies call these; read their doc comments and signatures \
+         (and the primer sections) before you write:\n\n",
+    );
+    for read in &piece.reads {
+        text.push_str(&format!("- `{read}`\n"));
     }
     text.push_str(&format!(
         "\n## The checks, in the order they run\n\n{} checks; the first that fails is the one to \

@@ -241,6 +241,25 @@ fn brief(variant: &str, name: &str, purpose: &str, checks: &Declared) -> String 
     text
 }
 
+/// The copy's `src/lib.rs` (the variant's file without its marker) and its README (the brief),
+/// for the copy `name` of `labs/<variant>`.
+pub(crate) fn copy_texts(
+    labs: &Path,
+    variant: &str,
+    name: &str,
+) -> Result<(String, String), ExerciseError> {
+    let lab = labs.join(variant);
+    let (_, mut checks, _) = read_manifest(&lab.join("Cargo.toml"))?;
+    if let Some(workspace) = labs.parent() {
+        leave_out_later_chapters(workspace, variant, &mut checks);
+    }
+    let lib_path = lab.join("src/lib.rs");
+    let lib = std::fs::read_to_string(&lib_path).map_err(io(&lib_path))?;
+    let lib = strip_marker(&lib).ok_or_else(|| ExerciseError::NoMarker(lib_path.clone()))?;
+    let readme = brief(variant, name, &purpose(&lib), &checks);
+    Ok((lib, readme))
+}
+
 /// Copies `labs/<variant>` (from `labs`) into `<exercises>/<name>`, without its explanation.
 /// Refuses, changing nothing, when the variant is unknown or the copy exists and `force` is not
 /// given. Returns the copy's folder.
@@ -266,19 +285,12 @@ pub fn create(
     // Everything is prepared before the first write, so a refusal changes nothing.
     let manifest_path = lab.join("Cargo.toml");
     let manifest = std::fs::read_to_string(&manifest_path).map_err(io(&manifest_path))?;
-    let (_, mut checks, _) = read_manifest(&manifest_path)?;
-    if let Some(workspace) = labs.parent() {
-        leave_out_later_chapters(workspace, variant, &mut checks);
-    }
     let manifest =
         copy_manifest(&manifest, variant, name).map_err(|reason| ExerciseError::Manifest {
             path: manifest_path.clone(),
             reason,
         })?;
-    let lib_path = lab.join("src/lib.rs");
-    let lib = std::fs::read_to_string(&lib_path).map_err(io(&lib_path))?;
-    let lib = strip_marker(&lib).ok_or_else(|| ExerciseError::NoMarker(lib_path.clone()))?;
-    let readme = brief(variant, name, &purpose(&lib), &checks);
+    let (lib, readme) = copy_texts(labs, variant, name)?;
 
     // The copy is written outside the members glob and renamed into place whole: a cargo
     // command running meanwhile (another terminal, a test) never reads a member folder without

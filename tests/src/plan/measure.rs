@@ -4,12 +4,13 @@
 //!   (a student reads them to check their own).
 //! - **Listing lines**: the lines of a fenced block that is not a console block, with each
 //!   `{{#include …}}` counted as the lines mdBook shows in its place.
-//! - **Commands** and their **output lines**: a console block's `$ ` lines, and the rest; in an
-//!   answer every line is read, so a command there counts as an output line, and so does one in
-//!   an `## Exercise` section, whose copy and checks the exercise's own minutes price.
-//! - **Predict questions**: each question mark in a "Predict" section's prose, outside its
-//!   answer, and each other sentence that asks for a prediction.
-//! - **Written exercises**: each numbered item of an "Exercises" section.
+//! - **Commands**, the **characters** typed for them, and the **output words** read: a console
+//!   block's `$ ` lines, and the words of the rest. In an answer every line is read, so a command
+//!   there counts as output, and so does one in an `## Exercise` section, whose copy and checks
+//!   the exercise's own minutes price.
+//! - **Answer words**: the words of each answer a student is asked to write first: the
+//!   `<details>` of a "Predict" or "Exercises" section, or one that follows a paragraph asking
+//!   for a prediction. A question is priced by the answer it asks for, not by its question marks.
 
 use std::path::Path;
 
@@ -26,34 +27,42 @@ pub struct Content {
     pub listing_lines: usize,
     /// Commands a student types (`$ ` lines of console blocks).
     pub commands: usize,
-    /// Lines those commands print, as shown, and every line of a console block in an answer.
-    pub output_lines: usize,
-    /// Questions asked before the answer is shown.
-    pub predict_questions: usize,
-    /// Numbered items of an "Exercises" section.
-    pub written_exercises: usize,
+    /// Characters of those commands.
+    pub typed_chars: usize,
+    /// Words those commands print, as shown, and every word of a console block in an answer.
+    pub output_words: usize,
+    /// Words of the answers a student writes before reading them.
+    pub answer_words: usize,
 }
 
 /// The section a line belongs to, by its `## ` heading.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Section {
-    Predict,
+    /// Questions answered before running anything, or numbered exercises on paper.
+    Asked,
     /// A make-it-green or write-it-yourself section: `## Exercise: ...`.
     Exercise,
-    /// The numbered exercises on paper: `## Exercises`.
-    Exercises,
     Other,
 }
 
 impl Section {
     fn of(heading: &str) -> Section {
         match heading.trim() {
-            "Predict" => Section::Predict,
-            "Exercises" => Section::Exercises,
+            "Predict" | "Exercises" => Section::Asked,
             exercise if exercise.starts_with("Exercise") => Section::Exercise,
             _ => Section::Other,
         }
     }
+}
+
+/// Where a line stands with respect to `<details>`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Outside,
+    /// An answer the student writes first, then reads.
+    Asked,
+    /// An answer only read (a piece's solution, a note).
+    Read,
 }
 
 /// Counts the page `text` (the file `file`, under the workspace `root`).
@@ -61,7 +70,9 @@ pub fn measure(root: &Path, file: &Path, text: &str) -> Result<Content, PlanErro
     let mut content = Content::default();
     let mut fence: Option<String> = None;
     let mut section = Section::Other;
-    let mut in_answer = false;
+    let mut answer = Answer::Outside;
+    // Whether the last paragraph before an answer asked for a prediction.
+    let mut asks = false;
     for line in text.lines() {
         let trimmed = line.trim_start();
         if let Some(info) = trimmed.strip_prefix("```") {
@@ -75,37 +86,42 @@ pub fn measure(root: &Path, file: &Path, text: &str) -> Result<Content, PlanErro
             Some(info) if info.starts_with("console") => {
                 // In an answer a command is read, not typed; in an exercise the exercise's
                 // own minutes price making the copy and running its checks.
-                let typed = !in_answer && section != Section::Exercise;
-                if trimmed.starts_with("$ ") && typed {
-                    content.commands += 1;
-                } else {
-                    content.output_lines += 1;
+                let typed = answer == Answer::Outside && section != Section::Exercise;
+                match trimmed.strip_prefix("$ ") {
+                    Some(command) if typed => {
+                        content.commands += 1;
+                        content.typed_chars += command.trim().chars().count();
+                    }
+                    _ => content.output_words += line.split_whitespace().count(),
                 }
             }
             Some(_) => content.listing_lines += listing_lines(root, file, line)?,
             None => {
                 if let Some(heading) = trimmed.strip_prefix("## ") {
                     section = Section::of(heading);
-                    in_answer = false;
+                    answer = Answer::Outside;
+                    asks = false;
                 }
                 if trimmed.starts_with("<details>") {
-                    in_answer = true;
+                    answer = if section == Section::Asked || asks {
+                        Answer::Asked
+                    } else {
+                        Answer::Read
+                    };
                 } else if trimmed.starts_with("</details>") {
-                    in_answer = false;
+                    answer = Answer::Outside;
+                    asks = false;
                 }
                 if Include::parse(line).is_some() {
                     content.listing_lines += listing_lines(root, file, line)?;
                     continue;
                 }
-                content.words += words(line);
-                if !in_answer {
-                    content.predict_questions += match section {
-                        Section::Predict => line.matches('?').count(),
-                        _ => line.matches("Predict").count(),
-                    };
-                }
-                if section == Section::Exercises && !in_answer && numbered(line) {
-                    content.written_exercises += 1;
+                let count = words(line);
+                content.words += count;
+                if answer == Answer::Asked {
+                    content.answer_words += count;
+                } else if answer == Answer::Outside && count > 0 {
+                    asks = line.contains("Predict");
                 }
             }
         }
@@ -127,17 +143,11 @@ fn listing_lines(root: &Path, file: &Path, line: &str) -> Result<usize, PlanErro
 }
 
 /// Words of a prose line: tokens holding a letter or a digit (markup alone is none).
-fn words(line: &str) -> usize {
+pub(crate) fn words(line: &str) -> usize {
     line.split_whitespace()
         .filter(|token| !token.starts_with('<') || !token.ends_with('>'))
         .filter(|token| token.chars().any(char::is_alphanumeric))
         .count()
-}
-
-/// Whether a line opens a numbered list item (`1. `).
-fn numbered(line: &str) -> bool {
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    digits > 0 && line[digits..].starts_with(". ")
 }
 
 #[cfg(test)]
@@ -151,27 +161,28 @@ mod tests {
     #[test]
     fn prose_listings_and_commands_are_counted_apart() {
         let page = "# Title\n\nTwo words, then three-more.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\n\
-                    ```console\n$ just test\nok\n[exit: 1]\n$ just again\n```\n";
+                    ```console\n$ just test\nok now\n[exit: 1]\n$ just again\n```\n";
         let content = counted(page);
         assert_eq!(content.words, 1 + 4, "{content:?}");
         assert_eq!(content.listing_lines, 3, "{content:?}");
         assert_eq!(
-            (content.commands, content.output_lines),
-            (2, 2),
+            (content.commands, content.typed_chars, content.output_words),
+            (2, "just test".len() + "just again".len(), 4),
             "{content:?}"
         );
-        assert_eq!(content.predict_questions, 0);
+        assert_eq!(content.answer_words, 0);
     }
 
     #[test]
-    fn predict_counts_questions_before_the_answer_and_exercises_count_items() {
+    fn an_asked_answer_is_priced_by_its_words_and_a_solution_is_only_read() {
         let page = "## Predict\n\nWhich fails? Which passes?\n\n<details>\n<summary>Answer</summary>\n\n\
-                    Why? Because.\n\n</details>\n\n## Run\n\nPredict the output, then run it.\n\n\
-                    ## Exercises\n\n1. Change it.\n2. Run it again.\n   1. not an item at the top\n\
-                    <details>\n\n1. An answer.\n\n</details>\n";
+                    One two three.\n\n</details>\n\n## Run\n\nPredict the output, then run it.\n\n\
+                    <details>\n\nFour five.\n\n</details>\n\nA plain paragraph.\n\n<details>\n\n\
+                    Not asked.\n\n</details>\n\n## Exercises\n\n1. Change it.\n\n<details>\n\n\
+                    Six.\n\n</details>\n";
         let content = counted(page);
-        assert_eq!(content.predict_questions, 2 + 1, "{content:?}");
-        assert_eq!(content.written_exercises, 2, "{content:?}");
+        // `<summary>Answer</summary>` is markup, no word.
+        assert_eq!(content.answer_words, 3 + 2 + 1, "{content:?}");
     }
 
     #[test]
@@ -179,8 +190,8 @@ mod tests {
         let page = "```console\n$ typed\nout\n```\n<details>\n\n```console\n$ read\nout\n```\n\n</details>\n";
         let content = counted(page);
         assert_eq!(
-            (content.commands, content.output_lines),
-            (1, 3),
+            (content.commands, content.output_words),
+            (1, 1 + 2 + 1),
             "{content:?}"
         );
     }
@@ -192,8 +203,8 @@ mod tests {
                     ```console\n$ typed\n```\n";
         let content = counted(page);
         assert_eq!(
-            (content.commands, content.output_lines),
-            (2, 2),
+            (content.commands, content.output_words),
+            (2, 4 + 1),
             "{content:?}"
         );
     }
