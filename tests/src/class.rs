@@ -484,6 +484,42 @@ mod tests {
         }
     }
 
+    // A page names the change of its exercise's variant only after the exercise: before it, a
+    // table row says "find it yourself", and no diff or listing of the copy is shown.
+    #[test]
+    fn no_page_explains_its_exercise_before_asking_it() {
+        let root = crate::workspace_root();
+        let class = load(&root).expect("docs/src/class.toml is valid");
+        for page in &class.pages {
+            let text = std::fs::read_to_string(root.join("docs/src").join(&page.file)).unwrap();
+            for name in &page.exercises {
+                let asked = text
+                    .find(&format!("just exercise {name}"))
+                    .unwrap_or_else(|| panic!("{}: no `just exercise {name}`", page.label));
+                let before = &text[..asked];
+                let row = format!("| `{name}` |");
+                for line in before.lines().filter(|line| line.starts_with(&row)) {
+                    let change = line[row.len()..].split('|').next().unwrap_or("").trim();
+                    assert_eq!(
+                        change, "the exercise below: find it yourself",
+                        "{}: the table names the change of {name} before its exercise",
+                        page.label
+                    );
+                }
+                for shown in [
+                    format!("just diff {name}"),
+                    format!("labs/{name}/src/lib.rs"),
+                ] {
+                    assert!(
+                        !before.contains(&shown),
+                        "{}: `{shown}` before the exercise asks for {name}",
+                        page.label
+                    );
+                }
+            }
+        }
+    }
+
     /// A page cut at each `## ` and `### ` heading.
     fn sections(text: &str) -> Vec<String> {
         let mut found = vec![String::new()];
