@@ -289,3 +289,31 @@ fn figures_in_prose_match_the_code() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+// The performance appendix is a reference: every section states the date of the run its figures
+// come from and the command that reproduces them.
+#[test]
+fn every_appendix_figure_names_its_run_and_its_command() {
+    let page = retrykey_tests::workspace_root().join("docs/src/appendix-performance.md");
+    let text = std::fs::read_to_string(page).expect("the appendix reads");
+    let mut missing = Vec::new();
+    for section in text.split("\n## ").skip(1) {
+        let heading = section.lines().next().unwrap_or_default();
+        let dated = section.lines().any(|line| {
+            line.strip_prefix("*The run of ")
+                .and_then(|rest| rest.strip_suffix(".*"))
+                .is_some_and(|date| {
+                    date.len() == 10
+                        && date.char_indices().all(|(at, c)| match at {
+                            4 | 7 => c == '-',
+                            _ => c.is_ascii_digit(),
+                        })
+                })
+        });
+        let commanded = section.contains("`just ") || section.contains("`cargo ");
+        if !dated || !commanded {
+            missing.push(format!("{heading}: dated {dated}, command {commanded}"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
