@@ -17,7 +17,7 @@ use crate::class::{Class, ClassError, Frame, Pace, Page, Track};
 use crate::exercise::blank::{Kind, Piece, locate_body};
 use crate::tidy::located::blocks;
 
-pub use measure::{Content, measure};
+pub use measure::{Content, Measured, measure, measure_page};
 pub use reads::{Read, enclosing_function, item_lines, read};
 
 /// Why a plan cannot be computed.
@@ -108,8 +108,10 @@ impl Work {
 pub struct PagePlan {
     /// The page, as declared.
     pub page: Page,
-    /// What the page holds.
+    /// What the page's session holds.
     pub content: Content,
+    /// What its take-home sections hold.
+    pub home: Content,
     /// The pieces to write.
     pub pieces: Vec<Work>,
     /// The make-it-green exercises.
@@ -125,7 +127,6 @@ const CHARS_PER_WORD: f64 = 5.0;
 impl PagePlan {
     /// The minutes of each kind of work done in the page's session, before rounding.
     pub fn parts(&self, pace: &Pace) -> Vec<Part> {
-        let content = &self.content;
         let in_class = |work: &[Work]| {
             (work.iter().filter(|work| !work.take_home))
                 .map(|work| work.minutes(pace))
@@ -133,33 +134,10 @@ impl PagePlan {
                 .sum::<f64>()
                 + 0.0
         };
-        vec![
-            (
-                "prose",
-                content.words as f64 / pace.prose_words_per_minute.value,
-            ),
-            (
-                "listings",
-                content.listing_lines as f64 / pace.code_lines_per_minute.value,
-            ),
-            (
-                "commands",
-                content.commands as f64 * pace.command_wait_seconds.value / 60.0
-                    + content.typed_chars as f64
-                        / CHARS_PER_WORD
-                        / pace.typing_words_per_minute.value,
-            ),
-            (
-                "output",
-                content.output_words as f64 / pace.output_words_per_minute.value,
-            ),
-            (
-                "answers",
-                content.answer_words as f64 / pace.composing_words_per_minute.value,
-            ),
-            ("pieces", in_class(&self.pieces)),
-            ("exercises", in_class(&self.variants)),
-        ]
+        let mut parts = content_parts(&self.content, pace);
+        parts.push(("pieces", in_class(&self.pieces)));
+        parts.push(("exercises", in_class(&self.variants)));
+        parts
     }
 
     /// The page's session, rounded up: a plan promises no less than it takes.
@@ -168,14 +146,44 @@ impl PagePlan {
         sum.ceil() as u64
     }
 
-    /// The page's take-home work, rounded up.
+    /// The page's take-home work, rounded up: its take-home sections and their work.
     pub fn take_home_minutes(&self, pace: &Pace) -> u64 {
         let work = self.pieces.iter().chain(&self.variants);
         let sum: f64 = (work.filter(|work| work.take_home))
             .map(|work| work.minutes(pace))
-            .sum();
+            .sum::<f64>()
+            + (content_parts(&self.home, pace).iter())
+                .map(|(_, minutes)| minutes)
+                .sum::<f64>();
         sum.ceil() as u64
     }
+}
+
+/// The minutes of what a page (or part of one) holds, by kind, before rounding.
+fn content_parts(content: &Content, pace: &Pace) -> Vec<Part> {
+    vec![
+        (
+            "prose",
+            content.words as f64 / pace.prose_words_per_minute.value,
+        ),
+        (
+            "listings",
+            content.listing_lines as f64 / pace.code_lines_per_minute.value,
+        ),
+        (
+            "commands",
+            content.commands as f64 * pace.command_wait_seconds.value / 60.0
+                + content.typed_chars as f64 / CHARS_PER_WORD / pace.typing_words_per_minute.value,
+        ),
+        (
+            "output",
+            content.output_words as f64 / pace.output_words_per_minute.value,
+        ),
+        (
+            "answers",
+            content.answer_words as f64 / pace.composing_words_per_minute.value,
+        ),
+    ]
 }
 
 /// The plan of the whole class.
@@ -247,7 +255,7 @@ pub fn plan(root: &Path) -> Result<Plan, PlanError> {
 
 fn page_plan(root: &Path, class: &Class, page: &Page) -> Result<PagePlan, PlanError> {
     let file = root.join("docs/src").join(&page.file);
-    let content = measure(root, &file, &read_file(&file)?)?;
+    let measured = measure_page(root, &file, &read_file(&file)?)?;
     let at_home = |name: &str| page.take_home.iter().any(|home| home == name);
     let pieces = class
         .pieces_of(page)
@@ -260,7 +268,8 @@ fn page_plan(root: &Path, class: &Class, page: &Page) -> Result<PagePlan, PlanEr
         .collect::<Result<_, _>>()?;
     Ok(PagePlan {
         page: page.clone(),
-        content,
+        content: measured.session,
+        home: measured.home,
         pieces,
         variants,
     })
@@ -402,10 +411,14 @@ impl Plan {
             let shown: Vec<String> = (page.parts(&self.pace).iter())
                 .map(|(kind, minutes)| format!("{kind} {minutes:.1}"))
                 .collect();
-            let track = match &page.page.needs {
+            let mut track = match &page.page.needs {
                 Some(needs) => format!("{} after {needs}", page.page.track.name()),
                 None => page.page.track.name().to_string(),
             };
+            let home = page.take_home_minutes(&self.pace);
+            if home > 0 {
+                track += &format!(", take-home {home} min");
+            }
             out += &format!("{line}  {track}\n        {}\n", shown.join(", "));
             for (kind, work) in [("piece", &page.pieces), ("exercise", &page.variants)] {
                 for work in work {
@@ -474,6 +487,7 @@ mod tests {
                 take_home: vec![],
             },
             content,
+            home: Content::default(),
             pieces,
             variants,
         }

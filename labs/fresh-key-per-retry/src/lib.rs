@@ -26,6 +26,7 @@ use retrykey::Key;
 ///   the operation, and nothing keeps running behind the caller's back.
 /// - Every attempt's start and end, and every decision, is a `tracing` event naming the
 ///   operation by its key's digest (`events.rs`; the fields are listed in `fields.rs`).
+// ANCHOR: execute
 pub async fn execute<P, T, F, Fut>(
     client: &Client<P>,
     key: Option<Key>,
@@ -87,6 +88,7 @@ where
         }
     }
 }
+// ANCHOR_END: execute
 
 /// The time one attempt gets: what is left of the budget, and at most the attempt timeout.
 fn time_for_attempt(policy: &Policy, budget: &Budget) -> Duration {
@@ -169,6 +171,7 @@ impl Tally {
 
 /// Decides whether attempt `number` may be followed by another: returns the wait before it and
 /// the quota tokens paid for it, or why the operation stops here.
+// ANCHOR: plan_retry
 fn plan_retry<P: RetrySteps>(
     client: &Client<P>,
     budget: &Budget,
@@ -198,3 +201,4 @@ fn plan_retry<P: RetrySteps>(
     }
     Ok((wait, cost))
 }
+// ANCHOR_END: plan_retry

@@ -18,7 +18,7 @@ use crate::book_rules::Include;
 
 use super::PlanError;
 
-/// The counts of one page.
+/// The counts of one page, or of part of one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Content {
     /// Words of prose, answers included.
@@ -33,6 +33,66 @@ pub struct Content {
     pub output_words: usize,
     /// Words of the answers a student writes before reading them.
     pub answer_words: usize,
+}
+
+impl std::ops::AddAssign for Content {
+    fn add_assign(&mut self, other: Content) {
+        self.words += other.words;
+        self.listing_lines += other.listing_lines;
+        self.commands += other.commands;
+        self.typed_chars += other.typed_chars;
+        self.output_words += other.output_words;
+        self.answer_words += other.answer_words;
+    }
+}
+
+/// A page's counts, split between its session and the take-home work it marks: a section (`## `
+/// or `### `) holding [`TAKE_HOME_MARK`](crate::class::TAKE_HOME_MARK) is read and done at home.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// What the page's session holds.
+    pub session: Content,
+    /// What its take-home sections hold.
+    pub home: Content,
+}
+
+/// Counts the page `text` (the file `file`, under the workspace `root`), its take-home sections
+/// apart.
+pub fn measure_page(root: &Path, file: &Path, text: &str) -> Result<Measured, PlanError> {
+    let mut measured = Measured::default();
+    let mut section = Section::Other;
+    for chunk in sections(text) {
+        let content = measure_in(root, file, chunk, section)?;
+        // A `### ` part stays in the section of the `## ` heading above it.
+        if let Some(heading) = chunk.strip_prefix("## ") {
+            section = Section::of(heading.lines().next().unwrap_or_default());
+        }
+        if chunk.contains(crate::class::TAKE_HOME_MARK) {
+            measured.home += content;
+        } else {
+            measured.session += content;
+        }
+    }
+    Ok(measured)
+}
+
+/// `text` cut before each `## ` or `### ` heading outside a fenced block.
+fn sections(text: &str) -> Vec<&str> {
+    let mut cuts = vec![0];
+    let mut fenced = false;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && offset > 0 && (line.starts_with("## ") || line.starts_with("### ")) {
+            cuts.push(offset);
+        }
+        offset += line.len();
+    }
+    cuts.push(text.len());
+    cuts.windows(2)
+        .map(|pair| &text[pair[0]..pair[1]])
+        .collect()
 }
 
 /// The section a line belongs to, by its `## ` heading.
@@ -65,11 +125,20 @@ enum Answer {
     Read,
 }
 
-/// Counts the page `text` (the file `file`, under the workspace `root`).
+/// Counts the page `text` (the file `file`, under the workspace `root`), whole.
 pub fn measure(root: &Path, file: &Path, text: &str) -> Result<Content, PlanError> {
+    measure_in(root, file, text, Section::Other)
+}
+
+/// Counts `text`, which starts in `section`.
+fn measure_in(
+    root: &Path,
+    file: &Path,
+    text: &str,
+    mut section: Section,
+) -> Result<Content, PlanError> {
     let mut content = Content::default();
     let mut fence: Option<String> = None;
-    let mut section = Section::Other;
     let mut answer = Answer::Outside;
     // Whether the last paragraph before an answer asked for a prediction.
     let mut asks = false;
@@ -183,6 +252,30 @@ mod tests {
         let content = counted(page);
         // `<summary>Answer</summary>` is markup, no word.
         assert_eq!(content.answer_words, 3 + 2 + 1, "{content:?}");
+    }
+
+    #[test]
+    fn a_take_home_section_is_counted_apart_with_its_parts() {
+        let page = "# T\n\nOne two.\n\n## Exercise: at home\n\n**Take-home.** Three.\n\n\
+                    ```console\n$ just exercise x\nmade\n```\n\n### Write it yourself\n\n\
+                    Four five.\n\n```console\n$ typed\n```\n\n## Summary\n\nSix.\n";
+        let measured = measure_page(Path::new("."), Path::new("page.md"), page).unwrap();
+        // The `### ` part holds no mark: it stays in the session, in its `## Exercise`
+        // section, whose commands are the exercise's own.
+        // Headings are prose too: `# T`, `### Write it yourself`, `## Summary`.
+        assert_eq!(
+            measured.session.words,
+            (1 + 2) + (3 + 2) + (1 + 1),
+            "{measured:?}"
+        );
+        assert_eq!(measured.session.commands, 0, "{measured:?}");
+        assert_eq!(measured.session.output_words, 2, "{measured:?}");
+        assert_eq!(measured.home.words, 3 + 2, "{measured:?}");
+        assert_eq!(measured.home.output_words, 4 + 1, "{measured:?}");
+        let whole = counted(page);
+        let mut sum = measured.session;
+        sum += measured.home;
+        assert_eq!(sum, whole);
     }
 
     #[test]
