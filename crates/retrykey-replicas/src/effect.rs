@@ -14,6 +14,13 @@
 //! The store's own tables stay its own: the work gets the transaction and writes its rows, and
 //! [`Effect`] hands back the answer; the store writes the key's row.
 //!
+//! A handler that must call another service before it can answer cannot hold one transaction
+//! across that call. It commits its work in phases instead
+//! ([`phase`](crate::SqliteEntries::phase)): each one fenced by the same reservation, each
+//! ending at a recovery point written with its rows, none storing the answer; the last phase is
+//! the `commit` above. A retry that takes the key over resumes from the last point that
+//! committed, and the old attempt's phases are refused from then on.
+//!
 //! # Example (SQLite)
 //!
 //! ```
@@ -98,6 +105,11 @@ impl<T> Effect<T> {
 /// boxed future, so that it can borrow the transaction and still be `Send`.
 #[cfg(feature = "postgres")]
 pub type WorkFuture<'t, T, E> = Pin<Box<dyn Future<Output = Result<Effect<T>, E>> + Send + 't>>;
+
+/// The work a [`PgEntries::phase`](crate::PgEntries::phase) runs in its transaction `'t`: as
+/// [`WorkFuture`], for a phase that commits its rows without the key's answer.
+#[cfg(feature = "postgres")]
+pub type PhaseFuture<'t, T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 't>>;
 
 /// Why a [`commit`](crate::SqliteEntries::commit) kept nothing.
 #[derive(Debug, thiserror::Error)]

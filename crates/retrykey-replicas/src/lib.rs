@@ -45,8 +45,9 @@
 //! 2. `sqlite/claim.rs`: a claim, fresh or a takeover with a higher token.
 //! 3. `sqlite/fence.rs`: the check every write makes, and the writes.
 //! 4. `effect.rs` and `sqlite/commit.rs`: a handler's own rows and the key's answer in one
-//!    transaction, the call every handler makes ([`SqliteEntries::commit`]); `payments.rs`:
-//!    the demo's charge through it.
+//!    transaction, the call every handler makes ([`SqliteEntries::commit`]), and the phases of
+//!    a handler that calls another service before it answers ([`SqliteEntries::phase`]);
+//!    `payments.rs`: the demo's charge through `commit`.
 //! 5. `store.rs`: the store and the payments ledger around them, written once for both
 //!    databases; `sqlite/mod.rs`: what SQLite does for it; `wait.rs`: how a duplicate in
 //!    another process waits; `attempts.rs`: the renewals and finished answers of this
@@ -92,9 +93,9 @@ pub use rusqlite;
 #[cfg(feature = "postgres")]
 pub use tokio_postgres;
 
-#[cfg(feature = "postgres")]
-pub use effect::WorkFuture;
 pub use effect::{CommitError, Effect};
+#[cfg(feature = "postgres")]
+pub use effect::{PhaseFuture, WorkFuture};
 pub use lease::Lease;
 #[cfg(feature = "demo")]
 pub use open::{Opened, StoreChoice};

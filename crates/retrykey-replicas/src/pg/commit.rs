@@ -13,9 +13,9 @@ use retrykey_http::Reservation;
 use tokio_postgres::Transaction;
 
 use crate::crash::Point;
-use crate::effect::{CommitError, Committed, Effect, WorkFuture, passed};
+use crate::effect::{CommitError, Committed, Effect, PhaseFuture, WorkFuture, passed};
 use crate::pg::PgEntries;
-use crate::pg::fence::{FINISH, answer_in};
+use crate::pg::fence::{FINISH, HELD, answer_in};
 use crate::pg::pool::{Connection, PgResult};
 use crate::store::{StoreBackend, StoredAnswer};
 
@@ -58,6 +58,83 @@ impl PgEntries {
         self.settle_commit(reservation, outcome)
     }
     // ANCHOR_END: commit
+
+    /// Runs `work` in a transaction fenced by `reservation`, and commits it without storing
+    /// the key's answer: one atomic phase of a handler that has more to do before it can
+    /// answer, such as a call to another service between two phases.
+    ///
+    /// The fence comes first: it locks the key's row until the commit, so a takeover either
+    /// came before it, and the phase writes nothing, or waits for the phase to commit. Each
+    /// phase ends at a recovery point the handler writes with its rows; a retry that took the
+    /// key over resumes from the last point that committed. The phase that answers is
+    /// [`PgEntries::commit`]; `work` is held to the same rules.
+    ///
+    /// # Errors
+    ///
+    /// As for [`PgEntries::commit`]: [`CommitError::Fenced`] when another attempt holds the key
+    /// now, [`CommitError::Work`] when `work` failed, [`CommitError::Store`] when the database
+    /// did or the commit's reply was lost.
+    pub async fn phase<T, E, F>(
+        &self,
+        reservation: Reservation,
+        work: F,
+    ) -> Result<T, CommitError<E>>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: for<'t> FnOnce(&'t Transaction<'t>) -> PhaseFuture<'t, T, E> + Send + 'static,
+    {
+        let outcome = self
+            .inner
+            .pool
+            .run_once(move |conn| Box::pin(async move { phase_in(conn, reservation, work).await }))
+            .await;
+        match outcome {
+            Ok(Phased::Kept(value)) => Ok(value),
+            Ok(Phased::Fenced) => Err(CommitError::Fenced),
+            Ok(Phased::Failed(error)) => Err(CommitError::Work(error)),
+            Err(error) => Err(CommitError::Store(error)),
+        }
+    }
+}
+
+/// How one phase ended.
+enum Phased<T, E> {
+    Kept(T),
+    Fenced,
+    Failed(E),
+}
+
+/// The fence, then `work`, in one transaction on `conn`.
+async fn phase_in<T, E, F>(
+    conn: &mut Connection,
+    reservation: Reservation,
+    work: F,
+) -> PgResult<Phased<T, E>>
+where
+    F: for<'t> FnOnce(&'t Transaction<'t>) -> PhaseFuture<'t, T, E>,
+{
+    let held = conn.prepared(HELD).await?;
+    let tx = conn.client_mut().transaction().await?;
+    let Reservation { id, token } = reservation;
+    let key = id.as_bytes().as_slice();
+    if tx
+        .query_opt(&held, &[&key, &token.0.cast_signed()])
+        .await?
+        .is_none()
+    {
+        tx.rollback().await?;
+        return Ok(Phased::Fenced);
+    }
+    let value = match work(&tx).await {
+        Ok(value) => value,
+        Err(error) => {
+            tx.rollback().await?;
+            return Ok(Phased::Failed(error));
+        }
+    };
+    tx.commit().await?;
+    Ok(Phased::Kept(value))
 }
 
 /// `work`, then the key's answer, fenced, in one transaction on `conn`.

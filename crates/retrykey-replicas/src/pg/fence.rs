@@ -14,6 +14,13 @@ use crate::pg::pool::{Connection, PgResult};
 use crate::pg::usage;
 use crate::store::StoredAnswer;
 
+/// Locks the key's (`$1`) row where it is in flight under the token (`$2`), until the
+/// transaction ends: the fence of a phase that commits without the answer. No row when the token
+/// no longer holds the key; a takeover that comes later waits for the phase's commit.
+pub(crate) const HELD: &str = "SELECT 1 FROM http_keys
+     WHERE entry_id = $1 AND token = $2::bigint AND expires_at IS NULL
+     FOR UPDATE";
+
 /// Stores the answer (`$3`–`$8`) of the key (`$1`) as the key's, fenced by the token (`$2`):
 /// first `held`, the key's row where it is in flight under the token, locked until the commit;
 /// then the answer, stored only where `held` has a row, and its bytes counted on a usage row

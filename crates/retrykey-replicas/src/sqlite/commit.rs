@@ -85,4 +85,48 @@ impl SqliteEntries {
         self.settle_commit(reservation, outcome)
     }
     // ANCHOR_END: commit
+
+    /// Runs `work` in a write transaction of the store's file, fenced by `reservation`, and
+    /// commits it without storing the key's answer: one atomic phase of a handler that has more
+    /// to do before it can answer, such as a call to another service between two phases.
+    ///
+    /// Each phase ends at a recovery point the handler writes with its rows; a retry that takes
+    /// the key over (its lease lapsed) holds a higher token and resumes from the last point that
+    /// committed, and from then on every phase of the old attempt is refused and writes
+    /// nothing. The phase that answers is [`SqliteEntries::commit`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`SqliteEntries::commit`]: [`CommitError::Fenced`] when another attempt holds
+    /// the key now, [`CommitError::Work`] when `work` failed, [`CommitError::Store`] when the
+    /// file did; in each case nothing was written.
+    pub async fn phase<T, E, F>(
+        &self,
+        reservation: Reservation,
+        work: F,
+    ) -> Result<T, CommitError<E>>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let steps = std::sync::Arc::clone(&self.inner.steps);
+        let written = self
+            .inner
+            .write_with(move |tx| {
+                let Reservation { id, token } = reservation;
+                if !steps.holds(tx, &id, token)? {
+                    return Err(Undo::Fenced);
+                }
+                work(tx).map_err(Undo::Failed)
+            })
+            .await;
+        match written {
+            Ok(value) => Ok(value),
+            Err(Undone::Work(Undo::Fenced)) => Err(CommitError::Fenced),
+            Err(Undone::Work(Undo::Failed(error))) => Err(CommitError::Work(error)),
+            Err(Undone::Work(Undo::Sqlite(error))) => Err(CommitError::Store(unavailable(error))),
+            Err(Undone::Store(error)) => Err(CommitError::Store(error)),
+        }
+    }
 }

@@ -14,6 +14,7 @@ mod lease_renewal;
 mod payments_flags;
 mod payments_server;
 mod payments_sqlite;
+mod phase;
 mod processes;
 mod slow_clients;
 mod spray;
