@@ -18,7 +18,8 @@ use crate::exercise::blank::{Kind, Piece, locate_body};
 use crate::tidy::located::blocks;
 
 pub use measure::{Content, Measured, measure, measure_page};
-pub use reads::{Read, enclosing_function, item_lines, read};
+pub use reads::Read;
+use reads::{enclosing_function, read};
 
 /// Why a plan cannot be computed.
 #[derive(Debug, thiserror::Error)]

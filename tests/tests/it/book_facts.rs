@@ -2,6 +2,7 @@
 //! fragment the page must contain, written from the constant, so a changed constant fails here
 //! until the page says the new figure.
 
+use retrykey::{MAX_JOB_BYTES, MAX_KEY_BYTES};
 use retrykey_client::{
     DEFAULT_BUDGET, DEFAULT_MAX_ATTEMPTS, DEFAULT_QUOTA_CAPACITY, DEFAULT_RETRY_COST,
     DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
@@ -103,6 +104,8 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
         (
             "ch01-lost-reply.md",
             vec![
+                format!("a key over {MAX_KEY_BYTES} bytes or one with control characters"),
+                format!("a job over {MAX_JOB_BYTES} bytes or with a control character"),
                 format!(
                     "runs the piece's {} checks one at a time",
                     spec_of("store-apply").len()
