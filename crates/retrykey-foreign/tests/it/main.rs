@@ -1,0 +1,3 @@
+//! The integration tests of `retrykey-foreign`: one program, one module per behaviour.
+
+mod provider;
