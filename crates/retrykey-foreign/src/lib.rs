@@ -13,7 +13,13 @@
 //! 1. `key.rs`: the foreign call's key, derived from the operation's, never fresh.
 //! 2. `provider.rs` (the `demo` feature): the provider the lab calls, with its own
 //!    Idempotency-Key contract and the faults a test asks of it.
+//! 3. `checkout.rs` (the `demo` feature): the checkout in atomic phases, its recovery points,
+//!    and the foreign call between them.
 
+#[cfg(feature = "demo")]
+pub mod checkout;
+#[cfg(feature = "demo")]
+pub mod crash;
 mod key;
 #[cfg(feature = "demo")]
 pub mod provider;

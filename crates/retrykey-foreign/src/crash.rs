@@ -1,0 +1,25 @@
+//! Named points on a checkout's path where a test stops the service, to crash it there.
+//!
+//! With the `failpoints` feature (off by default) each point is a `fail` crate failpoint of the
+//! same name, which a crash test turns into an abort or a pause before SIGKILL. The in-process
+//! checks set a hook instead: a panic at the point, or a pause that outlives the lease.
+
+use retrykey_crashpoints::{PointHooks, crash_points};
+
+/// What runs at the checkout's crash points.
+pub type Hooks = PointHooks<Point>;
+
+crash_points! {
+    /// A place on the path of one checkout, named after what has just happened.
+    pub enum Point {
+        /// Phase 1 committed: the order exists, pending; the provider has not been called.
+        OrderCreated = "order-created",
+        /// The provider answered; the phase that records its charge has not committed.
+        Called = "called",
+        /// Phase 2 committed: the charge is recorded; the order is not confirmed.
+        Charged = "charged",
+        /// The last phase committed: the order is paid and the key's answer stored; the client
+        /// has not been answered.
+        Confirmed = "confirmed",
+    }
+}
