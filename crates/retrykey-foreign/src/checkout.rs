@@ -28,10 +28,14 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use retrykey_client::adapters::HttpAdapter;
 use retrykey_client::{Client, Outcome, Policy};
-use retrykey_http::{IdempotencyLayer, Reservation, StoredResponse};
+use retrykey_http::{
+    Entries, EntryId, Fingerprint, IdempotencyLayer, Lookup, Reservation, Reserve, Scope,
+    StoredResponse,
+};
 use retrykey_replicas::{CommitError, Effect, SqliteEntries};
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Deserialize;
@@ -51,12 +55,15 @@ const TABLES: &str = "CREATE TABLE IF NOT EXISTS orders (
     status TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS checkouts (
-    entry_id BLOB PRIMARY KEY,
-    order_id INTEGER NOT NULL REFERENCES orders (id),
-    amount   INTEGER NOT NULL,
-    point    TEXT NOT NULL,
-    charge   INTEGER
-)";
+    entry_id    BLOB PRIMARY KEY,
+    fingerprint BLOB NOT NULL,
+    order_id    INTEGER NOT NULL REFERENCES orders (id),
+    amount      INTEGER NOT NULL,
+    point       TEXT NOT NULL,
+    charge      INTEGER,
+    updated_ms  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checkouts_by_point ON checkouts (point, updated_ms)";
 
 /// Where an operation stands: the last recovery point that committed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,8 +177,9 @@ impl Checkout {
         Self { hooks, ..self }
     }
 
-    /// The service: the layer in front of the routes.
-    pub fn service(self) -> Router {
+    /// The service: the layer in front of the routes. The checkout stays shared, so that its
+    /// completer and reaper run beside the service.
+    pub fn service(self: Arc<Self>) -> Router {
         let layer = IdempotencyLayer::builder()
             .store(self.store.clone())
             .require_key(|parts| parts.method == Method::POST && parts.uri.path() == CHECKOUTS)
@@ -179,7 +187,7 @@ impl Checkout {
         Router::new()
             .route(CHECKOUTS, post(checkout))
             .route("/orders", get(orders))
-            .with_state(Arc::new(self))
+            .with_state(self)
             .layer(layer)
     }
 
@@ -201,8 +209,13 @@ impl Checkout {
 
     /// Runs the operation held by `reservation` from its last recovery point to its end, or to
     /// an outcome it cannot know yet (`Err`: a response to send, not to keep).
-    async fn run(&self, reservation: Reservation, amount: i64) -> Response {
-        let mut progress = match self.started(reservation, amount).await {
+    async fn run(
+        &self,
+        reservation: Reservation,
+        amount: i64,
+        fingerprint: Fingerprint,
+    ) -> Response {
+        let mut progress = match self.started(reservation, amount, fingerprint).await {
             Ok(progress) => progress,
             Err(response) => return response,
         };
@@ -218,8 +231,15 @@ impl Checkout {
         }
     }
 
-    /// Phase 1: the order and the operation's row, or the row a first attempt left.
-    async fn started(&self, reservation: Reservation, amount: i64) -> Result<Progress, Response> {
+    /// Phase 1: the order and the operation's row, or the row a first attempt left. The row
+    /// keeps the request's fingerprint, so that a completer can claim the key as the request
+    /// would.
+    async fn started(
+        &self,
+        reservation: Reservation,
+        amount: i64,
+        fingerprint: Fingerprint,
+    ) -> Result<Progress, Response> {
         let id = reservation.id;
         let phase = self
             .store
@@ -230,8 +250,16 @@ impl Checkout {
                 tx.execute("INSERT INTO orders (amount, status) VALUES (?1, 'pending')", [amount])?;
                 let order = tx.last_insert_rowid();
                 tx.execute(
-                    "INSERT INTO checkouts (entry_id, order_id, amount, point) VALUES (?1, ?2, ?3, ?4)",
-                    params![id.as_bytes(), order, amount, Point::OrderCreated.name()],
+                    "INSERT INTO checkouts (entry_id, fingerprint, order_id, amount, point, updated_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        id.as_bytes(),
+                        fingerprint.as_bytes(),
+                        order,
+                        amount,
+                        Point::OrderCreated.name(),
+                        now_ms()
+                    ],
                 )?;
                 Ok::<_, rusqlite::Error>(Progress {
                     order,
@@ -280,8 +308,8 @@ impl Checkout {
             .store
             .phase(reservation, move |tx| {
                 tx.execute(
-                    "UPDATE checkouts SET point = ?2, charge = ?3 WHERE entry_id = ?1",
-                    params![id.as_bytes(), Point::Charged.name(), charge],
+                    "UPDATE checkouts SET point = ?2, charge = ?3, updated_ms = ?4 WHERE entry_id = ?1",
+                    params![id.as_bytes(), Point::Charged.name(), charge, now_ms()],
                 )?;
                 Ok::<_, rusqlite::Error>(())
             })
@@ -310,8 +338,8 @@ impl Checkout {
                     [done.order],
                 )?;
                 tx.execute(
-                    "UPDATE checkouts SET point = ?2 WHERE entry_id = ?1",
-                    params![id.as_bytes(), Point::Finished.name()],
+                    "UPDATE checkouts SET point = ?2, updated_ms = ?3 WHERE entry_id = ?1",
+                    params![id.as_bytes(), Point::Finished.name(), now_ms()],
                 )?;
                 Ok::<_, rusqlite::Error>(Effect::new((), paid(&done)))
             })
@@ -336,8 +364,8 @@ impl Checkout {
                     [progress.order],
                 )?;
                 tx.execute(
-                    "UPDATE checkouts SET point = ?2 WHERE entry_id = ?1",
-                    params![id.as_bytes(), Point::Finished.name()],
+                    "UPDATE checkouts SET point = ?2, updated_ms = ?3 WHERE entry_id = ?1",
+                    params![id.as_bytes(), Point::Finished.name(), now_ms()],
                 )?;
                 Ok::<_, rusqlite::Error>(Effect::new((), declined(progress.order, status)))
             })
@@ -347,6 +375,131 @@ impl Checkout {
             Err(error) => not_now(&error),
         }
     }
+}
+
+/// What one run of the completer did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Completed {
+    /// Operations it drove to their end.
+    pub finished: usize,
+    /// Operations it could not finish yet (the charge still unknown): their keys released.
+    pub unknown: usize,
+    /// Operations an attempt is running right now: left to it.
+    pub running: usize,
+}
+
+impl Checkout {
+    /// Drives to their end, at most `limit` of them, the operations that stopped at a recovery
+    /// point more than `idle` ago because their client left (a 503 it never retried, a crash
+    /// it never came back from).
+    ///
+    /// The completer claims each operation's key as a retry of the same request would, with a
+    /// reservation and a higher token than any before it: an attempt that holds the key is left
+    /// alone, a late retry waits for the completer's answer and then replays it, and a paused
+    /// attempt that wakes is fenced out. Its foreign call uses the same derived key, so the
+    /// provider's record answers if the first attempt charged.
+    pub async fn complete(
+        &self,
+        idle: Duration,
+        limit: usize,
+    ) -> Result<Completed, retrykey_http::Error> {
+        let mut completed = Completed::default();
+        for (id, fingerprint, amount) in self.stalled(idle, limit).await? {
+            let token = match self.store.lookup(&id).await? {
+                Lookup::Absent => match self.store.reserve(&id, &fingerprint).await? {
+                    Reserve::Reserved(token) => token,
+                    Reserve::Taken | Reserve::Full => {
+                        completed.running += 1;
+                        continue;
+                    }
+                },
+                Lookup::InFlight { .. } | Lookup::Done { .. } => {
+                    completed.running += 1;
+                    continue;
+                }
+            };
+            let reservation = Reservation { id, token };
+            let response = self.run(reservation, amount, fingerprint).await;
+            if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+                completed.unknown += 1;
+                self.store.release(&id, token).await?;
+            } else {
+                completed.finished += 1;
+            }
+        }
+        Ok(completed)
+    }
+
+    /// The operations stopped at a point before `finished` and untouched for `idle`.
+    async fn stalled(
+        &self,
+        idle: Duration,
+        limit: usize,
+    ) -> Result<Vec<(EntryId, Fingerprint, i64)>, retrykey_http::Error> {
+        let before = now_ms() - i64::try_from(idle.as_millis()).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let listed = self
+            .store
+            .commit(None, move |tx| {
+                let mut statement = tx.prepare(
+                    "SELECT entry_id, fingerprint, amount FROM checkouts
+                     WHERE point <> 'finished' AND updated_ms <= ?1
+                     ORDER BY updated_ms LIMIT ?2",
+                )?;
+                let rows = statement
+                    .query_map(params![before, limit], |row| {
+                        let id: [u8; 32] = row.get(0)?;
+                        let fingerprint: [u8; 32] = row.get(1)?;
+                        Ok((
+                            EntryId::from_bytes(id),
+                            Fingerprint::from_bytes(fingerprint),
+                            row.get(2)?,
+                        ))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok::<_, rusqlite::Error>(Effect::new(rows, answer(StatusCode::NO_CONTENT, "")))
+            })
+            .await;
+        listed
+            .map(|effect| effect.value)
+            .map_err(|error| retrykey_http::Error::StoreUnavailable(error.to_string()))
+    }
+
+    /// Deletes, at most `limit` of them, the rows of operations finished more than
+    /// `retention` ago; returns how many went. The orders stay: they are the shop's records, not
+    /// the operation's bookkeeping, and the keys' answers are swept by the store.
+    pub async fn reap(
+        &self,
+        retention: Duration,
+        limit: usize,
+    ) -> Result<usize, retrykey_http::Error> {
+        let before = now_ms() - i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let reaped = self
+            .store
+            .commit(None, move |tx| {
+                let gone = tx.execute(
+                    "DELETE FROM checkouts WHERE entry_id IN (
+                         SELECT entry_id FROM checkouts
+                         WHERE point = 'finished' AND updated_ms <= ?1
+                         ORDER BY updated_ms LIMIT ?2)",
+                    params![before, limit],
+                )?;
+                Ok::<_, rusqlite::Error>(Effect::new(gone, answer(StatusCode::NO_CONTENT, "")))
+            })
+            .await;
+        reaped
+            .map(|effect| effect.value)
+            .map_err(|error| retrykey_http::Error::StoreUnavailable(error.to_string()))
+    }
+}
+
+/// Milliseconds since the epoch.
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The provider's 201 body.
@@ -361,7 +514,7 @@ struct NewCheckout {
     amount: i64,
 }
 
-async fn checkout(State(checkout): State<Arc<Checkout>>, body: Bytes) -> Response {
+async fn checkout(State(checkout): State<Arc<Checkout>>, parts: Parts, body: Bytes) -> Response {
     let Ok(new) = serde_json::from_slice::<NewCheckout>(&body) else {
         return json(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -381,7 +534,15 @@ async fn checkout(State(checkout): State<Arc<Checkout>>, body: Bytes) -> Respons
             r#"{"error":"an Idempotency-Key is required"}"#,
         );
     };
-    checkout.run(reservation, new.amount).await
+    // What the layer bound the key to (its default scope, the bearer token), kept for a
+    // completer that claims the key later.
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let scope = Scope::from_bearer(&parts);
+    let fingerprint = Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &body);
+    checkout.run(reservation, new.amount, fingerprint).await
 }
 
 async fn orders(State(checkout): State<Arc<Checkout>>) -> Response {

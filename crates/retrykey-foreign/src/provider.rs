@@ -103,6 +103,14 @@ impl Faults {
         queue.extend(std::iter::repeat_n(fault, times));
     }
 
+    /// Drops every fault still queued: the provider is back to normal.
+    pub fn clear(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
     fn next(&self) -> Option<Fault> {
         self.0
             .lock()

@@ -190,6 +190,12 @@ impl EntryId {
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
     }
+
+    /// Rebuilds an entry from its stored bytes: a service that keeps an operation's entry in
+    /// its own rows (to finish it later) reads it back with this.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
 }
 
 /// Short and safe for logs: the first 6 bytes of the digest, in hex.

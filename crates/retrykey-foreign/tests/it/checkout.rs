@@ -23,6 +23,8 @@ struct Rig {
     provider_server: Server,
     checkout: LoopbackClient,
     checkout_server: Server,
+    /// The checkout itself, for its completer and reaper.
+    shared: Arc<Checkout>,
     store: SqliteEntries,
 }
 
@@ -43,12 +45,16 @@ impl Rig {
             .await
             .expect("the checkout")
             .with_hooks(hooks);
-        let checkout_server = Server::start(checkout.service()).await.expect("a server");
+        let shared = Arc::new(checkout);
+        let checkout_server = Server::start(Arc::clone(&shared).service())
+            .await
+            .expect("a server");
         Self {
             provider,
             provider_server,
             checkout: LoopbackClient::new(checkout_server.url()),
             checkout_server,
+            shared,
             store,
         }
     }
@@ -154,10 +160,11 @@ async fn a_transient_provider_fault_is_absorbed_by_the_same_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_charge_is_asked_again_not_guessed() {
     let rig = Rig::start().await;
-    rig.provider.faults().push(Fault::ErrorBefore, 3);
+    rig.provider.faults().push(Fault::ErrorBefore, 100);
     let (status, _, body) = rig.post("cart-down", 800).await;
     assert_eq!(status, 503, "{body}");
     assert!(rig.charges("cart-down").await.is_empty());
+    rig.provider.faults().clear();
     assert_eq!(rig.post("cart-down", 800).await, (201, false, paid(1, 1)));
     assert_eq!(rig.charges("cart-down").await.len(), 1);
     let orders = rig.orders().await;
@@ -171,13 +178,13 @@ async fn an_unknown_charge_is_asked_again_not_guessed() {
 
 // The provider charges, and its answer comes after every deadline of the call: the checkout
 // answers 503; the retry calls again with the same key and the provider answers from its
-// record. One charge, though the checkout called three times and then once more.
+// record. One charge, however many attempts the call made.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_charge_answered_too_late_is_found_by_the_retry() {
     let rig = Rig::start().await;
     rig.provider
         .faults()
-        .push(Fault::Slow(Duration::from_secs(3)), 3);
+        .push(Fault::Slow(Duration::from_secs(3)), 100);
     let (status, _, body) = rig.post("cart-slow", 400).await;
     assert_eq!(status, 503, "{body}");
     assert_eq!(
@@ -185,6 +192,7 @@ async fn a_charge_answered_too_late_is_found_by_the_retry() {
         1,
         "the provider charged the first time"
     );
+    rig.provider.faults().clear();
     assert_eq!(rig.post("cart-slow", 400).await, (201, false, paid(1, 1)));
     assert_eq!(rig.charges("cart-slow").await.len(), 1);
     rig.stop().await;
@@ -265,7 +273,9 @@ async fn a_paused_replica_past_its_lease_changes_nothing() {
     let b = Checkout::open(ahead, ProviderCall::to(rig.provider_server.url()))
         .await
         .expect("replica B");
-    let b_server = Server::start(b.service()).await.expect("a server");
+    let b_server = Server::start(Arc::new(b).service())
+        .await
+        .expect("a server");
     let b_client = LoopbackClient::new(b_server.url());
 
     let first = tokio::spawn({
@@ -310,5 +320,132 @@ async fn a_paused_replica_past_its_lease_changes_nothing() {
     );
     assert_eq!(orders["orders"][0]["status"], "paid", "{orders}");
     b_server.stop().await;
+    rig.stop().await;
+}
+
+// The provider fails every attempt and the client gives up after the 503: the operation stays
+// at `order_created`. The completer claims its key, resumes it under the same derived key and
+// confirms it; the client's late retry then replays the completer's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_completer_finishes_what_a_client_left() {
+    use retrykey_foreign::checkout::Completed;
+    let rig = Rig::start().await;
+    rig.provider.faults().push(Fault::ErrorBefore, 100);
+    let (status, _, _) = rig.post("cart-left", 350).await;
+    assert_eq!(status, 503);
+    // Still failing: the completer cannot know the charge either, and releases the key.
+    let unknown = rig
+        .shared
+        .complete(Duration::ZERO, 10)
+        .await
+        .expect("a run");
+    assert_eq!(
+        unknown,
+        Completed {
+            unknown: 1,
+            ..Completed::default()
+        }
+    );
+    assert!(rig.charges("cart-left").await.is_empty());
+    rig.provider.faults().clear();
+
+    let done = rig
+        .shared
+        .complete(Duration::ZERO, 10)
+        .await
+        .expect("a run");
+    assert_eq!(
+        done,
+        Completed {
+            finished: 1,
+            ..Completed::default()
+        }
+    );
+    assert_eq!(rig.charges("cart-left").await.len(), 1);
+    assert_eq!(rig.post("cart-left", 350).await, (201, true, paid(1, 1)));
+    // Nothing is left to finish.
+    let again = rig
+        .shared
+        .complete(Duration::ZERO, 10)
+        .await
+        .expect("a run");
+    assert_eq!(again, Completed::default());
+    assert_eq!(rig.charges("cart-left").await.len(), 1);
+    rig.stop().await;
+}
+
+// An attempt that holds the key is left alone: the completer does not drive an operation twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_completer_leaves_a_running_attempt_alone() {
+    use retrykey_foreign::checkout::Completed;
+    let slow = Hooks::with(|at| {
+        if at == Point::Called {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+    });
+    let rig = Rig::with_hooks(slow).await;
+    let running = tokio::spawn({
+        let client = rig.checkout.clone();
+        async move {
+            client
+                .post(
+                    CHECKOUTS,
+                    &[("idempotency-key", "cart-busy")],
+                    r#"{"amount":120}"#,
+                )
+                .await
+                .expect("the checkout answers")
+        }
+    });
+    retrykey_testkit::wait_until("the charge is made", Duration::from_secs(60), || async {
+        !rig.charges("cart-busy").await.is_empty()
+    })
+    .await;
+    let run = rig
+        .shared
+        .complete(Duration::ZERO, 10)
+        .await
+        .expect("a run");
+    assert_eq!(
+        run,
+        Completed {
+            running: 1,
+            ..Completed::default()
+        }
+    );
+    let answered = running.await.expect("the request");
+    assert_eq!((answered.status, answered.body.clone()), (201, paid(1, 1)));
+    assert_eq!(rig.charges("cart-busy").await.len(), 1);
+    rig.stop().await;
+}
+
+// The reaper removes the rows of finished operations past retention, and nothing else: not an
+// unfinished operation's row, not an order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reaper_removes_only_finished_operations() {
+    let rig = Rig::start().await;
+    assert_eq!(rig.post("cart-old", 100).await.0, 201);
+    rig.provider.faults().push(Fault::ErrorBefore, 100);
+    assert_eq!(rig.post("cart-open", 100).await.0, 503);
+    rig.provider.faults().clear();
+    assert_eq!(
+        rig.shared.reap(Duration::from_secs(3600), 10).await.ok(),
+        Some(0)
+    );
+    assert_eq!(rig.shared.reap(Duration::ZERO, 10).await.ok(), Some(1));
+    assert_eq!(rig.shared.reap(Duration::ZERO, 10).await.ok(), Some(0));
+    let orders = rig.orders().await;
+    assert_eq!(
+        orders["orders"].as_array().map(Vec::len),
+        Some(2),
+        "{orders}"
+    );
+    // The unfinished one is still there for the completer.
+    let run = rig
+        .shared
+        .complete(Duration::ZERO, 10)
+        .await
+        .expect("a run");
+    assert_eq!(run.finished, 1);
     rig.stop().await;
 }
