@@ -2,7 +2,9 @@
 //!
 //! With the `failpoints` feature (off by default) each point is a `fail` crate failpoint of the
 //! same name, which a crash test turns into an abort or a pause before SIGKILL. The in-process
-//! checks set a hook instead: a panic at the point, or a pause that outlives the lease.
+//! checks set a hook instead: a panic at the point, or a pause that outlives the lease. The
+//! names differ from stage 6's (`reserved`, `handler`, `charged`, `committed`), which the same
+//! process passes inside the store's `commit`: a failpoint is one name for the whole process.
 
 use retrykey_crashpoints::{PointHooks, crash_points};
 
@@ -15,11 +17,11 @@ crash_points! {
         /// Phase 1 committed: the order exists, pending; the provider has not been called.
         OrderCreated = "order-created",
         /// The provider answered; the phase that records its charge has not committed.
-        Called = "called",
+        Called = "provider-answered",
         /// Phase 2 committed: the charge is recorded; the order is not confirmed.
-        Charged = "charged",
+        Charged = "charge-recorded",
         /// The last phase committed: the order is paid and the key's answer stored; the client
         /// has not been answered.
-        Confirmed = "confirmed",
+        Confirmed = "order-confirmed",
     }
 }

@@ -83,7 +83,7 @@ struct Common {
 }
 
 /// The crash points, as `--pause-at` names them in a refusal, in the order a checkout passes them.
-const POINT_NAMES: &str = "order-created, called, charged or confirmed";
+const POINT_NAMES: &str = "order-created, provider-answered, charge-recorded or order-confirmed";
 
 fn pause_point(text: &str) -> Result<Point, FlagError> {
     Point::from_name(text).ok_or_else(|| FlagError::OneOf {
