@@ -1,3 +1,4 @@
+// Mirrored by labs/fresh-foreign-key: see labs/README.md before changing this file.
 //! The key of a foreign call: derived from the operation's key, never drawn fresh.
 //!
 //! A checkout that calls the provider under a new key on each attempt turns every retry into a
@@ -16,6 +17,7 @@ pub const FOREIGN_KEY_PREFIX: &str = "fk-";
 /// Hex digits of the digest a key keeps: 128 bits, past any collision between operations.
 const DIGEST_HEX: usize = 32;
 
+// ANCHOR: foreign_key
 /// The key of the foreign call named `call` (`"charge"`) of the operation `operation`: the same
 /// for every attempt of that operation, different for every other operation or call.
 ///
@@ -36,6 +38,7 @@ pub fn foreign_key(operation: &EntryId, call: &str) -> Key {
     Key::new(format!("{FOREIGN_KEY_PREFIX}{hex}"))
         .expect("a prefix and hex digits make a valid key")
 }
+// ANCHOR_END: foreign_key
 
 #[cfg(test)]
 mod tests {

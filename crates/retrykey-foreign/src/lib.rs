@@ -6,22 +6,51 @@
 //! in atomic phases instead. Each phase is one local transaction of the key's store, fenced by
 //! the attempt's reservation, that ends at a recovery point; the foreign call sits between two
 //! phases, under a key derived from the operation's own ([`foreign_key`]), so that any retry of
-//! the call, by the client or by a completer, is the same operation to the provider.
+//! the call, by the client or by a completer, is the same operation to the provider. A
+//! completer finishes the operations whose client left; it takes the operation's key first
+//! ([`claim`]), so that it and a late retry never both drive one.
+//!
+//! The library is those two pieces; the checkout and the provider that show them at work are
+//! behind the `demo` feature.
 //!
 //! # Reading order
 //!
 //! 1. `key.rs`: the foreign call's key, derived from the operation's, never fresh.
-//! 2. `provider.rs` (the `demo` feature): the provider the lab calls, with its own
-//!    Idempotency-Key contract and the faults a test asks of it.
-//! 3. `checkout.rs` (the `demo` feature): the checkout in atomic phases, its recovery points,
-//!    and the foreign call between them.
+//! 2. `completer.rs`: how a completer takes an operation's key.
+//! 3. `provider.rs` (`demo`): the provider the lab calls, with its own Idempotency-Key contract
+//!    and the faults a test asks of it.
+//! 4. `books.rs`, then `sqlite.rs` (or `pg.rs`) (`demo`): the checkout's rows, one method per
+//!    phase, each phase one transaction that ends at a recovery point.
+//! 5. `phases.rs` (`demo`): an operation resumed from its last recovery point.
+//! 6. `checkout.rs` (`demo`): the service, its completer and its reaper.
 
 #[cfg(feature = "demo")]
+mod books;
+#[cfg(feature = "demo")]
 pub mod checkout;
+mod completer;
 #[cfg(feature = "demo")]
 pub mod crash;
 mod key;
 #[cfg(feature = "demo")]
+pub mod pg;
+#[cfg(feature = "demo")]
+pub mod phases;
+#[cfg(feature = "demo")]
 pub mod provider;
+#[cfg(feature = "demo")]
+pub mod sqlite;
 
+#[cfg(feature = "demo")]
+pub use books::{Books, BooksError, BooksFuture, End, Operation, Order, Point, Progress};
+#[cfg(feature = "demo")]
+#[doc(hidden)]
+pub use books::{before, now_ms};
+#[cfg(feature = "demo")]
+pub use checkout::{Checkout, Completed, CompleterError, ProviderAnswer, ProviderCall};
+pub use completer::{Claim, claim};
 pub use key::{FOREIGN_KEY_PREFIX, foreign_key};
+#[cfg(feature = "demo")]
+pub use pg::PgBooks;
+#[cfg(feature = "demo")]
+pub use sqlite::SqliteBooks;

@@ -1,23 +1,24 @@
 //! The checkout on a real socket, and its completer and reaper as subcommands.
 //!
-//! - `checkout serve --db PATH --provider URL`: prints `listening on http://ADDR` and serves
+//! - `checkout serve --store STORE --provider URL`: prints `listening on http://ADDR` and serves
 //!   `POST /checkouts` until SIGTERM or Ctrl-C; `--pause-at POINT` stops every checkout there
 //!   (after printing `paused at POINT`) so that a test can kill the process exactly there.
-//! - `checkout complete --db PATH --provider URL`: one run of the completer; prints what it did.
-//! - `checkout reap --db PATH`: one run of the reaper; prints how many rows went.
+//! - `checkout complete --store STORE --provider URL`: one run of the completer; prints what it did.
+//! - `checkout reap --store STORE`: one run of the reaper; prints how many rows went.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use retrykey_crashpoints::pause_at;
-use retrykey_foreign::checkout::{Checkout, ProviderCall};
-use retrykey_foreign::crash::Point;
+use retrykey_foreign::crash::{Hooks, Point};
+use retrykey_foreign::{Books, Checkout, PgBooks, ProviderCall, SqliteBooks};
 use retrykey_program::flags::{self, FlagError, Span};
-use retrykey_replicas::{Lease, SqliteEntries, StoreOptions};
+use retrykey_replicas::open::StoreChoiceError;
+use retrykey_replicas::pg::DEFAULT_SCHEMA;
+use retrykey_replicas::{Lease, PgEntries, SqliteEntries, StoreChoice, StoreOptions};
 use retrykey_server::ServerLimits;
 use tokio::net::TcpListener;
 
@@ -59,9 +60,8 @@ enum Command {
     },
     /// Delete the rows of finished operations past retention: one run.
     Reap {
-        /// The SQLite file that holds the keys, the orders and the operations.
-        #[arg(long, value_name = "PATH")]
-        db: PathBuf,
+        #[command(flatten)]
+        store: Store,
         /// How long a finished operation's row is kept.
         #[arg(long, value_name = "DUR", default_value = "24h")]
         retention: Span,
@@ -74,12 +74,60 @@ enum Command {
 /// What serving and completing share: the file, and the provider.
 #[derive(Debug, clap::Args)]
 struct Common {
-    /// The SQLite file that holds the keys, the orders and the operations.
-    #[arg(long, value_name = "PATH")]
-    db: PathBuf,
+    #[command(flatten)]
+    store: Store,
     /// The provider's base URL.
     #[arg(long, value_name = "URL")]
     provider: String,
+}
+
+#[derive(Debug, clap::Args)]
+struct Store {
+    /// Where the keys, the orders and the operations live: sqlite:PATH, or postgres (reads
+    /// RETRYKEY_PG_URL).
+    #[arg(long, value_name = "STORE", value_parser = store_choice)]
+    store: StoreChoice,
+    /// With postgres: the schema that holds the tables.
+    #[arg(long, value_name = "NAME", value_parser = flags::schema_name, default_value = DEFAULT_SCHEMA)]
+    pg_schema: String,
+}
+
+impl Store {
+    /// The checkout's books in the chosen store, its keys under `options`.
+    async fn books(&self, options: StoreOptions) -> anyhow::Result<Box<dyn OpenBooks>> {
+        let hooks = Hooks::none();
+        Ok(match &self.store {
+            StoreChoice::Sqlite(path) => {
+                let store = SqliteEntries::open(path, options)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                Box::new(SqliteBooks::open(store, hooks).await?)
+            }
+            StoreChoice::Postgres(url) => {
+                let store = PgEntries::connect_in_schema(url, &self.pg_schema, options)
+                    .await
+                    .context("cannot reach PostgreSQL")?;
+                Box::new(PgBooks::open(store, hooks).await?)
+            }
+            StoreChoice::Memory => {
+                anyhow::bail!("the checkout needs a database: sqlite:PATH or postgres")
+            }
+        })
+    }
+}
+
+/// Books of either database, boxed so that one checkout takes them.
+trait OpenBooks: Books {
+    fn into_checkout(self: Box<Self>, call: ProviderCall) -> Checkout;
+}
+
+impl<B: Books> OpenBooks for B {
+    fn into_checkout(self: Box<Self>, call: ProviderCall) -> Checkout {
+        Checkout::new(*self, call)
+    }
+}
+
+fn store_choice(text: &str) -> Result<StoreChoice, StoreChoiceError> {
+    StoreChoice::parse(text, std::env::var("RETRYKEY_PG_URL").ok())
 }
 
 /// The crash points, as `--pause-at` names them in a refusal, in the order a checkout passes them.
@@ -101,11 +149,8 @@ fn main() -> ExitCode {
 }
 
 async fn open(common: &Common, options: StoreOptions) -> anyhow::Result<Checkout> {
-    let store = SqliteEntries::open(&common.db, options)
-        .with_context(|| format!("cannot open {}", common.db.display()))?;
-    Checkout::open(store, ProviderCall::to(&common.provider))
-        .await
-        .context("cannot start the checkout")
+    let books = common.store.books(options).await?;
+    Ok(books.into_checkout(ProviderCall::to(&common.provider)))
 }
 
 async fn run(command: Command) -> anyhow::Result<()> {
@@ -147,22 +192,17 @@ async fn run(command: Command) -> anyhow::Result<()> {
             let checkout = open(&common, StoreOptions::default()).await?;
             let done = checkout.complete(idle.0, limit).await?;
             println!(
-                "completed: finished={} unknown={} running={}",
-                done.finished, done.unknown, done.running
+                "completed: finished={} unknown={} running={} done={}",
+                done.finished, done.unknown, done.running, done.done
             );
         }
         Command::Reap {
-            db,
+            store,
             retention,
             limit,
         } => {
-            let store = SqliteEntries::open(&db, StoreOptions::default())
-                .with_context(|| format!("cannot open {}", db.display()))?;
-            // The reaper never calls the provider.
-            let checkout = Checkout::open(store, ProviderCall::to("http://127.0.0.1:9"))
-                .await
-                .context("cannot open the checkout's tables")?;
-            let gone = checkout.reap(retention.0, limit).await?;
+            let books = store.books(StoreOptions::default()).await?;
+            let gone = books.reap(retention.0, limit).await?;
             println!("reaped: {gone}");
         }
     }

@@ -1,4 +1,8 @@
-//! The integration tests of `retrykey-foreign`: one program, one module per behaviour.
+//! The integration tests of `retrykey-foreign`: one program, one module per behaviour, and the
+//! shared suite by its own name.
 
-mod checkout;
+mod pg;
 mod provider;
+
+// The Stage 9 checks against the correct crate: every one must pass.
+retrykey_foreign_checks::foreign_suite!(retrykey_foreign_checks::ForeignUnderTest::correct());
