@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use retrykey_foreign::Completed;
 use retrykey_foreign::crash::{Hooks, Point};
-use retrykey_foreign::provider::Fault;
+use retrykey_foreign::provider::ChargeFault;
 use retrykey_foreign::{Order, foreign_key};
 use retrykey_http::{EntryId, IdempotencyKey, Scope};
 
 use crate::ForeignUnderTest;
-use crate::rig::{LEASE, Rig, post, run};
+use crate::rig::{CheckoutRig, LEASE, post, run};
 
 /// The answer of a paid operation.
 fn paid(order: i64, charge: i64) -> String {
@@ -55,7 +55,7 @@ fn pause_at(point: Point, pause: Duration) -> Hooks {
 /// answer and changes nothing.
 pub fn one_order_one_charge_one_shipment(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
         assert_eq!(rig.post("cart-1", 500).await, (201, false, paid(1, 1)));
         assert_eq!(rig.post("cart-1", 500).await, (201, true, paid(1, 1)));
         let charges = rig.charges().await;
@@ -75,12 +75,12 @@ pub fn one_order_one_charge_one_shipment(subject: &ForeignUnderTest) {
 /// carry the same key, and each operation is charged once.
 pub fn transient_faults_charge_once(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
         let faults = [
-            Fault::ReplyLost,
-            Fault::ErrorBefore,
-            Fault::ErrorAfter,
-            Fault::Slow(Duration::from_millis(1500)),
+            ChargeFault::ReplyLost,
+            ChargeFault::ErrorBefore,
+            ChargeFault::ErrorAfter,
+            ChargeFault::Slow(Duration::from_millis(1500)),
         ];
         for (n, fault) in faults.into_iter().enumerate() {
             rig.provider.faults().push(fault, 1);
@@ -98,8 +98,8 @@ pub fn transient_faults_charge_once(subject: &ForeignUnderTest) {
 /// there and asks the provider again under the same key: one order, one charge.
 pub fn unknown_charge_is_asked_again(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
-        rig.provider.faults().push(Fault::ErrorBefore, 100);
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
+        rig.provider.faults().push(ChargeFault::ErrorBefore, 100);
         let (status, _, body) = rig.post("cart-down", 800).await;
         assert_eq!(status, 503, "an unknown charge is not answered: {body}");
         assert_orders(&rig.orders().await, &[800], "pending", "while unknown");
@@ -116,8 +116,8 @@ pub fn unknown_charge_is_asked_again(subject: &ForeignUnderTest) {
 /// attempts were made.
 pub fn late_charge_is_found_by_the_retry(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
-        let late = Fault::Slow(Duration::from_secs(3));
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
+        let late = ChargeFault::Slow(Duration::from_secs(3));
         rig.provider.faults().push(late, 100);
         let (status, _, body) = rig.post("cart-slow", 400).await;
         assert_eq!(status, 503, "{body}");
@@ -134,8 +134,8 @@ pub fn late_charge_is_found_by_the_retry(subject: &ForeignUnderTest) {
 /// 402 kept for the key.
 pub fn declined_card_is_kept(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
-        rig.provider.faults().push(Fault::Declined, 1);
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
+        rig.provider.faults().push(ChargeFault::Declined, 1);
         let declined = r#"{"order":1,"provider":402,"status":"declined"}"#.to_owned();
         assert_eq!(
             rig.post("cart-no", 250).await,
@@ -162,7 +162,7 @@ pub fn crash_at_every_point_ends_once(subject: &ForeignUnderTest) {
                     panic!("the checkout crashes at {at}");
                 }
             });
-            let rig = Rig::start(subject, hooks).await;
+            let rig = CheckoutRig::start(subject, hooks).await;
             let (status, _, _) = rig.post("cart-crash", 600).await;
             assert!(crashed.load(SeqCst), "{point}: never reached");
             assert_ne!(status, 201, "{point}: the crash cost the answer");
@@ -183,7 +183,7 @@ pub fn crash_at_every_point_ends_once(subject: &ForeignUnderTest) {
 /// again under the same key and confirms; the paused one's phase is then refused by the fence.
 pub fn paused_replica_is_fenced_out(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, pause_at(Point::Called, 3 * LEASE)).await;
+        let rig = CheckoutRig::start(subject, pause_at(Point::Called, 3 * LEASE)).await;
         let (other, other_server) = rig.replica(Duration::from_secs(60)).await;
         let first = tokio::spawn({
             let client = rig.client();
@@ -211,8 +211,8 @@ pub fn paused_replica_is_fenced_out(subject: &ForeignUnderTest) {
 /// completer's answer.
 pub fn completer_finishes_what_a_client_left(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
-        rig.provider.faults().push(Fault::ErrorBefore, 100);
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
+        rig.provider.faults().push(ChargeFault::ErrorBefore, 100);
         assert_eq!(rig.post("cart-left", 350).await.0, 503);
         let complete = || rig.checkout.complete(Duration::ZERO, 10);
         let unknown = Completed {
@@ -228,7 +228,12 @@ pub fn completer_finishes_what_a_client_left(subject: &ForeignUnderTest) {
         };
         assert_eq!(complete().await.expect("a run"), finished);
         assert_eq!(rig.charges().await.len(), 1, "one charge");
-        assert_eq!(rig.post("cart-left", 350).await, (201, true, paid(1, 1)));
+        let late = rig.post("cart-left", 350).await;
+        assert_eq!(
+            late,
+            (201, true, paid(1, 1)),
+            "the late retry replays the completer's"
+        );
         assert_eq!(complete().await.expect("a run"), Completed::default());
         assert_eq!(rig.charges().await.len(), 1, "still one charge");
         assert_orders(&rig.orders().await, &[350], "paid", "completed");
@@ -240,7 +245,7 @@ pub fn completer_finishes_what_a_client_left(subject: &ForeignUnderTest) {
 /// an operation beside it, so the order is confirmed and shipped once.
 pub fn completer_leaves_a_running_attempt_alone(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(
+        let rig = CheckoutRig::start(
             subject,
             pause_at(Point::Called, Duration::from_millis(1500)),
         )
@@ -274,9 +279,9 @@ pub fn completer_leaves_a_running_attempt_alone(subject: &ForeignUnderTest) {
 /// unfinished operation's row (the completer still finishes it), not an order.
 pub fn reaper_removes_only_finished_operations(subject: &ForeignUnderTest) {
     run(|| async {
-        let rig = Rig::start(subject, Hooks::none()).await;
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
         assert_eq!(rig.post("cart-old", 100).await.0, 201);
-        rig.provider.faults().push(Fault::ErrorBefore, 100);
+        rig.provider.faults().push(ChargeFault::ErrorBefore, 100);
         assert_eq!(rig.post("cart-open", 100).await.0, 503);
         rig.provider.faults().clear();
         let reap = |retention| rig.checkout.reap(retention, 10);

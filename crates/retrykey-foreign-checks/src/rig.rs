@@ -65,7 +65,7 @@ fn standard_books(
 pub(crate) const LEASE: Duration = Duration::from_secs(1);
 
 /// A provider and a checkout, each on its own throwaway file and socket.
-pub(crate) struct Rig {
+pub(crate) struct CheckoutRig {
     pub(crate) provider: Provider,
     provider_server: Server,
     client: LoopbackClient,
@@ -76,7 +76,7 @@ pub(crate) struct Rig {
     subject: ForeignUnderTest,
 }
 
-impl Rig {
+impl CheckoutRig {
     /// A rig whose checkout runs `hooks` at its crash points.
     pub(crate) async fn start(subject: &ForeignUnderTest, hooks: Hooks) -> Self {
         let provider_store = SqliteEntries::throwaway(StoreOptions::default()).expect("a store");

@@ -49,10 +49,10 @@ impl Point {
     }
 }
 
-/// One operation as its request asked for it: the entry of its key, the request's fingerprint
+/// One operation, a purchase, as its request asked for it: the entry of its key, the request's fingerprint
 /// (so that a completer can claim the key as the request would), and what it charges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Operation {
+pub struct Purchase {
     /// The operation's entry: the caller's scope and its key.
     pub id: EntryId,
     /// What the layer bound the key to.
@@ -128,7 +128,7 @@ pub trait Books: Send + Sync + 'static {
 
     /// Phase 1, ending at `order_created`: the order (pending) and the operation's row, or the
     /// row an earlier attempt left, unchanged.
-    fn start(&self, fence: Reservation, operation: Operation) -> BooksFuture<'_, Progress>;
+    fn start(&self, fence: Reservation, purchase: Purchase) -> BooksFuture<'_, Progress>;
 
     /// Phase 2, ending at `charged`: the provider's charge number.
     fn charged(&self, fence: Reservation, operation: EntryId, charge: i64) -> BooksFuture<'_, ()>;
@@ -145,7 +145,7 @@ pub trait Books: Send + Sync + 'static {
 
     /// Operations stopped before `finished` and untouched for `idle`, oldest first, at most
     /// `limit`.
-    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Operation>>;
+    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Purchase>>;
 
     /// Deletes the rows of at most `limit` operations finished more than `retention` ago;
     /// returns how many went. The orders stay: they are the shop's records.

@@ -26,64 +26,23 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use retrykey::Key;
-use retrykey_client::adapters::HttpAdapter;
-use retrykey_client::{Client, Outcome, Policy};
+use http::{Method, StatusCode, header};
 use retrykey_http::{
     Entries, EntriesFuture, EntryId, Fingerprint, IdempotencyLayer, Lookup, Reservation, Reserve,
     Scope, StoredResponse, Token,
 };
 use serde::Deserialize;
 
+use crate::answers::{json, not_now};
 use crate::crash::Hooks;
-use crate::provider::CHARGES;
-use crate::{Books, BooksError, Claim, Operation, Progress};
+use crate::parts::KeyFn;
+use crate::{Books, BooksError, CheckoutParts, Claim, ProviderCall, Purchase};
 
 /// The checkouts' path.
 pub const CHECKOUTS: &str = "/checkouts";
-
-/// How the checkout calls the provider: where, and the retry policy of one call.
-#[derive(Clone, Debug)]
-pub struct ProviderCall {
-    /// The provider's base URL (`http://127.0.0.1:PORT`).
-    pub url: String,
-    /// The retries of one charge call: a few attempts within a deadline shorter than the
-    /// checkout's own client will wait.
-    pub policy: Policy,
-}
-
-impl ProviderCall {
-    /// Three attempts within two seconds, each at most one.
-    pub fn to(url: impl Into<String>) -> Self {
-        let policy = Policy::builder()
-            .max_attempts(3)
-            .base(Duration::from_millis(20))
-            .cap(Duration::from_millis(200))
-            .budget(Duration::from_secs(2))
-            .attempt_timeout(Duration::from_secs(1))
-            .build()
-            .expect("a valid policy");
-        Self {
-            url: url.into(),
-            policy,
-        }
-    }
-}
-
-/// What the provider said to one charge call, retries included.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderAnswer {
-    /// It charged: its charge number.
-    Charged(i64),
-    /// It refused for good (a declined card): its status.
-    Refused(u16),
-    /// No answer that settles it: the reply lost, later than the deadline, a 5xx on every try.
-    Unknown,
-}
 
 /// What one run of the completer did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,20 +68,16 @@ pub enum CompleterError {
     Keys(#[from] retrykey_http::Error),
 }
 
-/// The checkout: its books, and the provider it charges through.
+/// The checkout: its parts, and the steps that drive them.
 pub struct Checkout {
-    books: Arc<dyn Books>,
-    call: ProviderCall,
-    client: Client,
-    http: HttpAdapter,
-    hooks: Hooks,
+    parts: CheckoutParts,
     steps: &'static dyn Steps,
 }
 
 impl fmt::Debug for Checkout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Checkout")
-            .field("call", &self.call)
+            .field("parts", &self.parts)
             .finish_non_exhaustive()
     }
 }
@@ -130,33 +85,31 @@ impl fmt::Debug for Checkout {
 impl Checkout {
     /// The checkout keeping its rows in `books`, charging through `call`.
     pub fn new(books: impl Books, call: ProviderCall) -> Self {
-        let client = Client::builder(call.policy).build();
         Self {
-            books: Arc::new(books),
-            call,
-            client,
-            http: HttpAdapter::new(),
-            hooks: Hooks::none(),
+            parts: CheckoutParts::new(Arc::new(books), call),
             steps: &Standard,
         }
     }
 
     /// The same checkout, running `hooks` when the provider has answered.
-    pub fn with_hooks(self, hooks: Hooks) -> Self {
-        Self { hooks, ..self }
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.parts.hooks = hooks;
+        self
     }
 
     /// The same checkout with other steps: a lab's copy of one file.
     #[doc(hidden)]
-    pub fn with_steps(self, steps: &'static dyn Steps) -> Self {
-        Self { steps, ..self }
+    pub fn with_steps(mut self, steps: &'static dyn Steps) -> Self {
+        self.parts.key = steps.foreign_key();
+        self.steps = steps;
+        self
     }
 
     /// The service: the layer in front of the routes. The checkout stays shared, so that its
     /// completer and reaper run beside the service.
     pub fn service(self: Arc<Self>) -> Router {
         let layer = IdempotencyLayer::builder()
-            .store(SharedEntries(self.books.entries()))
+            .store(SharedEntries(self.books().entries()))
             .require_key(|parts| parts.method == Method::POST && parts.uri.path() == CHECKOUTS)
             .build();
         Router::new()
@@ -168,39 +121,7 @@ impl Checkout {
 
     /// Where the checkout keeps its rows.
     pub fn books(&self) -> &dyn Books {
-        &*self.books
-    }
-
-    /// What runs at the crash point between the provider's answer and its phase.
-    pub fn hooks(&self) -> &Hooks {
-        &self.hooks
-    }
-
-    /// The key of the foreign call `call` of `operation`.
-    pub fn foreign_key(&self, operation: &EntryId, call: &str) -> Key {
-        self.steps.foreign_key(operation, call)
-    }
-
-    /// Charges `amount` through the provider under `key`, with the call's own retries.
-    pub async fn charge(&self, key: Key, amount: i64) -> ProviderAnswer {
-        let url = format!("{}{CHARGES}", self.call.url.trim_end_matches('/'));
-        let body = format!(r#"{{"amount":{amount}}}"#).into_bytes();
-        let called = (self.http)
-            .run_with_key(&self.client, key, &url, "application/json", body)
-            .await;
-        match called {
-            Ok(Outcome::Succeeded { value, .. }) => {
-                match serde_json::from_slice::<Charged>(&value.body) {
-                    Ok(charged) => ProviderAnswer::Charged(charged.charge),
-                    Err(error) => {
-                        tracing::warn!(%error, "the provider's 2xx answer does not parse");
-                        ProviderAnswer::Unknown
-                    }
-                }
-            }
-            Ok(Outcome::Rejected { failure, .. }) => ProviderAnswer::Refused(failure.status),
-            Ok(Outcome::Unknown { .. }) | Err(_) => ProviderAnswer::Unknown,
-        }
+        self.parts.books()
     }
 
     /// Drives to their end, at most `limit` of them, the operations that stopped at a recovery
@@ -216,10 +137,10 @@ impl Checkout {
         limit: usize,
     ) -> Result<Completed, CompleterError> {
         let mut completed = Completed::default();
-        let entries = self.books.entries();
-        for operation in self.books.stalled(idle, limit).await? {
+        let entries = self.books().entries();
+        for purchase in self.books().stalled(idle, limit).await? {
             let claimed = (self.steps)
-                .claim(&*entries, &operation.id, &operation.fingerprint)
+                .claim(&*entries, &purchase.id, &purchase.fingerprint)
                 .await?;
             let fence = match claimed {
                 Claim::Held(fence) => fence,
@@ -232,7 +153,7 @@ impl Checkout {
                     continue;
                 }
             };
-            let response = self.steps.resume(self, fence, operation).await;
+            let response = self.steps.resume(&self.parts, fence, purchase).await;
             if response.status() == StatusCode::SERVICE_UNAVAILABLE {
                 completed.unknown += 1;
                 entries.release(&fence.id, fence.token).await?;
@@ -253,7 +174,7 @@ impl Checkout {
     /// Deletes, at most `limit` of them, the rows of operations finished more than `retention`
     /// ago; returns how many went. The orders stay, and the store sweeps the keys' answers.
     pub async fn reap(&self, retention: Duration, limit: usize) -> Result<usize, BooksError> {
-        let reaped = self.books.reap(retention, limit).await?;
+        let reaped = self.books().reap(retention, limit).await?;
         tracing::info!(reaped, "the reaper ran");
         Ok(reaped)
     }
@@ -263,19 +184,19 @@ impl Checkout {
 /// (`phases.rs`) and the completer's claim (`completer.rs`). Not part of the documented API.
 #[doc(hidden)]
 pub trait Steps: Send + Sync {
-    /// The key of one foreign call.
-    fn foreign_key(&self, operation: &EntryId, call: &str) -> Key {
-        crate::foreign_key(operation, call)
+    /// How the key of a foreign call is made.
+    fn foreign_key(&self) -> KeyFn {
+        crate::foreign_key
     }
 
     /// One operation from its last recovery point.
     fn resume<'a>(
         &self,
-        checkout: &'a Checkout,
+        parts: &'a CheckoutParts,
         fence: Reservation,
-        operation: Operation,
+        purchase: Purchase,
     ) -> Pin<Box<dyn Future<Output = Response> + Send + 'a>> {
-        Box::pin(crate::phases::resume(checkout, fence, operation))
+        Box::pin(crate::phases::resume(parts, fence, purchase))
     }
 
     /// The completer's claim of one operation's key.
@@ -326,12 +247,6 @@ impl Entries for SharedEntries {
     }
 }
 
-/// The provider's 201 body.
-#[derive(Debug, Deserialize)]
-struct Charged {
-    charge: i64,
-}
-
 /// A checkout, as `POST /checkouts` takes it.
 #[derive(Debug, Deserialize)]
 struct NewCheckout {
@@ -366,79 +281,23 @@ async fn post_checkout(
     // completer that claims the key later.
     let content_type = (parts.headers.get(header::CONTENT_TYPE)).and_then(|v| v.to_str().ok());
     let scope = Scope::from_bearer(&parts);
-    let operation = Operation {
+    let purchase = Purchase {
         id: fence.id,
         fingerprint: Fingerprint::of(&parts.method, &parts.uri, &scope, content_type, &body),
         amount: new.amount,
     };
-    checkout.steps.resume(&checkout, fence, operation).await
+    checkout
+        .steps
+        .resume(&checkout.parts, fence, purchase)
+        .await
 }
 
 async fn get_orders(State(checkout): State<Arc<Checkout>>) -> Response {
-    match checkout.books.orders().await {
+    match checkout.books().orders().await {
         Ok(orders) => json(
             StatusCode::OK,
             &serde_json::json!({ "orders": orders }).to_string(),
         ),
         Err(error) => not_now(&error),
     }
-}
-
-/// The answer of a paid operation.
-pub fn paid(progress: &Progress) -> StoredResponse {
-    let body = serde_json::json!({
-        "order": progress.order,
-        "charge": progress.charge,
-        "status": "paid",
-    });
-    answer(StatusCode::CREATED, &body.to_string())
-}
-
-/// The answer of an operation the provider refused with `status`.
-pub fn declined(order: i64, status: u16) -> StoredResponse {
-    let body = serde_json::json!({"order": order, "status": "declined", "provider": status});
-    answer(StatusCode::PAYMENT_REQUIRED, &body.to_string())
-}
-
-/// What a finished operation answers when its key's answer is no longer stored.
-pub fn finished(progress: &Progress) -> Response {
-    match progress.charge {
-        Some(_) => paid(progress).response().into_response(),
-        None => declined(progress.order, 402).response().into_response(),
-    }
-}
-
-/// 503 with `Retry-After`: nothing is kept for the key, and the next attempt resumes.
-pub fn unavailable(why: &str) -> Response {
-    let body = serde_json::json!({ "error": why }).to_string();
-    let mut response = json(StatusCode::SERVICE_UNAVAILABLE, &body);
-    (response.headers_mut()).insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
-}
-
-/// A phase that did not commit: another attempt holds the key (it answers), or the store
-/// failed; either way the client asks again.
-pub fn not_now(error: &BooksError) -> Response {
-    if !matches!(error, BooksError::Fenced) {
-        tracing::error!(%error, "a checkout phase did not commit");
-    }
-    unavailable("try again")
-}
-
-fn answer(status: StatusCode, body: &str) -> StoredResponse {
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    StoredResponse::new(status, &headers, body.as_bytes())
-}
-
-fn json(status: StatusCode, body: &str) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_owned(),
-    )
-        .into_response()
 }

@@ -12,17 +12,7 @@
 
 use retrykey_http::{Entries, EntryId, Error, Fingerprint, Lookup, Reservation, Reserve};
 
-/// What a claim found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Claim {
-    /// The completer holds the operation's key, with a token higher than any before it: it
-    /// drives the operation, and releases the key if it cannot finish it.
-    Held(Reservation),
-    /// An attempt holds the key and drives the operation: the completer leaves it alone.
-    Running,
-    /// The operation's answer is stored: there is nothing left to drive.
-    Done,
-}
+use crate::Claim;
 
 // ANCHOR: claim
 /// Claims `operation`'s key in `entries` for a completer, with the fingerprint its request was

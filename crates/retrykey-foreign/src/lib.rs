@@ -25,6 +25,8 @@
 //! 6. `checkout.rs` (`demo`): the service, its completer and its reaper.
 
 #[cfg(feature = "demo")]
+pub mod answers;
+#[cfg(feature = "demo")]
 mod books;
 #[cfg(feature = "demo")]
 pub mod checkout;
@@ -32,6 +34,8 @@ mod completer;
 #[cfg(feature = "demo")]
 pub mod crash;
 mod key;
+#[cfg(feature = "demo")]
+mod parts;
 #[cfg(feature = "demo")]
 pub mod pg;
 #[cfg(feature = "demo")]
@@ -42,15 +46,29 @@ pub mod provider;
 pub mod sqlite;
 
 #[cfg(feature = "demo")]
-pub use books::{Books, BooksError, BooksFuture, End, Operation, Order, Point, Progress};
+pub use books::{Books, BooksError, BooksFuture, End, Order, Point, Progress, Purchase};
 #[cfg(feature = "demo")]
 #[doc(hidden)]
 pub use books::{before, now_ms};
 #[cfg(feature = "demo")]
-pub use checkout::{Checkout, Completed, CompleterError, ProviderAnswer, ProviderCall};
-pub use completer::{Claim, claim};
+pub use checkout::{Checkout, Completed, CompleterError};
+pub use completer::claim;
 pub use key::{FOREIGN_KEY_PREFIX, foreign_key};
+#[cfg(feature = "demo")]
+pub use parts::{CheckoutParts, KeyFn, ProviderAnswer, ProviderCall};
 #[cfg(feature = "demo")]
 pub use pg::PgBooks;
 #[cfg(feature = "demo")]
 pub use sqlite::SqliteBooks;
+
+/// What a completer's [`claim`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The completer holds the operation's key, with a token higher than any before it: it
+    /// drives the operation, and releases the key if it cannot finish it.
+    Held(retrykey_http::Reservation),
+    /// An attempt holds the key and drives the operation: the completer leaves it alone.
+    Running,
+    /// The operation's answer is stored: there is nothing left to drive.
+    Done,
+}

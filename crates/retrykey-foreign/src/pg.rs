@@ -10,7 +10,7 @@ use retrykey_replicas::{Effect, PgEntries};
 
 use crate::crash::{Hooks, Point as Crash};
 use crate::{
-    Books, BooksError, BooksFuture, End, Operation, Order, Point, Progress, before, now_ms,
+    Books, BooksError, BooksFuture, End, Order, Point, Progress, Purchase, before, now_ms,
 };
 
 /// What a phase's work fails with: the database's error, or a row this code cannot read.
@@ -64,20 +64,20 @@ impl Books for PgBooks {
         Arc::new(self.store.clone())
     }
 
-    fn start(&self, fence: Reservation, operation: Operation) -> BooksFuture<'_, Progress> {
+    fn start(&self, fence: Reservation, purchase: Purchase) -> BooksFuture<'_, Progress> {
         Box::pin(async move {
             let progress = self
                 .store
                 .phase(fence, move |tx| {
                     Box::pin(async move {
-                        if let Some(progress) = progress_of(tx, &operation.id).await? {
+                        if let Some(progress) = progress_of(tx, &purchase.id).await? {
                             return Ok(progress);
                         }
                         let order: i64 = tx
                             .query_one(
                                 "INSERT INTO orders (amount, status) VALUES ($1, 'pending')
                                  RETURNING id",
-                                &[&operation.amount],
+                                &[&purchase.amount],
                             )
                             .await?
                             .get(0);
@@ -86,10 +86,10 @@ impl Books for PgBooks {
                                (entry_id, fingerprint, order_id, amount, point, updated_ms)
                              VALUES ($1, $2, $3, $4, $5, $6)",
                             &[
-                                &operation.id.as_bytes().as_slice(),
-                                &operation.fingerprint.as_bytes().as_slice(),
+                                &purchase.id.as_bytes().as_slice(),
+                                &purchase.fingerprint.as_bytes().as_slice(),
                                 &order,
-                                &operation.amount,
+                                &purchase.amount,
                                 &Point::OrderCreated.name(),
                                 &now_ms(),
                             ],
@@ -97,7 +97,7 @@ impl Books for PgBooks {
                         .await?;
                         Ok::<_, Failed>(Progress {
                             order,
-                            amount: operation.amount,
+                            amount: purchase.amount,
                             point: Point::OrderCreated,
                             charge: None,
                         })
@@ -182,7 +182,7 @@ impl Books for PgBooks {
         })
     }
 
-    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Operation>> {
+    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Purchase>> {
         let (cutoff, limit) = (before(idle), i64::try_from(limit).unwrap_or(i64::MAX));
         Box::pin(async move {
             let effect = self
@@ -286,10 +286,10 @@ async fn progress_of(tx: &Transaction<'_>, id: &EntryId) -> Result<Option<Progre
 }
 
 /// A stalled operation read back.
-fn operation_of(row: &Row) -> Result<Operation, Failed> {
+fn operation_of(row: &Row) -> Result<Purchase, Failed> {
     let (id, fingerprint): (Vec<u8>, Vec<u8>) = (row.get(0), row.get(1));
     let digest = |bytes: Vec<u8>| <[u8; 32]>::try_from(bytes).map_err(|_| "a digest of 32 bytes");
-    Ok(Operation {
+    Ok(Purchase {
         id: EntryId::from_bytes(digest(id)?),
         fingerprint: Fingerprint::from_bytes(digest(fingerprint)?),
         amount: row.get(2),

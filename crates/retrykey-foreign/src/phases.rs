@@ -9,25 +9,25 @@
 use axum::response::{IntoResponse, Response};
 use retrykey_http::Reservation;
 
-use crate::checkout::{declined, finished, not_now, paid, unavailable};
+use crate::answers::{declined, finished, not_now, paid, unavailable};
 use crate::crash::Point as Crash;
-use crate::{Checkout, End, Operation, Point, Progress, ProviderAnswer};
+use crate::{CheckoutParts, End, Point, Progress, ProviderAnswer, Purchase};
 
 // ANCHOR: resume
-/// Runs `operation` under `fence` from its last recovery point to its end; or stops at an
+/// Runs `purchase` under `fence` from its last recovery point to its end; or stops at an
 /// outcome it cannot know yet, with a 503 that keeps the point for the next attempt.
-pub async fn resume(checkout: &Checkout, fence: Reservation, operation: Operation) -> Response {
-    let mut progress = match checkout.books().start(fence, operation).await {
+pub async fn resume(parts: &CheckoutParts, fence: Reservation, purchase: Purchase) -> Response {
+    let mut progress = match parts.books().start(fence, purchase).await {
         Ok(progress) => progress,
         Err(error) => return not_now(&error),
     };
     loop {
         progress = match progress.point {
-            Point::OrderCreated => match charge(checkout, fence, operation, progress).await {
+            Point::OrderCreated => match charge(parts, fence, purchase, progress).await {
                 Ok(next) => next,
                 Err(response) => return response,
             },
-            Point::Charged => return confirm(checkout, fence, operation, progress).await,
+            Point::Charged => return confirm(parts, fence, purchase, progress).await,
             Point::Finished => return finished(&progress),
         };
     }
@@ -38,20 +38,20 @@ pub async fn resume(checkout: &Checkout, fence: Reservation, operation: Operatio
 /// The foreign call under the operation's derived key, then the phase that records its charge;
 /// or, for a declined card, the operation's end.
 async fn charge(
-    checkout: &Checkout,
+    parts: &CheckoutParts,
     fence: Reservation,
-    operation: Operation,
+    purchase: Purchase,
     progress: Progress,
 ) -> Result<Progress, Response> {
-    let key = checkout.foreign_key(&operation.id, "charge");
+    let key = parts.foreign_key(&purchase.id, "charge");
 
-    let answered = checkout.charge(key, progress.amount).await;
-    checkout.hooks().at(Crash::Called);
+    let answered = parts.charge(key, progress.amount).await;
+    parts.hooks().at(Crash::Called);
     let charge = match answered {
         ProviderAnswer::Charged(charge) => charge,
         ProviderAnswer::Refused(status) => {
             let end = End::Declined(declined(progress.order, status));
-            return Err(finish(checkout, fence, operation, progress.order, end).await);
+            return Err(finish(parts, fence, purchase, progress.order, end).await);
         }
         // The charge may or may not have happened: never guess. The next attempt asks again
         // under the same key, and the provider answers from its record if it charged.
@@ -59,8 +59,8 @@ async fn charge(
             return Err(unavailable("the provider's answer is not known yet"));
         }
     };
-    let books = checkout.books();
-    (books.charged(fence, operation.id, charge).await).map_err(|error| not_now(&error))?;
+    let books = parts.books();
+    (books.charged(fence, purchase.id, charge).await).map_err(|error| not_now(&error))?;
     Ok(Progress {
         point: Point::Charged,
         charge: Some(charge),
@@ -71,35 +71,24 @@ async fn charge(
 
 /// The last phase: the order paid, its shipment and the key's answer, in one commit.
 async fn confirm(
-    checkout: &Checkout,
+    parts: &CheckoutParts,
     fence: Reservation,
-    operation: Operation,
+    purchase: Purchase,
     progress: Progress,
 ) -> Response {
     let answer = paid(&progress);
-    finish(
-        checkout,
-        fence,
-        operation,
-        progress.order,
-        End::Paid(answer),
-    )
-    .await
+    finish(parts, fence, purchase, progress.order, End::Paid(answer)).await
 }
 
 /// Ends the operation as `end` says, and answers with what it stored for the key.
 async fn finish(
-    checkout: &Checkout,
+    parts: &CheckoutParts,
     fence: Reservation,
-    operation: Operation,
+    purchase: Purchase,
     order: i64,
     end: End,
 ) -> Response {
-    match checkout
-        .books()
-        .finish(fence, operation.id, order, end)
-        .await
-    {
+    match parts.books().finish(fence, purchase.id, order, end).await {
         Ok(answer) => answer.response().into_response(),
         Err(error) => not_now(&error),
     }

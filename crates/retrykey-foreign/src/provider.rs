@@ -56,7 +56,7 @@ const CHARGES_TABLE: &str = "CREATE TABLE IF NOT EXISTS charges (
 
 /// What the provider does to one charge request, as a test asks for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub enum ChargeFault {
     /// Charge, then break the answer's body: the caller gets no answer.
     ReplyLost,
     /// Answer 503 before charging.
@@ -69,7 +69,7 @@ pub enum Fault {
     Declined,
 }
 
-impl Fault {
+impl ChargeFault {
     /// Every fault's name, as `POST /v1/faults` takes it.
     pub const NAMES: [&'static str; 5] = [
         "reply-lost",
@@ -94,11 +94,11 @@ impl Fault {
 
 /// The faults queued for the next charge requests, first come first served.
 #[derive(Clone, Debug, Default)]
-pub struct Faults(Arc<Mutex<VecDeque<Fault>>>);
+pub struct ChargeFaults(Arc<Mutex<VecDeque<ChargeFault>>>);
 
-impl Faults {
+impl ChargeFaults {
     /// Queues `fault` for the next `times` charge requests.
-    pub fn push(&self, fault: Fault, times: usize) {
+    pub fn push(&self, fault: ChargeFault, times: usize) {
         let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         queue.extend(std::iter::repeat_n(fault, times));
     }
@@ -111,7 +111,7 @@ impl Faults {
             .clear();
     }
 
-    fn next(&self) -> Option<Fault> {
+    fn next(&self) -> Option<ChargeFault> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -123,7 +123,7 @@ impl Faults {
 #[derive(Clone, Debug)]
 pub struct Provider {
     store: SqliteEntries,
-    faults: Faults,
+    faults: ChargeFaults,
 }
 
 /// Why the provider could not start.
@@ -147,12 +147,12 @@ impl Provider {
             .map_err(|error| ProviderError::Table(error.to_string()))?;
         Ok(Self {
             store,
-            faults: Faults::default(),
+            faults: ChargeFaults::default(),
         })
     }
 
     /// The faults a test queues.
-    pub fn faults(&self) -> &Faults {
+    pub fn faults(&self) -> &ChargeFaults {
         &self.faults
     }
 
@@ -285,7 +285,7 @@ async fn list(State(provider): State<Arc<Provider>>) -> Response {
 
 async fn queue(State(provider): State<Arc<Provider>>, Json(queued): Json<QueuedFault>) -> Response {
     let delay = Duration::from_millis(queued.delay_ms);
-    match Fault::parse(&queued.fault, delay) {
+    match ChargeFault::parse(&queued.fault, delay) {
         Some(fault) => {
             provider.faults.push(fault, queued.times);
             json(StatusCode::OK, r#"{"queued":true}"#)
@@ -328,7 +328,7 @@ fn unavailable() -> Response {
 #[derive(Clone, Debug)]
 pub struct Faulty {
     routes: Router,
-    faults: Faults,
+    faults: ChargeFaults,
 }
 
 impl<B> Service<Request<B>> for Faulty
@@ -347,13 +347,13 @@ where
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let charging = request.method() == Method::POST && request.uri().path() == CHARGES;
         let fault = if charging { self.faults.next() } else { None };
-        if fault == Some(Fault::Declined) {
+        if fault == Some(ChargeFault::Declined) {
             request.extensions_mut().insert(Decline);
         }
         let mut routes = self.routes.clone();
         let request = request.map(AxumBody::new);
         Box::pin(async move {
-            if fault == Some(Fault::ErrorBefore) {
+            if fault == Some(ChargeFault::ErrorBefore) {
                 return Ok(unavailable());
             }
             let response = match routes.call(request).await {
@@ -361,12 +361,12 @@ where
                 Err(never) => match never {},
             };
             Ok(match fault {
-                Some(Fault::ReplyLost) => {
+                Some(ChargeFault::ReplyLost) => {
                     let (parts, _) = response.into_parts();
                     Response::from_parts(parts, AxumBody::new(Broken))
                 }
-                Some(Fault::ErrorAfter) => unavailable(),
-                Some(Fault::Slow(delay)) => {
+                Some(ChargeFault::ErrorAfter) => unavailable(),
+                Some(ChargeFault::Slow(delay)) => {
                     tokio::time::sleep(delay).await;
                     response
                 }

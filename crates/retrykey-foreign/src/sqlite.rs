@@ -11,7 +11,7 @@ use retrykey_replicas::rusqlite::{self, OptionalExtension, Transaction, params};
 
 use crate::crash::{Hooks, Point as Crash};
 use crate::{
-    Books, BooksError, BooksFuture, End, Operation, Order, Point, Progress, before, now_ms,
+    Books, BooksError, BooksFuture, End, Order, Point, Progress, Purchase, before, now_ms,
 };
 
 /// The checkout's tables, beside the store's own: the orders, one row per operation with the
@@ -76,31 +76,31 @@ impl Books for SqliteBooks {
     }
 
     // ANCHOR: start
-    fn start(&self, fence: Reservation, operation: Operation) -> BooksFuture<'_, Progress> {
+    fn start(&self, fence: Reservation, purchase: Purchase) -> BooksFuture<'_, Progress> {
         Box::pin(async move {
             let progress = self
                 .store
                 .phase(fence, move |tx| {
-                    if let Some(progress) = progress_of(tx, &operation.id)? {
+                    if let Some(progress) = progress_of(tx, &purchase.id)? {
                         return Ok(progress);
                     }
-                    let order = insert_order(tx, operation.amount)?;
+                    let order = insert_order(tx, purchase.amount)?;
                     tx.execute(
                         "INSERT INTO checkouts
                            (entry_id, fingerprint, order_id, amount, point, updated_ms)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                         params![
-                            operation.id.as_bytes(),
-                            operation.fingerprint.as_bytes(),
+                            purchase.id.as_bytes(),
+                            purchase.fingerprint.as_bytes(),
                             order,
-                            operation.amount,
+                            purchase.amount,
                             Point::OrderCreated.name(),
                             now_ms()
                         ],
                     )?;
                     Ok::<_, rusqlite::Error>(Progress {
                         order,
-                        amount: operation.amount,
+                        amount: purchase.amount,
                         point: Point::OrderCreated,
                         charge: None,
                     })
@@ -170,7 +170,7 @@ impl Books for SqliteBooks {
         })
     }
 
-    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Operation>> {
+    fn stalled(&self, idle: Duration, limit: usize) -> BooksFuture<'_, Vec<Purchase>> {
         let (cutoff, limit) = (before(idle), i64::try_from(limit).unwrap_or(i64::MAX));
         Box::pin(self.read(move |tx| {
             let mut statement = tx.prepare(
@@ -179,7 +179,7 @@ impl Books for SqliteBooks {
                  ORDER BY updated_ms LIMIT ?2",
             )?;
             let rows = statement.query_map(params![cutoff, limit], |row| {
-                Ok(Operation {
+                Ok(Purchase {
                     id: retrykey_http::EntryId::from_bytes(row.get(0)?),
                     fingerprint: retrykey_http::Fingerprint::from_bytes(row.get(1)?),
                     amount: row.get(2)?,

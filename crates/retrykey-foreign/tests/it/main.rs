@@ -1,6 +1,7 @@
 //! The integration tests of `retrykey-foreign`: one program, one module per behaviour, and the
 //! shared suite by its own name.
 
+mod key;
 mod pg;
 mod provider;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use retrykey_foreign::checkout::CHECKOUTS;
 use retrykey_foreign::crash::{Hooks, Point};
-use retrykey_foreign::provider::{Fault, Provider};
+use retrykey_foreign::provider::{ChargeFault, Provider};
 use retrykey_foreign::{Checkout, Completed, PgBooks, ProviderCall};
 use retrykey_replicas::{PgEntries, SqliteEntries, StoreOptions};
 use retrykey_server::loopback::{LoopbackClient, Server};
@@ -112,7 +112,7 @@ async fn a_crash_at_every_point_ends_once_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_completer_finishes_on_postgres() {
     let rig = Rig::start(Hooks::none()).await;
-    rig.provider.faults().push(Fault::ErrorBefore, 100);
+    rig.provider.faults().push(ChargeFault::ErrorBefore, 100);
     assert_eq!(rig.post("cart-left-pg").await.0, 503);
     rig.provider.faults().clear();
     let run = rig.checkout.complete(Duration::ZERO, 10).await;

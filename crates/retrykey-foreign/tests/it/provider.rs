@@ -8,7 +8,7 @@ use std::time::Duration;
 use retrykey::Key;
 use retrykey_client::adapters::HttpAdapter;
 use retrykey_client::{Client, Outcome, Policy};
-use retrykey_foreign::provider::{CHARGES, Charge, Fault, Provider};
+use retrykey_foreign::provider::{CHARGES, Charge, ChargeFault, Provider};
 use retrykey_replicas::{SqliteEntries, StoreOptions};
 use retrykey_server::loopback::Server;
 
@@ -90,10 +90,10 @@ async fn a_retry_under_the_same_key_charges_once_whatever_failed() {
     let (provider, server) = provider().await;
     let client = client(Duration::from_millis(500));
     let faults = [
-        ("fk-lost", Fault::ReplyLost, true),
-        ("fk-before", Fault::ErrorBefore, false),
-        ("fk-after", Fault::ErrorAfter, true),
-        ("fk-slow", Fault::Slow(Duration::from_secs(2)), true),
+        ("fk-lost", ChargeFault::ReplyLost, true),
+        ("fk-before", ChargeFault::ErrorBefore, false),
+        ("fk-after", ChargeFault::ErrorAfter, true),
+        ("fk-slow", ChargeFault::Slow(Duration::from_secs(2)), true),
     ];
     for (key, fault, charged_first) in faults {
         provider.faults().push(fault, 1);
@@ -123,7 +123,7 @@ async fn a_retry_under_the_same_key_charges_once_whatever_failed() {
 async fn a_declined_card_is_declined_again_and_charges_nothing() {
     let (provider, server) = provider().await;
     let client = client(Duration::from_secs(5));
-    provider.faults().push(Fault::Declined, 1);
+    provider.faults().push(ChargeFault::Declined, 1);
     let first = charge(&client, &server, "fk-declined", 900).await;
     let Outcome::Rejected {
         failure,
