@@ -439,7 +439,7 @@ mod tests {
     fn the_workspace_class_holds_together() {
         let class = load(&crate::workspace_root()).expect("docs/src/class.toml is valid");
         let chapters = class.pages.iter().filter(|page| page.chapter().is_some());
-        assert_eq!(chapters.count(), 8, "one page per chapter");
+        assert_eq!(chapters.count(), 9, "one page per chapter");
         assert!(class.pages.iter().any(|page| page.track == Track::Core));
     }
 
