@@ -367,11 +367,11 @@ pg-faults:
     cargo build -q -p retrykey-durable-checks -p retrykey-faults --bin crash-server --bin pg-faults
     "${CARGO_TARGET_DIR:-target}/debug/pg-faults"
 
-# Stage 9: the checkout killed with SIGKILL at each point of its path, crossed with each provider fault, then settled by the client's retry or the completer; one table, every row exact (about a minute and a half once built).
-foreign-matrix:
+# Stage 9: the checkout on `sqlite` (default) or `postgres` (RETRYKEY_PG_URL) killed with SIGKILL at each point of its path, crossed with each provider fault, then settled by the client's retry or the completer; one table, every row exact (about a minute and a half once built).
+foreign-matrix database="sqlite":
     cargo build -q -p retrykey-foreign --features failpoints --bin provider --bin checkout
     cargo build -q -p retrykey-faults --bin foreign-matrix
-    "${CARGO_TARGET_DIR:-target}/debug/foreign-matrix"
+    "${CARGO_TARGET_DIR:-target}/debug/foreign-matrix" {{database}}
 
 # Stages 5 and 6: keyed payments on the SQLite store (`sqlite`) or the durable SQLite ledger (`ledger`), both by default, while the small tmpfs under their files fills up and frees again; the table (as root; seconds once built).
 disk-full target="":

@@ -20,5 +20,6 @@ mod stage4_negatives;
 mod stage5_negatives;
 mod stage6_negatives;
 mod stage7_negatives;
+mod stage9_negatives;
 mod tidy;
 mod walkthrough;
