@@ -233,13 +233,13 @@ ci:
     }
     export -f step tests_then_mark after_tests
     export tested
-    # The limits are far above what each part takes on two cores (about 1, 4 and 13 minutes).
+    # The limits are far above what each part takes on two cores (about 1, 4 and 17 minutes).
     together 900 "step just lint" "step just book-check"
     # The simulator runs in release; its build goes beside the tests' own.
     together 1200 "step cargo test -q --no-run" \
         "step cargo build -q --release -p retrykey-tests --bin simulate"
     together 3000 "tests_then_mark && step just test-negatives" \
-        "step just mutants && after_tests && step just shop && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
+        "step just mutants && after_tests && step just shop && step just loom && step just stress 5 && step just simulate-ci && step just check-blanks && step just flood-check && step just pg-faults && step just foreign-matrix sqlite && step just foreign-matrix postgres && step just disk-full && step cargo test -q --release -p retrykey-benches --bin soak && step just soak --minutes 1 --store memory && step just soak --minutes 1 --store sqlite && step just soak --minutes 1 --store postgres"
     rm -r "$(dirname "$tested")"
     echo "== ci: all steps passed in $SECONDS s"
 
@@ -369,9 +369,9 @@ pg-faults:
 
 # Stage 9: the checkout on `sqlite` (default) or `postgres` (RETRYKEY_PG_URL) killed with SIGKILL at each point of its path, crossed with each provider fault, then settled by the client's retry or the completer; one table, every row exact (about a minute and a half once built).
 foreign-matrix database="sqlite":
-    cargo build -q -p retrykey-foreign --features failpoints --bin provider --bin checkout
-    cargo build -q -p retrykey-faults --bin foreign-matrix
-    "${CARGO_TARGET_DIR:-target}/debug/foreign-matrix" {{database}}
+    @cargo build -q -p retrykey-foreign --features failpoints --bin provider --bin checkout
+    @cargo build -q -p retrykey-faults --bin foreign-matrix
+    @"${CARGO_TARGET_DIR:-target}/debug/foreign-matrix" {{database}}
 
 # Stages 5 and 6: keyed payments on the SQLite store (`sqlite`) or the durable SQLite ledger (`ledger`), both by default, while the small tmpfs under their files fills up and frees again; the table (as root; seconds once built).
 disk-full target="":

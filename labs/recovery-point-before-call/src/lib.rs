@@ -51,6 +51,7 @@ async fn charge(
     // nobody, and confirms an order no charge paid for.
     let books = parts.books();
     (books.charged(fence, purchase.id, 0).await).map_err(|error| not_now(&error))?;
+
     let answered = parts.charge(key, progress.amount).await;
     parts.hooks().at(Crash::Called);
     let charge = match answered {
