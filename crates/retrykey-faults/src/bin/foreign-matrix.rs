@@ -365,7 +365,6 @@ fn judge(
     replay: &HttpReply,
     uncrashed: Option<&HttpReply>,
 ) -> anyhow::Result<Row> {
-    let declined = case.fault == "declined";
     let charges = get(provider, "/v1/charges")?["charges"]
         .as_array()
         .map_or(0, Vec::len);
@@ -378,6 +377,28 @@ fn judge(
     let shipments = (listed.iter())
         .filter_map(|order| order["shipments"].as_i64())
         .sum();
+    let mut row = Row {
+        passed,
+        charges,
+        orders: listed.len(),
+        shipments,
+        status,
+        answer: settled.status,
+        wrong: Vec::new(),
+    };
+    row.wrong = wrong(case, &row, settled, replay, uncrashed);
+    Ok(row)
+}
+
+/// What in `row` differs from one operation settled once.
+fn wrong(
+    case: &Case<'_>,
+    row: &Row,
+    settled: &HttpReply,
+    replay: &HttpReply,
+    uncrashed: Option<&HttpReply>,
+) -> Vec<String> {
+    let declined = case.fault == "declined";
     let (expected_status, expected_answer) = if declined {
         ("declined", 402)
     } else {
@@ -385,17 +406,20 @@ fn judge(
     };
     let expected_charges = usize::from(!declined);
     let mut wrong = Vec::new();
-    if charges != expected_charges {
-        wrong.push(format!("{charges} charges, not {expected_charges}"));
+    if row.charges != expected_charges {
+        wrong.push(format!("{} charges, not {expected_charges}", row.charges));
     }
-    if listed.len() != 1 {
-        wrong.push(format!("{} orders, not 1", listed.len()));
+    if row.orders != 1 {
+        wrong.push(format!("{} orders, not 1", row.orders));
     }
-    if shipments != i64::from(!declined) {
-        wrong.push(format!("{shipments} shipments"));
+    if row.shipments != i64::from(!declined) {
+        wrong.push(format!("{} shipments", row.shipments));
     }
-    if status != expected_status {
-        wrong.push(format!("the order is {status}, not {expected_status}"));
+    if row.status != expected_status {
+        wrong.push(format!(
+            "the order is {}, not {expected_status}",
+            row.status
+        ));
     }
     if settled.status != expected_answer {
         wrong.push(format!("the client settled with {}", settled.status));
@@ -408,16 +432,9 @@ fn judge(
     {
         wrong.push(format!("the uncrashed request answered {}", first.status));
     }
-    Ok(Row {
-        passed,
-        charges,
-        orders: listed.len(),
-        shipments,
-        status,
-        answer: settled.status,
-        wrong,
-    })
+    wrong
 }
+
 /// Whether the checkout printed `paused at POINT` before the client's request ended (a path
 /// that does not pass the point ends first).
 fn paused(
