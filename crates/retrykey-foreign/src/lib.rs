@@ -13,6 +13,33 @@
 //! The library is those two pieces; the checkout and the provider that show them at work are
 //! behind the `demo` feature.
 //!
+//! # Example
+//!
+//! ```
+//! use retrykey_foreign::{Claim, claim, foreign_key};
+//! use retrykey_http::{EntryId, Fingerprint, IdempotencyKey, MemoryEntries, Scope, StoreLimits};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let operation = EntryId::new(&Scope::Anonymous, &IdempotencyKey::parse(b"cart-7")?);
+//! // Every attempt of the operation, and its completer, present one key to the provider.
+//! let charge = foreign_key(&operation, "charge");
+//! assert_eq!(charge, foreign_key(&operation, "charge"));
+//! assert_ne!(charge, foreign_key(&operation, "refund"));
+//!
+//! // A completer takes the operation's key as a retry of its request would...
+//! let entries = MemoryEntries::new(StoreLimits::default());
+//! let fingerprint = Fingerprint::from_bytes([7; 32]);
+//! let Claim::Held(fence) = claim(&entries, &operation, &fingerprint).await? else {
+//!     panic!("the key was free");
+//! };
+//! assert_eq!(fence.id, operation);
+//! // ...so that while it drives the operation, nobody else does.
+//! assert_eq!(claim(&entries, &operation, &fingerprint).await?, Claim::Running);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Reading order
 //!
 //! 1. `key.rs`: the foreign call's key, derived from the operation's, never fresh.
