@@ -22,7 +22,8 @@ pub fn declined(order: i64, status: u16) -> StoredResponse {
     answer(StatusCode::PAYMENT_REQUIRED, &body.to_string())
 }
 
-/// What a finished operation answers when its key's answer is no longer stored.
+/// What a finished operation answers when its key's answer is no longer stored. The row keeps
+/// no refusal's status, so a rebuilt decline names the provider's usual 402.
 pub fn finished(progress: &Progress) -> Response {
     match progress.charge {
         Some(_) => paid(progress).response().into_response(),

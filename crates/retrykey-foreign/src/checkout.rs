@@ -49,7 +49,8 @@ pub const CHECKOUTS: &str = "/checkouts";
 pub struct Completed {
     /// Operations it drove to their end.
     pub finished: usize,
-    /// Operations it could not finish yet (the charge still unknown): their keys released.
+    /// Operations it could not finish yet, answered 503 (the charge still unknown, or a phase
+    /// refused or failed): their keys released, for a later run or retry.
     pub unknown: usize,
     /// Operations an attempt is running right now: left to it.
     pub running: usize,

@@ -14,7 +14,8 @@ pub type Hooks = PointHooks<Point>;
 crash_points! {
     /// A place on the path of one checkout, named after what has just happened.
     pub enum Point {
-        /// Phase 1 committed: the order exists, pending; the provider has not been called.
+        /// Phase 1 committed, or found the row an earlier attempt left: the order exists; this
+        /// attempt has not called the provider yet.
         OrderCreated = "order-created",
         /// The provider answered; the phase that records its charge has not committed.
         Called = "provider-answered",

@@ -14,7 +14,7 @@
 //! | `error-before` | 503 before charging | a transient failure |
 //! | `error-after` | charged; 503 instead of the 201 | a transient failure |
 //! | `slow` | charged; the answer waits | no answer before the deadline |
-//! | `declined` | 402 `card-declined`, kept for the key | a definitive refusal |
+//! | `declined` | 402 `card_declined`, kept for the key | a definitive refusal |
 //!
 //! - `POST /v1/charges` `{"amount": N}` with `Idempotency-Key` answers 201 `{"charge": id}`.
 //! - `GET /v1/charges` answers `{"charges": [{"charge": id, "key": "...", "amount": N}]}`: what
