@@ -1,11 +1,16 @@
-//! A shop's `POST /orders` behind the `Idempotency-Key` layer, on SQLite or PostgreSQL.
+//! A shop's `POST /orders` and `POST /payments` behind the `Idempotency-Key` layer, on SQLite
+//! or PostgreSQL.
 //!
 //! Each order and its key's answer commit in one transaction, through the store's public
 //! `commit`: a retry of an order whose reply was lost replays the first answer and orders
-//! nothing; a crash before the commit leaves neither, so the retry orders once.
+//! nothing; a crash before the commit leaves neither, so the retry orders once. A payment calls
+//! a payment provider in the middle of its request, so it cannot be one transaction: it runs in
+//! atomic phases instead (`src/payments/`).
 //!
 //! - `POST /orders` with `{"item": "tea", "quantity": 2}` answers 201 `{"order": N, ...}`.
 //! - `GET /orders/count` answers `{"orders": N}`.
+//! - `POST /payments` with `{"order": N}` and a key answers 201 (paid) or 402 (declined).
+//! - `GET /payments` answers `{"payments": [...]}`: each payment's row and where it stands.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,10 +19,14 @@ use axum::Router;
 use axum::extract::{Json, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use retrykey_http::{IdempotencyLayer, Reservation, StoredResponse};
 use retrykey_replicas::{CommitError, Effect, PgEntries, SqliteEntries, StoreOptions};
 use serde::Deserialize;
+
+mod payments;
+
+pub use payments::{Completed, PaymentProvider};
 
 /// Where the shop keeps its orders and the layer its keys: one database for both.
 #[derive(Clone, Debug)]
@@ -43,22 +52,29 @@ CREATE TABLE IF NOT EXISTS orders (
 
 /// A step of an order where a test may stop the server: before its transaction, inside it
 /// (the order written, nothing committed), or after the commit (the client not yet answered).
+/// Or a step of a payment: once the provider has answered its charge (nothing recorded yet),
+/// or once phase 2 has recorded the charge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     Before,
     Inside,
     After,
+    Called,
+    Charged,
 }
 
 impl Step {
-    /// `before`, `inside` or `after`.
+    const ALL: [Self; 5] = [
+        Self::Before,
+        Self::Inside,
+        Self::After,
+        Self::Called,
+        Self::Charged,
+    ];
+
+    /// `before`, `inside`, `after`, `called` or `charged`.
     pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "before" => Some(Self::Before),
-            "inside" => Some(Self::Inside),
-            "after" => Some(Self::After),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|step| step.name() == name)
     }
 
     fn name(self) -> &'static str {
@@ -66,6 +82,8 @@ impl Step {
             Self::Before => "before",
             Self::Inside => "inside",
             Self::After => "after",
+            Self::Called => "called",
+            Self::Charged => "charged",
         }
     }
 }
@@ -94,11 +112,12 @@ impl Pause {
     }
 }
 
-/// The shop: its store and its pause.
+/// The shop: its store, its pause, and the provider its payments are charged through.
 #[derive(Clone, Debug)]
 pub struct Shop {
     store: Store,
     pause: Pause,
+    provider: Option<Arc<PaymentProvider>>,
 }
 
 /// A new order, as `POST /orders` takes it.
@@ -124,21 +143,37 @@ impl Shop {
                 None => PgEntries::connect(store, options).await?,
             }),
         };
-        let shop = Self { store, pause };
+        let shop = Self {
+            store,
+            pause,
+            provider: None,
+        };
         shop.create_table().await?;
         Ok(shop)
     }
 
+    /// The same shop, charging its payments through `provider`; without one, `POST /payments`
+    /// answers 501.
+    pub fn with_provider(mut self, provider: PaymentProvider) -> Self {
+        self.provider = Some(Arc::new(provider));
+        self
+    }
+
     // ANCHOR: router
-    /// The router: the layer in front of the order routes.
+    /// The router: the layer in front of the order and payment routes. A payment without a key
+    /// is refused by the layer: its phases need one.
     pub fn router(self) -> Router {
+        let builder = IdempotencyLayer::builder().require_key(|parts| {
+            parts.method == Method::POST && parts.uri.path() == payments::PAYMENTS
+        });
         let layer = match &self.store {
-            Store::Sqlite(store) => IdempotencyLayer::builder().store(store.clone()).build(),
-            Store::Postgres(store) => IdempotencyLayer::builder().store(store.clone()).build(),
+            Store::Sqlite(store) => builder.store(store.clone()).build(),
+            Store::Postgres(store) => builder.store(store.clone()).build(),
         };
         Router::new()
             .route("/orders", post(create_order))
             .route("/orders/count", get(count_orders))
+            .route(payments::PAYMENTS, post(payments::pay).get(payments::list))
             .with_state(Arc::new(self))
             .layer(layer)
     }
@@ -152,6 +187,7 @@ impl Shop {
             Store::Sqlite(store) => store
                 .commit(None, |tx| {
                     tx.execute_batch(SQLITE_ORDERS)?;
+                    tx.execute_batch(payments::SQLITE_PAYMENTS)?;
                     Ok(Effect::new((), no_answer()))
                 })
                 .await
@@ -160,6 +196,7 @@ impl Shop {
                 .commit(None, |tx| {
                     Box::pin(async move {
                         tx.batch_execute(PG_ORDERS).await?;
+                        tx.batch_execute(payments::PG_PAYMENTS).await?;
                         Ok(Effect::new((), no_answer()))
                     })
                 })
@@ -290,11 +327,11 @@ fn created(id: i64, order: &NewOrder) -> StoredResponse {
 }
 
 /// A commit without a key stores no answer: any will do.
-fn no_answer() -> StoredResponse {
+pub(crate) fn no_answer() -> StoredResponse {
     StoredResponse::new(StatusCode::NO_CONTENT, &HeaderMap::new(), b"")
 }
 
-fn json(status: StatusCode, body: &str) -> Response {
+pub(crate) fn json(status: StatusCode, body: &str) -> Response {
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -303,7 +340,7 @@ fn json(status: StatusCode, body: &str) -> Response {
         .into_response()
 }
 
-fn problem(status: StatusCode, slug: &str, title: &str) -> Response {
+pub(crate) fn problem(status: StatusCode, slug: &str, title: &str) -> Response {
     let body = serde_json::json!({"type": format!("urn:shop:{slug}"), "title": title, "status": status.as_u16()});
     (
         status,
@@ -314,7 +351,7 @@ fn problem(status: StatusCode, slug: &str, title: &str) -> Response {
 }
 
 /// 503 with `Retry-After`: the client retries with the same key, and the key's record decides.
-fn retry_later(slug: &str, title: &str) -> Response {
+pub(crate) fn retry_later(slug: &str, title: &str) -> Response {
     let mut response = problem(StatusCode::SERVICE_UNAVAILABLE, slug, title);
     response
         .headers_mut()

@@ -1,6 +1,7 @@
 //! The shop as its clients see it: a real `shop` process on 127.0.0.1, on SQLite and on
 //! PostgreSQL, killed and paused with real signals. Every test counts the orders in the
-//! database, not only the answers.
+//! database, not only the answers. Its payments, charged through the lab's provider, are the
+//! module `payments` (`tests/shop/payments.rs`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -442,6 +443,10 @@ macro_rules! both_stores {
     };
 }
 
+// A module of this one program (not a program of its own under tests/).
+#[path = "shop/payments.rs"]
+mod payments;
+
 both_stores! {
     retry_replays_the_first_answer => retry_replays;
     changed_body_gets_422 => changed_body_is_refused;
@@ -470,8 +475,9 @@ fn cargo_tree(args: &[&str]) -> String {
 }
 
 // A service that depends on the lab's crates builds none of the lab's test or program
-// machinery: no feature-set crate, no HTTP client, no flag parser, no failpoints, and tokio
-// without its test clock, processes or files.
+// machinery: no feature-set crate, no flag parser, no failpoints, none of the foreign stage's
+// demo (its provider and checkout), and tokio without its test clock, processes or files. The
+// one HTTP client it builds is the retry client's, which its payments call the provider with.
 #[test]
 fn the_shop_builds_nothing_it_does_not_use() {
     let packages = cargo_tree(&["-e", "normal"]);
@@ -479,17 +485,16 @@ fn the_shop_builds_nothing_it_does_not_use() {
         .lines()
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for unwanted in [
-        "retrykey-features",
-        "reqwest",
-        "clap",
-        "anyhow",
-        "fail",
-        "retrykey-client",
-    ] {
+    for unwanted in ["retrykey-features", "clap", "anyhow", "fail"] {
         assert!(!names.contains(&unwanted), "the shop builds {unwanted}");
     }
-    let tokio = cargo_tree(&["-e", "features", "-i", "tokio"]);
+    let foreign = cargo_tree(&["-e", "features,normal", "-i", "retrykey-foreign"]);
+    assert!(
+        !foreign.contains("retrykey-foreign feature \"demo\""),
+        "the shop builds the foreign stage's demo"
+    );
+    // Normal edges only: the tests' own dependencies (the lab's provider) are theirs.
+    let tokio = cargo_tree(&["-e", "features,normal", "-i", "tokio"]);
     for feature in ["test-util", "process", "fs"] {
         assert!(
             !tokio.contains(&format!("tokio feature \"{feature}\"")),
