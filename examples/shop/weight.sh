@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The shop's weight beside the same service without the lab's crates (its manifest less the
 # retrykey-* lines, the same Cargo.lock): the packages each builds, and each one's cold debug
-# build time, measured in one run, one after the other, in target folders of their own.
+# build time, measured in one run, one after the other, in target folders of their own. The
+# shop calls a payment provider, so the service without the lab's crates has an HTTP client of
+# its own: the reqwest that the lab's retry client brings, with the same features.
 set -euo pipefail
 shop=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -13,7 +15,8 @@ cp "$shop/Cargo.lock" "$work/baseline/"
 # The [lib] and [[bin]] tables name the shop's own files: the baseline keeps only its package,
 # its workspace and its dependencies.
 sed -e '/^retrykey-/d' -e 's/^name = "shop"/name = "baseline"/' "$shop/Cargo.toml" |
-    awk '/^\[lib\]|^\[\[bin\]\]/ { skip = 1 } /^\[dependencies\]/ { skip = 0 } !skip' \
+    awk '/^\[lib\]|^\[\[bin\]\]/ { skip = 1 } /^\[dependencies\]/ { skip = 0 } !skip' |
+    awk '{ print } /^\[dependencies\]/ { print "reqwest = { version = \"0.13\", default-features = false }" }' \
         >"$work/baseline/Cargo.toml"
 
 packages() { cargo tree --manifest-path "$1/Cargo.toml" -e normal --prefix none | sed 's/ (\*)//' | sort -u | wc -l; }

@@ -64,10 +64,34 @@ pub enum CompleterError {
     /// The checkout's rows could not be read or written.
     #[error(transparent)]
     Books(#[from] BooksError),
-    /// The key's store failed while the completer claimed or released a key.
+    /// The key's store failed while the completer claimed, completed or released a key.
     #[error("the key's store failed: {0}")]
     Keys(#[from] retrykey_http::Error),
+    /// The completer's own answer could not be read back to end its attempt.
+    #[error("cannot read the completer's answer: {0}")]
+    Answer(String),
 }
+
+/// A key given back or completed by an attempt that was fenced out meanwhile: nothing to do,
+/// the attempt that holds the key now ends it.
+fn owned(ended: Result<(), retrykey_http::Error>) -> Result<(), retrykey_http::Error> {
+    match ended {
+        Ok(()) | Err(retrykey_http::Error::NotOwner) => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// `response` as the key keeps an answer.
+async fn stored(response: Response) -> Result<StoredResponse, CompleterError> {
+    let (parts, body) = response.into_parts();
+    let body = axum::body::to_bytes(body, ANSWER_BYTES)
+        .await
+        .map_err(|error| CompleterError::Answer(error.to_string()))?;
+    Ok(StoredResponse::new(parts.status, &parts.headers, &body))
+}
+
+/// The most bytes of an answer the completer reads back: the checkout's are a few dozen.
+const ANSWER_BYTES: usize = 64 * 1024;
 
 /// The checkout: its parts, and the steps that drive them.
 pub struct Checkout {
@@ -157,9 +181,13 @@ impl Checkout {
             let response = self.steps.resume(&self.parts, fence, purchase).await;
             if response.status() == StatusCode::SERVICE_UNAVAILABLE {
                 completed.unknown += 1;
-                entries.release(&fence.id, fence.token).await?;
+                owned(entries.release(&fence.id, fence.token).await)?;
             } else {
                 completed.finished += 1;
+                // The attempt ends as the layer ends one: the last phase stored this answer
+                // with its rows, so the store writes nothing more and stops renewing the lease.
+                let answer = stored(response).await?;
+                owned(entries.complete(&fence.id, fence.token, answer).await)?;
             }
         }
         tracing::info!(

@@ -17,6 +17,10 @@ use crate::Claim;
 // ANCHOR: claim
 /// Claims `operation`'s key in `entries` for a completer, with the fingerprint its request was
 /// bound to: as a retry of that request would.
+///
+/// A held claim is an attempt, and the completer ends it as the layer ends one: `complete` once
+/// its last phase stored the answer (the store then writes nothing more), `release` when it
+/// cannot finish.
 pub async fn claim(
     entries: &dyn Entries,
     operation: &EntryId,

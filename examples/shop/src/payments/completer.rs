@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use retrykey_foreign::{Claim, claim};
-use retrykey_http::{Entries, EntryId, Reservation};
+use retrykey_http::{Entries, EntryId, StoredResponse};
 use tracing::Instrument;
 
 use super::Failed;
@@ -51,12 +51,18 @@ impl Shop {
                 }
             };
             let span = tracing::info_span!("completer", entry = %digest(&request.id));
-            let resumed = self.resume(provider, fence, request).instrument(span);
-            if resumed.await.status().is_server_error() {
+            let resumed = self.resume(provider, fence, request).instrument(span).await;
+            if resumed.status().is_server_error() {
                 completed.unknown += 1;
-                release(entries, fence).await?;
+                owned(entries.release(&fence.id, fence.token).await)?;
             } else {
                 completed.finished += 1;
+                // The attempt ends as the layer ends one: the last phase stored this answer with
+                // its rows, so the store writes nothing more and stops renewing the lease.
+                let (parts, body) = resumed.into_parts();
+                let body = axum::body::to_bytes(body, 64 * 1024).await?;
+                let answer = StoredResponse::new(parts.status, &parts.headers, &body);
+                owned(entries.complete(&fence.id, fence.token, answer).await)?;
             }
         }
         let Completed {
@@ -71,10 +77,10 @@ impl Shop {
     // ANCHOR_END: complete
 }
 
-/// Gives back the key the completer held for a payment it could not finish. If another attempt
-/// took it over meanwhile (the completer was fenced out), there is nothing to give back.
-async fn release(entries: &dyn Entries, fence: Reservation) -> Result<(), retrykey_http::Error> {
-    match entries.release(&fence.id, fence.token).await {
+/// A key given back or completed by the completer after another attempt took it over (the
+/// completer was fenced out): there is nothing to do, the attempt that holds it ends it.
+fn owned(ended: Result<(), retrykey_http::Error>) -> Result<(), retrykey_http::Error> {
+    match ended {
         Ok(()) | Err(retrykey_http::Error::NotOwner) => Ok(()),
         Err(error) => Err(error),
     }
