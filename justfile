@@ -373,6 +373,14 @@ foreign-matrix database="sqlite":
     @cargo build -q -p retrykey-faults --bin foreign-matrix
     @"${CARGO_TARGET_DIR:-target}/debug/foreign-matrix" {{database}}
 
+# Stage 9: one run of the checkout's completer, bounded (`--store sqlite:PATH|postgres --provider URL [--idle 1m] [--limit 100]`).
+foreign-complete *args:
+    @cargo run -q -p retrykey-foreign --features demo --bin checkout -- complete {{args}}
+
+# Stage 9: one run of the checkout's reaper, bounded (`--store sqlite:PATH|postgres [--retention 24h] [--limit 1000]`).
+foreign-reap *args:
+    @cargo run -q -p retrykey-foreign --features demo --bin checkout -- reap {{args}}
+
 # Stages 5 and 6: keyed payments on the SQLite store (`sqlite`) or the durable SQLite ledger (`ledger`), both by default, while the small tmpfs under their files fills up and frees again; the table (as root; seconds once built).
 disk-full target="":
     cargo build -q -p retrykey-replicas --features demo --bin payments
