@@ -10,6 +10,7 @@ use retrykey_client::{
 use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
 use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
 use retrykey_contract::model::CASES;
+use retrykey_foreign::{FOREIGN_KEY_PREFIX, ProviderCall, foreign_key};
 use retrykey_http::{DEFAULT_WAIT, MemoryEntries};
 use retrykey_outbox::dispatcher::{BUSY_POLL_SHARE, MIN_BUSY_POLL};
 use retrykey_replicas::Lease;
@@ -39,6 +40,7 @@ fn facts() -> Vec<(&'static str, Vec<String>)> {
             ],
         ),
         ("conformance-kit.md", kit_facts()),
+        ("ch09-foreign.md", foreign_facts()),
         (
             "appendix-performance.md",
             vec![
@@ -220,6 +222,28 @@ fn kit_facts() -> Vec<String> {
         ),
         format!("{} checks cannot run against it", capital(word(skipped))),
         format!("the other {} checks would run", word(checks - skipped)),
+    ]
+}
+
+/// Chapter 9's provider call and derived key, from the checkout's own policy and key.
+fn foreign_facts() -> Vec<String> {
+    let policy = ProviderCall::to("http://127.0.0.1:9").policy;
+    let timeout = policy
+        .attempt_timeout()
+        .expect("the call bounds each attempt");
+    let operation = retrykey_http::EntryId::new(
+        &retrykey_http::Scope::Anonymous,
+        &retrykey_http::IdempotencyKey::parse(b"cart-1").expect("a valid key"),
+    );
+    let digits = foreign_key(&operation, "charge").as_str().len() - FOREIGN_KEY_PREFIX.len();
+    vec![
+        format!(
+            "{} attempts within {} seconds, each at most {}",
+            word(u64::from(policy.max_attempts())),
+            word(policy.budget().as_secs()),
+            word(timeout.as_secs())
+        ),
+        format!("cut to {digits} hex digits behind the prefix `{FOREIGN_KEY_PREFIX}`"),
     ]
 }
 
