@@ -127,9 +127,14 @@ struct Facts {
     handled: BTreeSet<String>,
     /// Per key, the first 2xx answer a client got that was not a replay.
     fresh: BTreeMap<String, Fresh>,
-    /// Per key with an attempt that got no answer, the first replay a client got: the only
-    /// sight of an answer that went missing.
-    unseen: BTreeMap<String, Option<(u16, String)>>,
+    /// Per key with an attempt that got no answer, when the first such attempt was sent: an
+    /// answer may have gone missing from then on.
+    unseen: BTreeMap<String, u64>,
+    /// Per key, the replays clients got, in order: the only sight of an answer that went
+    /// missing.
+    replayed: BTreeMap<String, Vec<(u64, u16, String)>>,
+    /// (operation, attempt) -> when it was sent.
+    sent_at: BTreeMap<(OpId, u32), u64>,
     /// (operation, attempt) -> (key, amount).
     sent: BTreeMap<(OpId, u32), (String, u64)>,
     /// (operation, attempt) -> (time, reply).
@@ -137,6 +142,8 @@ struct Facts {
     ended: BTreeMap<OpId, (u64, Ended)>,
     abandoned: Vec<(u64, String, u32)>,
     crashed: BTreeSet<u32>,
+    /// Foreign key -> the key of the request whose service made the call.
+    called: BTreeMap<String, String>,
 }
 
 impl Facts {
@@ -145,7 +152,20 @@ impl Facts {
         for entry in entries {
             facts.add(entry);
         }
+        facts.attribute_foreign_effects();
         facts
+    }
+
+    /// Files each effect made under a foreign key under the request that made the call: what
+    /// another service did for an operation counts as that operation's effect.
+    fn attribute_foreign_effects(&mut self) {
+        for (foreign, key) in &self.called {
+            if let Some(effects) = self.effects.remove(foreign) {
+                let mine = self.effects.entry(key.clone()).or_default();
+                mine.extend(effects);
+                mine.sort_by_key(|effect| (effect.at_ms, effect.payment));
+            }
+        }
     }
 
     fn add(&mut self, entry: &Entry) {
@@ -180,9 +200,10 @@ impl Facts {
                 amount,
             } => {
                 self.sent.insert((*id, *attempt), (key.clone(), *amount));
+                self.sent_at.insert((*id, *attempt), entry.at_ms);
             }
             HistoryEvent::Got { id, attempt, reply } => {
-                self.note_fresh(*id, *attempt, reply);
+                self.note_fresh(entry.at_ms, *id, *attempt, reply);
                 self.got
                     .insert((*id, *attempt), (entry.at_ms, reply.clone()));
             }
@@ -192,19 +213,24 @@ impl Facts {
             HistoryEvent::Crashed { life } => {
                 self.crashed.insert(*life);
             }
+            HistoryEvent::Called { key, foreign } => {
+                self.called.insert(foreign.clone(), key.clone());
+            }
             _ => {}
         }
     }
 
     /// Keeps the reply as its key's fresh answer if it is the key's first 2xx not replayed;
-    /// notes a key whose attempt got no answer, and the first replay under such a key.
-    fn note_fresh(&mut self, id: OpId, attempt: u32, reply: &Reply) {
+    /// notes when a key's attempt that got no answer was sent, and every replay under a key.
+    fn note_fresh(&mut self, at_ms: u64, id: OpId, attempt: u32, reply: &Reply) {
         let Some((key, amount)) = self.sent.get(&(id, attempt)) else {
             return;
         };
         let (status, body) = match reply {
             Reply::None(_) => {
-                self.unseen.entry(key.clone()).or_default();
+                let sent = self.sent_at.get(&(id, attempt)).copied().unwrap_or(at_ms);
+                let since = self.unseen.entry(key.clone()).or_insert(sent);
+                *since = (*since).min(sent);
                 return;
             }
             Reply::Answer {
@@ -212,9 +238,8 @@ impl Facts {
                 body,
                 replayed: true,
             } => {
-                if let Some(first @ None) = self.unseen.get_mut(key) {
-                    *first = Some((*status, body.clone()));
-                }
+                let replays = self.replayed.entry(key.clone()).or_default();
+                replays.push((at_ms, *status, body.clone()));
                 return;
             }
             Reply::Answer { status, body, .. } => (status, body),
@@ -329,7 +354,12 @@ impl Facts {
         } else if let Some(fresh) = self.fresh.get(key) {
             Some((fresh.status, fresh.body.as_str()))
         } else {
-            let (status, body) = self.unseen.get(key)?.as_ref()?;
+            // The first replay after an answer could have gone missing, however late its
+            // attempt learned that it had: a client notices a lost answer only when it stops
+            // waiting, and another may have had the replay by then.
+            let since = *self.unseen.get(key)?;
+            let replays = self.replayed.get(key)?;
+            let (_, status, body) = replays.iter().find(|(at_ms, ..)| *at_ms >= since)?;
             Some((*status, body.as_str()))
         }
     }

@@ -149,6 +149,14 @@ pub enum HistoryEvent {
         /// The payment's number.
         payment: u64,
     },
+    /// While serving the request under `key`, the service called another service under
+    /// `foreign`: the effects the other service makes under `foreign` are that request's.
+    Called {
+        /// The key of the request being served.
+        key: String,
+        /// The key the call carried.
+        foreign: String,
+    },
     /// The server answered, but the connection was cut before the answer left.
     ReplyCut {
         /// The host the answer was for.
@@ -177,7 +185,7 @@ pub enum HistoryEvent {
 pub struct Entry {
     /// Milliseconds of simulated time since the run began.
     pub at_ms: u64,
-    /// `client-<n>`, `server`, `bank` or `network`.
+    /// `client-<n>`, `server`, `bank`, `provider` or `network`.
     pub host: String,
     /// What happened.
     pub event: HistoryEvent,

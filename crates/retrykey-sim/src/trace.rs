@@ -75,6 +75,11 @@ fn describe(event: &HistoryEvent) -> Option<String> {
             "EFFECT payment {payment}: {amount} for key {}",
             short_key(key)
         ),
+        HistoryEvent::Called { key, foreign } => format!(
+            "-> provider  charge for key {} under key {}",
+            short_key(key),
+            short_key(foreign)
+        ),
         HistoryEvent::ReplyCut { to, key, status } => {
             format!(
                 "answer {status} to {to} for key {} cut off: reply lost",
@@ -164,11 +169,15 @@ pub fn diagram(run: &FinishedRun) -> String {
             ""
         }
     );
-    // Clients on the left, then the server, then the bank it charges.
+    // Clients on the left, then the server, then the bank or provider it charges.
     let mut hosts: BTreeSet<&str> = entries.iter().map(|e| e.host.as_str()).collect();
     hosts.insert("server");
+    if (entries.iter()).any(|e| matches!(e.event, HistoryEvent::Called { .. })) {
+        hosts.insert("provider");
+    }
     let mut hosts: Vec<&str> = hosts.into_iter().collect();
-    hosts.sort_by_key(|host| (*host == "bank", *host == "server", *host));
+    let charges = |host: &str| host == "bank" || host == "provider";
+    hosts.sort_by_key(|host| (charges(host), *host == "server", *host));
     for host in &hosts {
         let _ = writeln!(out, "lane {} \"{host}\"", lane(host));
     }
@@ -179,9 +188,21 @@ pub fn diagram(run: &FinishedRun) -> String {
 }
 
 /// The entries a diagram draws: with a `focus`, only the operations, effects and lost answers
-/// of those keys; always the server's crashes and restarts; never the handler's start or a
-/// network fault.
+/// of those keys and of the foreign keys their requests called under; always the server's
+/// crashes and restarts; never the handler's start or a network fault.
 fn drawn_entries<'a>(run: &'a FinishedRun, focus: Option<&[String]>) -> Vec<&'a Entry> {
+    let called: Vec<String> = run
+        .entries
+        .iter()
+        .filter_map(|entry| match &entry.event {
+            HistoryEvent::Called { key, foreign } if focus.is_some_and(|k| k.contains(key)) => {
+                Some(foreign.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let focused =
+        |key: &String| focus.is_none_or(|keys| keys.contains(key) || called.contains(key));
     let ops: BTreeSet<OpId> = run
         .entries
         .iter()
@@ -198,7 +219,8 @@ fn drawn_entries<'a>(run: &'a FinishedRun, focus: Option<&[String]>) -> Vec<&'a 
         | HistoryEvent::Ended { id, .. } => ops.contains(id),
         HistoryEvent::Effect { key, .. }
         | HistoryEvent::ReplyCut { key, .. }
-        | HistoryEvent::HandlerEnded { key, .. } => focus.is_none_or(|keys| keys.contains(key)),
+        | HistoryEvent::Called { key, .. }
+        | HistoryEvent::HandlerEnded { key, .. } => focused(key),
         HistoryEvent::Crashed { .. } | HistoryEvent::Restarted { .. } => true,
         HistoryEvent::HandlerStarted { .. } | HistoryEvent::Fault(_) => false,
     };
@@ -244,8 +266,12 @@ fn diagram_line(entry: &Entry) -> Option<String> {
             "note {client} \"{at} ms payment {payment}: {amount}, key {}\"",
             short_key(key)
         ),
+        HistoryEvent::Called { foreign, .. } => format!(
+            "msg {client} provider \"{at} ms charge, key {}\"",
+            short_key(foreign)
+        ),
         HistoryEvent::ReplyCut { to, key, status } => format!(
-            "lost server {} \"{at} ms {status} for key {}, cut\"",
+            "lost {client} {} \"{at} ms {status} for key {}, cut\"",
             lane(to),
             short_key(key)
         ),
@@ -254,7 +280,7 @@ fn diagram_line(entry: &Entry) -> Option<String> {
             end: HandlerEnd::Abandoned,
             ..
         } => format!(
-            "act server \"{at} ms handler dropped, key {}\"",
+            "act {client} \"{at} ms handler dropped, key {}\"",
             short_key(key)
         ),
         HistoryEvent::Crashed { .. } => format!("act server \"{at} ms crashed\""),

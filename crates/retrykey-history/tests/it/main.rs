@@ -6,3 +6,4 @@
 
 mod checker;
 mod clients;
+mod foreign;
