@@ -88,4 +88,4 @@ pub use key::{EntryId, IDEMPOTENCY_KEY, IdempotencyKey, MAX_KEY_CHARS, Scope};
 pub use layer::{Builder, Idempotency, IdempotencyLayer, ResponseFuture};
 pub use memory::MemoryEntries;
 pub use problem::{PROBLEM_JSON, Problem, TYPE_BASE, problem_response};
-pub use stored::{IDEMPOTENT_REPLAYED, StoredResponse};
+pub use stored::{IDEMPOTENT_REPLAYED, NotKept, StoredResponse};

@@ -284,3 +284,12 @@ fn split_header(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let (value, rest) = rest.split_at_checked(usize::try_from(u32::from_be_bytes(*len)).ok()?)?;
     Some((name, value, rest))
 }
+
+/// A response extension by which a handler says its answer is not the key's to keep: the layer
+/// gives the key back, as after a server error, and the answer goes to this request alone.
+///
+/// For a handler whose own rows bind the key to the request that began them (a phase that
+/// committed under it): another request under the key, let in once the key was given back, is
+/// refused with this, and the first request's retry still finds the key free to resume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NotKept;

@@ -261,7 +261,9 @@ fn attempt(
                 return Problem::HandlerFailed.response(None);
             }
         };
-        if !worth_keeping(response.status()) {
+        // A handler may say its answer is not the key's (`NotKept`): the key is given back.
+        let not_kept = response.extensions().get::<crate::NotKept>().is_some();
+        if !worth_keeping(response.status()) || not_kept {
             let released = config.store().release(&id, token).await;
             logged(released, &id, "could not release a failed attempt");
             return response;
