@@ -18,6 +18,10 @@
 //!    real retry client's attempts over simulated TCP, each with its thin recorder.
 //! 5. `trace.rs` and `summary.rs`: a run for people (timeline, diagram) and many runs in figures.
 //!
+//! A later stage builds a scenario of its own from the same parts: a [`Scene`] with its
+//! service on host `server` ([`serve_cutting`] loses its answers as this one's are lost), any
+//! host behind it reached with [`call`], and the lab's clients.
+//!
 //! # Example
 //!
 //! ```
@@ -38,15 +42,17 @@ mod stack;
 mod summary;
 pub mod trace;
 
-pub use plan::{Plan, PlannedFault};
+pub use net::call;
+pub use plan::{Plan, PlannedFault, SimRng, rng};
 pub use retrykey_history::{
     Ended, Entry, HandlerEnd, History, HistoryEvent, NoReply, OpId, Reply, Rule, Violation, judge,
     short_key, violations,
 };
 pub use run::{
-    CLIENTS, Finding, FinishedRun, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, SimScenario, TIME_LIMIT,
-    UnknownScenario, run,
+    CLIENTS, Finding, FinishedRun, OPS_PER_CLIENT, RESTART_FINDS_WITHIN, Scene, SimScenario,
+    TIME_LIMIT, UnknownScenario, run,
 };
+pub use server::{Cuts, PORT, serve_cutting};
 pub use stack::{MakeStore, Stack, WithEngine};
 pub use summary::{Summary, first_failure};
 

@@ -1,4 +1,5 @@
-//! One attempt of the retry client, as an HTTP POST over simulated TCP.
+//! One attempt of the retry client, as an HTTP POST over simulated TCP; and one attempt of a
+//! call from one host to another.
 //!
 //! The retry loop is the client crate's own; this is only its transport, as `HttpAdapter` is
 //! over real TCP. What an answer means (success, replay, which failure) is decided by the
@@ -16,10 +17,11 @@ use retrykey_history::{History, HistoryEvent, NoReply, OpId, Reply};
 
 use crate::server::PORT;
 
-/// Posts one attempt of operation `id` to the server, waiting at most `patience` for the answer;
-/// records what was sent and what came back.
+/// Posts one attempt of operation `id` to the server's `path`, waiting at most `patience` for
+/// the answer; records what was sent and what came back.
 pub(crate) async fn post(
     history: &History,
+    path: &str,
     id: OpId,
     attempt: Attempt,
     amount: u64,
@@ -35,7 +37,9 @@ pub(crate) async fn post(
             amount,
         },
     );
-    let answer = match tokio::time::timeout(patience, exchange(&attempt, amount)).await {
+    let body = format!("{{\"amount\":{amount}}}").into_bytes();
+    let exchanged = exchange("server", path, &attempt, body);
+    let answer = match tokio::time::timeout(patience, exchanged).await {
         Ok(answer) => answer,
         // Dropping the exchange closes the connection: the client leaves mid-request.
         Err(_) => Err(Failure::TimedOut),
@@ -58,13 +62,19 @@ pub(crate) async fn post(
             reply,
         },
     );
-    let answer = answer?;
-    HttpResponse::judge(
-        answer.status,
-        answer.replayed,
-        answer.retry_after,
-        answer.body,
-    )
+    answer?.judge()
+}
+
+/// One attempt of a call from this host to `host`'s `path`, posting `body` as JSON under the
+/// attempt's key; the answer judged as the retry client judges one. Another stage's service
+/// calls the service behind it with this.
+pub async fn call(
+    host: &str,
+    path: &str,
+    attempt: &Attempt,
+    body: Vec<u8>,
+) -> Result<Success<HttpResponse>, Failure> {
+    exchange(host, path, attempt, body).await?.judge()
 }
 
 /// An HTTP answer as it arrived.
@@ -75,10 +85,21 @@ struct Answer {
     body: Vec<u8>,
 }
 
-async fn exchange(attempt: &Attempt, amount: u64) -> Result<Answer, Failure> {
+impl Answer {
+    fn judge(self) -> Result<Success<HttpResponse>, Failure> {
+        HttpResponse::judge(self.status, self.replayed, self.retry_after, self.body)
+    }
+}
+
+async fn exchange(
+    host: &str,
+    path: &str,
+    attempt: &Attempt,
+    body: Vec<u8>,
+) -> Result<Answer, Failure> {
     let key =
         KeyHeader::new(&attempt.key).map_err(|e| Failure::Refused(TransportError::other(e)))?;
-    let stream = turmoil::net::TcpStream::connect(("server", PORT))
+    let stream = turmoil::net::TcpStream::connect((host, PORT))
         .await
         .map_err(|e| Failure::Refused(e.into()))?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
@@ -86,10 +107,10 @@ async fn exchange(attempt: &Attempt, amount: u64) -> Result<Answer, Failure> {
         .map_err(|e| Failure::Lost(TransportError::other(e)))?;
     // The connection's driver ends with this attempt, whatever ends it.
     let driver = Driver(tokio::spawn(connection));
-    let request = Request::post("/payments")
+    let request = Request::post(path)
         .header(KEY_HEADER, key.as_str())
         .header(http::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(format!("{{\"amount\":{amount}}}"))))
+        .body(Full::new(Bytes::from(body)))
         .map_err(|e| Failure::Refused(TransportError::other(e)))?;
     let response = sender
         .send_request(request)

@@ -1,6 +1,7 @@
 //! One run: a seed, a scenario and a stack in; a history and its verdict out.
 
 use std::fmt;
+use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -109,8 +110,8 @@ impl fmt::Display for Finding {
 pub struct FinishedRun {
     /// Its seed.
     pub seed: u64,
-    /// Its scenario.
-    pub scenario: SimScenario,
+    /// Its scenario's name.
+    pub scenario: &'static str,
     /// The hardship drawn from the seed.
     pub plan: Plan,
     /// Everything recorded, in order.
@@ -123,55 +124,109 @@ pub struct FinishedRun {
 
 /// Runs `scenario` on `stack` under the hardship drawn from `seed`, and judges its history.
 pub fn run<P: RetrySteps>(stack: &Stack<P>, scenario: SimScenario, seed: u64) -> FinishedRun {
-    let plan = Plan::draw(seed, CLIENTS, scenario.restarts());
-    let history = History::default();
-    let mut sim = simulation(&plan, seed);
-
+    let mut scene = Scene::new(seed, scenario.restarts());
     let surviving: Option<Arc<dyn Entries>> =
         (scenario == SimScenario::RestartSurviving).then(|| (stack.store)(StoreLimits::default()));
     let keep = Persisting {
-        history: history.clone(),
-        plan: Arc::new(plan.clone()),
+        history: scene.history.clone(),
+        plan: Arc::new(scene.plan.clone()),
         seed,
-        lives: Arc::new(AtomicU64::new(0)),
+        lives: Arc::clone(&scene.lives),
         surviving,
         bank: scenario.restarts(),
         engine: stack.engine,
         store: stack.store,
         sockets: Sockets::default(),
-        crashed: Arc::new(AtomicU32::new(0)),
+        crashed: Arc::clone(&scene.crashed),
     };
-    let lives = Arc::clone(&keep.lives);
-    let crashed = Arc::clone(&keep.crashed);
-    sim.host("server", move || serve(keep.clone()));
+    scene.host("server", move || serve(keep.clone()));
     if scenario.restarts() {
-        let history = history.clone();
-        sim.host("bank", move || bank(history.clone()));
+        let history = scene.history.clone();
+        scene.host("bank", move || bank(history.clone()));
     }
-    for client in 1..=CLIENTS {
-        let history = history.clone();
-        let patience = plan.patience[client as usize - 1];
-        sim.client(format!("client-{client}"), async move {
-            operations::<P>(history, seed, client, patience).await;
-            Ok(())
-        });
+    scene.clients::<P>("/payments");
+    scene.finish(scenario.name())
+}
+
+/// One run being set up: the seed's plan and history, and the simulated network with its
+/// hosts. A scenario adds its service on host `server` (and any host behind it), then the
+/// lab's clients, and runs it to the verdict. Stage 8's scenarios are built this way, and so
+/// can a later stage's, with its own service.
+pub struct Scene<'a> {
+    /// The seed.
+    pub seed: u64,
+    /// The hardship drawn from it.
+    pub plan: Plan,
+    /// What the run records.
+    pub history: History,
+    sim: turmoil::Sim<'a>,
+    lives: Arc<AtomicU64>,
+    crashed: Arc<AtomicU32>,
+}
+
+impl<'a> Scene<'a> {
+    /// The run of `seed`, its plan drawn with a restart of the server when `restart`.
+    pub fn new(seed: u64, restart: bool) -> Self {
+        let plan = Plan::draw(seed, CLIENTS, restart);
+        let sim = simulation(&plan, seed);
+        Scene {
+            seed,
+            plan,
+            history: History::default(),
+            sim,
+            lives: Arc::new(AtomicU64::new(0)),
+            crashed: Arc::new(AtomicU32::new(0)),
+        }
     }
 
-    let outcome = drive(&mut sim, &plan, &history, &lives, &crashed);
-    let took = sim.elapsed();
-    // Taken before the simulation is dropped: dropping it drops every task still running.
-    let entries = history.entries();
-    let finding = match outcome {
-        Err(why) => Some(Finding::Stalled(why)),
-        Ok(()) => judge(&entries).err().map(Finding::Broke),
-    };
-    FinishedRun {
-        seed,
-        scenario,
-        plan,
-        entries,
-        finding,
-        took,
+    /// Adds host `name`, running what `software` makes at each of its starts.
+    pub fn host<F, Fut>(&mut self, name: &str, software: F)
+    where
+        F: Fn() -> Fut + 'a,
+        Fut: Future<Output = Result<(), Box<dyn std::error::Error>>> + 'static,
+    {
+        self.sim.host(name, software);
+    }
+
+    /// Adds the [`CLIENTS`] client hosts, each running its operations with the retry client
+    /// of steps `P`, posting `{"amount": N}` to `path` on host `server`.
+    pub fn clients<P: RetrySteps>(&mut self, path: &'static str) {
+        for client in 1..=CLIENTS {
+            let history = self.history.clone();
+            let patience = self.plan.patience[client as usize - 1];
+            let seed = self.seed;
+            self.sim.client(format!("client-{client}"), async move {
+                operations::<P>(history, seed, client, patience, path).await;
+                Ok(())
+            });
+        }
+    }
+
+    /// Runs to the end, applying the plan's faults on time, and judges the history; names
+    /// the run's scenario `scenario`.
+    pub fn finish(mut self, scenario: &'static str) -> FinishedRun {
+        let outcome = drive(
+            &mut self.sim,
+            &self.plan,
+            &self.history,
+            &self.lives,
+            &self.crashed,
+        );
+        let took = self.sim.elapsed();
+        // Taken before the simulation is dropped: dropping it drops every task still running.
+        let entries = self.history.entries();
+        let finding = match outcome {
+            Err(why) => Some(Finding::Stalled(why)),
+            Ok(()) => judge(&entries).err().map(Finding::Broke),
+        };
+        FinishedRun {
+            seed: self.seed,
+            scenario,
+            plan: self.plan,
+            entries,
+            finding,
+            took,
+        }
     }
 }
 
@@ -216,7 +271,13 @@ fn drive(
 
 /// One client host's operations, one after the other; `wait` is how long it waits for each
 /// answer before it gives up on that attempt.
-async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, wait: Duration) {
+async fn operations<P: RetrySteps>(
+    history: History,
+    seed: u64,
+    client: u32,
+    wait: Duration,
+    path: &'static str,
+) {
     let host = format!("client-{client}");
     let retries = Client::builder(Policy::default())
         .seed(rng(seed, 10 + u64::from(client)).random())
@@ -230,7 +291,7 @@ async fn operations<P: RetrySteps>(history: History, seed: u64, client: u32, wai
         // two clients send the same payment under it, the third a changed one.
         // Every other operation gets its key from the retry client, chosen
         // once before its first attempt.
-        let send = |attempt, pay| net::post(&history, id, attempt, pay, wait);
+        let send = |attempt, pay| net::post(&history, path, id, attempt, pay, wait);
         let outcome = if op == 1 {
             let key = Key::new(format!("shared-{seed}")).expect("a valid key");
             let amount = if client == 3 { 11 } else { 10 };

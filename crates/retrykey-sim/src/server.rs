@@ -97,52 +97,106 @@ pub(crate) async fn serve(keep: Persisting) -> Result<(), Box<dyn std::error::Er
     };
     let handler = tower::service_fn(move |request| recorder.clone().handle(request));
     let layered = layer.layer(handler);
+    let cuts = Cuts {
+        host: "server",
+        history: keep.history.clone(),
+        plan: Arc::clone(&keep.plan),
+        draws,
+    };
+    accept(cuts, &keep.sockets, layered).await
+}
+
+/// What decides, and records, which answers a host's connections lose.
+#[derive(Clone)]
+pub struct Cuts {
+    /// The host that serves, as the history names it.
+    pub host: &'static str,
+    /// Where a cut answer is recorded.
+    pub history: History,
+    /// The chance of a cut: the plan's `reply_loss`.
+    pub plan: Arc<Plan>,
+    /// The host's draws.
+    pub draws: Arc<Mutex<SimRng>>,
+}
+
+/// Serves `service` on this host's [`PORT`] until the host stops: each answer may be cut off
+/// after the service gave it, by the plan's `reply_loss`, as the stage 8 server's are. Another
+/// stage's scenario serves its own service with it.
+pub async fn serve_cutting<S, B>(cuts: Cuts, service: S) -> Result<(), Box<dyn std::error::Error>>
+where
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    accept(cuts, &Sockets::default(), service).await
+}
+
+async fn accept<S, B>(
+    cuts: Cuts,
+    sockets: &Sockets,
+    service: S,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
     loop {
         let (stream, peer) = listener.accept().await?;
         let peer = turmoil::reverse_lookup(peer.ip()).unwrap_or_else(|| peer.ip().to_string());
         let cut = Arc::new(AtomicBool::new(false));
         let cutter = Cutter {
-            layered: layered.clone(),
+            service: service.clone(),
             cut: Arc::clone(&cut),
             peer,
-            history: keep.history.clone(),
-            plan: Arc::clone(&keep.plan),
-            draws: Arc::clone(&draws),
+            cuts: cuts.clone(),
         };
-        let io = TokioIo::new(keep.sockets.hold(stream, Some(cut)));
+        let io = TokioIo::new(sockets.hold(stream, Some(cut)));
         let service = hyper::service::service_fn(move |request| cutter.clone().answer(request));
         // A connection the client closed or the server cut ends here; nothing to report.
         tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(io, service));
     }
 }
 
-/// The connection side: serves through the layer, then may cut the answer off.
+/// The connection side: serves through the service, then may cut the answer off.
 #[derive(Clone)]
 struct Cutter<S> {
-    layered: S,
+    service: S,
     cut: Arc<AtomicBool>,
     peer: String,
-    history: History,
-    plan: Arc<Plan>,
-    draws: Arc<Mutex<SimRng>>,
+    cuts: Cuts,
 }
 
-impl<S> Cutter<S>
+impl<S, B> Cutter<S>
 where
-    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>,
 {
-    async fn answer(self, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    async fn answer(self, request: Request<Incoming>) -> Result<Response<B>, Infallible> {
         let key = key_of(request.headers());
-        let response = self.layered.oneshot(request).await?;
+        let response = self.service.oneshot(request).await?;
         let lose = {
-            let mut draws = self.draws.lock().unwrap_or_else(PoisonError::into_inner);
-            draws.random_bool(self.plan.reply_loss)
+            let mut draws = self
+                .cuts
+                .draws
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            draws.random_bool(self.cuts.plan.reply_loss)
         };
         if lose {
             self.cut.store(true, Ordering::SeqCst);
-            self.history.record(
-                "server",
+            self.cuts.history.record(
+                self.cuts.host,
                 HistoryEvent::ReplyCut {
                     to: self.peer,
                     key,
