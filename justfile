@@ -268,11 +268,12 @@ mutants-slow *args:
 simulate *args:
     @cargo run -q --release -p retrykey-tests --bin simulate -- {{args}}
 
-# The simulator's CI budget: the correct stack keeps every rule over 10,000 seeds of lost-reply and 5,000 of restart-surviving (under a minute once built).
+# The simulator's CI budget: the correct stack keeps every rule over 10,000 seeds of lost-reply, 5,000 of restart-surviving and 5,000 of foreign (about a minute once built).
 [no-exit-message]
 simulate-ci:
     @cargo run -q --release -p retrykey-tests --bin simulate -- --seeds 10000
     @cargo run -q --release -p retrykey-tests --bin simulate -- --scenario restart-surviving --seeds 5000
+    @cargo run -q --release -p retrykey-tests --bin simulate -- --scenario foreign --seeds 5000
 
 # --- Stage 3: retries ---
 

@@ -97,7 +97,7 @@ impl Declared {
         if let Some(simulated) = &self.simulate {
             if simulated
                 .scenario
-                .parse::<retrykey_sim::SimScenario>()
+                .parse::<crate::scenario::SimulatorScenario>()
                 .is_err()
             {
                 problems.push(format!(

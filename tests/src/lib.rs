@@ -33,6 +33,7 @@ pub mod help;
 pub mod mutation;
 pub mod plan;
 pub mod progress;
+pub mod scenario;
 pub mod simulated;
 pub mod test_output;
 pub mod tidy;

@@ -111,6 +111,35 @@ pub fn unknown_charge_is_asked_again(subject: &ForeignUnderTest) {
     });
 }
 
+/// An operation belongs to the request that began it. Once its key is free again (the charge
+/// unknown, a 503), another request under the key is refused with 422 and changes nothing, and
+/// the first request's retry still resumes its operation: one order, one charge, its amount.
+pub fn another_request_cannot_resume_the_operation(subject: &ForeignUnderTest) {
+    run(|| async {
+        let rig = CheckoutRig::start(subject, Hooks::none()).await;
+        rig.provider.faults().push(ChargeFault::ErrorBefore, 100);
+        let (status, _, body) = rig.post("cart-mixed", 800).await;
+        assert_eq!(status, 503, "an unknown charge is not answered: {body}");
+        rig.provider.faults().clear();
+        let (status, _, body) = rig.post("cart-mixed", 900).await;
+        assert_eq!(status, 422, "another body under the key: {body}");
+        assert!(
+            rig.charges().await.is_empty(),
+            "the other request charged nothing"
+        );
+        assert_orders(
+            &rig.orders().await,
+            &[800],
+            "pending",
+            "after the other request",
+        );
+        assert_eq!(rig.post("cart-mixed", 800).await, (201, false, paid(1, 1)));
+        assert_eq!(rig.charges().await.len(), 1, "one charge");
+        assert_orders(&rig.orders().await, &[800], "paid", "after the retry");
+        rig.stop().await;
+    });
+}
+
 /// When the provider charges but answers after every deadline of the call, the retry asks again
 /// under the same key and the provider answers from its record: one charge, however many
 /// attempts were made.

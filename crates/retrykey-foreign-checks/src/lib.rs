@@ -54,6 +54,7 @@ macro_rules! __with_foreign_checks {
             one_order_one_charge_one_shipment
             transient_faults_charge_once
             unknown_charge_is_asked_again
+            another_request_cannot_resume_the_operation
             late_charge_is_found_by_the_retry
             declined_card_is_kept
             crash_at_every_point_ends_once

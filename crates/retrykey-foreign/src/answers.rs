@@ -2,7 +2,7 @@
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use retrykey_http::StoredResponse;
+use retrykey_http::{NotKept, Problem, StoredResponse};
 
 use crate::{BooksError, Progress};
 
@@ -39,13 +39,23 @@ pub fn unavailable(why: &str) -> Response {
     response
 }
 
-/// A phase that did not commit: another attempt holds the key (it answers), or the store
-/// failed; either way the client asks again.
-pub fn not_now(error: &BooksError) -> Response {
-    if !matches!(error, BooksError::Fenced) {
-        tracing::error!(%error, "a checkout phase did not commit");
+/// What an attempt whose phase did not commit answers: 503 when another attempt holds the key
+/// (it answers) or the store failed, so that the client asks again; 422 when the key's
+/// operation belongs to another request, an answer the key does not keep, so that the request
+/// that began the operation still resumes it.
+pub fn uncommitted(error: &BooksError) -> Response {
+    match error {
+        BooksError::Reused => {
+            let mut response = Problem::KeyReused.response(None).into_response();
+            response.extensions_mut().insert(NotKept);
+            response
+        }
+        BooksError::Fenced => unavailable("try again"),
+        BooksError::Store(_) => {
+            tracing::error!(%error, "a checkout phase did not commit");
+            unavailable("try again")
+        }
     }
-    unavailable("try again")
 }
 
 fn answer(status: StatusCode, body: &str) -> StoredResponse {

@@ -103,6 +103,10 @@ pub enum BooksError {
     /// one that holds the key gives the answer.
     #[error("this attempt no longer holds its key")]
     Fenced,
+    /// The operation's row was begun by another request under the same key (another body, or
+    /// another caller): this request may not resume it, and wrote nothing.
+    #[error("the key's operation belongs to another request")]
+    Reused,
     /// The store failed, or the commit's outcome is unknown: a retry finds out.
     #[error("the store failed: {0}")]
     Store(String),
@@ -127,7 +131,8 @@ pub trait Books: Send + Sync + 'static {
     fn entries(&self) -> Arc<dyn Entries>;
 
     /// Phase 1, ending at `order_created`: the order (pending) and the operation's row, or the
-    /// row an earlier attempt left, unchanged.
+    /// row an earlier attempt of the same request left, unchanged; [`BooksError::Reused`] for
+    /// a row another request under the key began.
     fn start(&self, fence: Reservation, purchase: Purchase) -> BooksFuture<'_, Progress>;
 
     /// Phase 2, ending at `charged`: the provider's charge number.

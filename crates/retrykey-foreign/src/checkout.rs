@@ -36,9 +36,9 @@ use retrykey_http::{
 };
 use serde::Deserialize;
 
-use crate::answers::{json, not_now};
+use crate::answers::{json, uncommitted};
 use crate::crash::Hooks;
-use crate::parts::KeyFn;
+use crate::parts::{KeyFn, ProviderTransport};
 use crate::{Books, BooksError, CheckoutParts, Claim, ProviderCall, Purchase};
 
 /// The checkouts' path.
@@ -119,6 +119,13 @@ impl Checkout {
     /// The same checkout, running `hooks` when the provider has answered.
     pub fn with_hooks(mut self, hooks: Hooks) -> Self {
         self.parts.hooks = hooks;
+        self
+    }
+
+    /// The same checkout, sending each charge attempt through `transport` rather than over
+    /// TCP, with the jitter of its retries drawn from `seed`: how the simulator runs it.
+    pub fn with_transport(mut self, transport: Arc<dyn ProviderTransport>, seed: u64) -> Self {
+        self.parts.set_transport(transport, seed);
         self
     }
 
@@ -327,6 +334,6 @@ async fn get_orders(State(checkout): State<Arc<Checkout>>) -> Response {
             StatusCode::OK,
             &serde_json::json!({ "orders": orders }).to_string(),
         ),
-        Err(error) => not_now(&error),
+        Err(error) => uncommitted(&error),
     }
 }

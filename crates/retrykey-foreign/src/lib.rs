@@ -50,6 +50,8 @@
 //!    phase, each phase one transaction that ends at a recovery point.
 //! 5. `phases.rs` (`demo`): an operation resumed from its last recovery point.
 //! 6. `checkout.rs` (`demo`): the service, its completer and its reaper.
+//! 7. `memory.rs` (`demo`) and `sim.rs` (`sim`): the same rows in memory, and the simulator's
+//!    `foreign` scenario that runs the checkout and a provider in stage 8's network.
 
 #[cfg(feature = "demo")]
 pub mod answers;
@@ -62,6 +64,8 @@ mod completer;
 pub mod crash;
 mod key;
 #[cfg(feature = "demo")]
+pub mod memory;
+#[cfg(feature = "demo")]
 mod parts;
 #[cfg(feature = "demo")]
 pub mod pg;
@@ -69,6 +73,8 @@ pub mod pg;
 pub mod phases;
 #[cfg(feature = "demo")]
 pub mod provider;
+#[cfg(feature = "sim")]
+pub mod sim;
 #[cfg(feature = "demo")]
 pub mod sqlite;
 
@@ -82,7 +88,11 @@ pub use checkout::{Checkout, Completed, CompleterError};
 pub use completer::claim;
 pub use key::{FOREIGN_KEY_PREFIX, foreign_key};
 #[cfg(feature = "demo")]
-pub use parts::{CheckoutParts, KeyFn, ProviderAnswer, ProviderCall};
+pub use memory::MemoryBooks;
+#[cfg(feature = "demo")]
+pub use parts::{
+    CheckoutParts, KeyFn, ProviderAnswer, ProviderCall, ProviderFuture, ProviderTransport,
+};
 #[cfg(feature = "demo")]
 pub use pg::PgBooks;
 #[cfg(feature = "demo")]

@@ -2,12 +2,14 @@
 //! it, the foreign call's key, and the crash hooks.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey::Key;
-use retrykey_client::adapters::HttpAdapter;
-use retrykey_client::{Client, Outcome, Policy};
+use retrykey_client::adapters::{HttpAdapter, HttpResponse};
+use retrykey_client::{Attempt, Client, Failure, Outcome, Policy, Success};
 use retrykey_http::EntryId;
 use serde::Deserialize;
 
@@ -57,12 +59,24 @@ pub enum ProviderAnswer {
     Unknown,
 }
 
+/// What one attempt of a charge call comes back with, as the retry loop reads it.
+pub type ProviderFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Success<HttpResponse>, Failure>> + Send + 'a>>;
+
+/// How one attempt of a charge call reaches the provider, in place of HTTP over TCP: the
+/// simulator's network, whose every delay and loss a seed decides.
+pub trait ProviderTransport: Send + Sync + 'static {
+    /// Posts `body` to the provider's charges under `attempt`'s key.
+    fn post(&self, attempt: Attempt, body: Vec<u8>) -> ProviderFuture<'_>;
+}
+
 /// The parts of a checkout that its phases use.
 pub struct CheckoutParts {
     books: Arc<dyn Books>,
     call: ProviderCall,
     client: Client,
     http: HttpAdapter,
+    transport: Option<Arc<dyn ProviderTransport>>,
     pub(crate) hooks: Hooks,
     pub(crate) key: KeyFn,
 }
@@ -84,9 +98,17 @@ impl CheckoutParts {
             call,
             client,
             http: HttpAdapter::new(),
+            transport: None,
             hooks: Hooks::none(),
             key: crate::foreign_key,
         }
+    }
+
+    /// Sends each charge attempt through `transport` from now on, with the retries' jitter
+    /// drawn from `seed`.
+    pub(crate) fn set_transport(&mut self, transport: Arc<dyn ProviderTransport>, seed: u64) {
+        self.client = Client::builder(self.call.policy).seed(seed).build();
+        self.transport = Some(transport);
     }
 
     /// Where the checkout keeps its rows.
@@ -108,9 +130,17 @@ impl CheckoutParts {
     pub async fn charge(&self, key: Key, amount: i64) -> ProviderAnswer {
         let url = format!("{}{CHARGES}", self.call.url.trim_end_matches('/'));
         let body = format!(r#"{{"amount":{amount}}}"#).into_bytes();
-        let called = (self.http)
-            .run_with_key(&self.client, key, &url, "application/json", body)
-            .await;
+        let called = match &self.transport {
+            Some(transport) => {
+                let post = |attempt| transport.post(attempt, body.clone());
+                Ok(self.client.run_with_key(key, post).await)
+            }
+            None => {
+                (self.http)
+                    .run_with_key(&self.client, key, &url, "application/json", body)
+                    .await
+            }
+        };
         match called {
             Ok(Outcome::Succeeded { value, .. }) => {
                 match serde_json::from_slice::<Charged>(&value.body) {

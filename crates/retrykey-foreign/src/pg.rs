@@ -70,8 +70,11 @@ impl Books for PgBooks {
                 .store
                 .phase(fence, move |tx| {
                     Box::pin(async move {
-                        if let Some(progress) = progress_of(tx, &purchase.id).await? {
-                            return Ok(progress);
+                        if let Some((progress, fingerprint)) = progress_of(tx, &purchase.id).await?
+                        {
+                            // A row another request under this key began is not this one's.
+                            let mine = fingerprint == purchase.fingerprint.as_bytes();
+                            return Ok(mine.then_some(progress));
                         }
                         let order: i64 = tx
                             .query_one(
@@ -95,15 +98,16 @@ impl Books for PgBooks {
                             ],
                         )
                         .await?;
-                        Ok::<_, Failed>(Progress {
+                        Ok::<_, Failed>(Some(Progress {
                             order,
                             amount: purchase.amount,
                             point: Point::OrderCreated,
                             charge: None,
-                        })
+                        }))
                     })
                 })
-                .await?;
+                .await?
+                .ok_or(BooksError::Reused)?;
             self.hooks.at(Crash::OrderCreated);
             Ok(progress)
         })
@@ -267,22 +271,29 @@ impl Books for PgBooks {
 
 /// The operation's row in `tx`, if an earlier attempt wrote it. A row naming a point this code
 /// does not know is an error, never a guess.
-async fn progress_of(tx: &Transaction<'_>, id: &EntryId) -> Result<Option<Progress>, Failed> {
+/// The operation's row, if an earlier attempt wrote it, with the fingerprint of the request
+/// that began it.
+async fn progress_of(
+    tx: &Transaction<'_>,
+    id: &EntryId,
+) -> Result<Option<(Progress, Vec<u8>)>, Failed> {
     let row = tx
         .query_opt(
-            "SELECT order_id, amount, point, charge FROM checkouts WHERE entry_id = $1",
+            "SELECT order_id, amount, point, charge, fingerprint FROM checkouts
+             WHERE entry_id = $1",
             &[&id.as_bytes().as_slice()],
         )
         .await?;
     let Some(row) = row else { return Ok(None) };
     let name: String = row.get(2);
     let point = Point::parse(&name).ok_or(format!("unknown recovery point {name:?}"))?;
-    Ok(Some(Progress {
+    let progress = Progress {
         order: row.get(0),
         amount: row.get(1),
         point,
         charge: row.get(3),
-    }))
+    };
+    Ok(Some((progress, row.get(4))))
 }
 
 /// A stalled operation read back.

@@ -9,7 +9,7 @@
 use axum::response::{IntoResponse, Response};
 use retrykey_http::Reservation;
 
-use crate::answers::{declined, finished, not_now, paid, unavailable};
+use crate::answers::{declined, finished, paid, unavailable, uncommitted};
 use crate::crash::Point as Crash;
 use crate::{CheckoutParts, End, Point, Progress, ProviderAnswer, Purchase};
 
@@ -19,7 +19,7 @@ use crate::{CheckoutParts, End, Point, Progress, ProviderAnswer, Purchase};
 pub async fn resume(parts: &CheckoutParts, fence: Reservation, purchase: Purchase) -> Response {
     let mut progress = match parts.books().start(fence, purchase).await {
         Ok(progress) => progress,
-        Err(error) => return not_now(&error),
+        Err(error) => return uncommitted(&error),
     };
     loop {
         progress = match progress.point {
@@ -60,7 +60,7 @@ async fn charge(
         }
     };
     let books = parts.books();
-    (books.charged(fence, purchase.id, charge).await).map_err(|error| not_now(&error))?;
+    (books.charged(fence, purchase.id, charge).await).map_err(|error| uncommitted(&error))?;
     Ok(Progress {
         point: Point::Charged,
         charge: Some(charge),
@@ -90,6 +90,6 @@ async fn finish(
 ) -> Response {
     match parts.books().finish(fence, purchase.id, order, end).await {
         Ok(answer) => answer.response().into_response(),
-        Err(error) => not_now(&error),
+        Err(error) => uncommitted(&error),
     }
 }

@@ -78,11 +78,13 @@ impl Books for SqliteBooks {
     // ANCHOR: start
     fn start(&self, fence: Reservation, purchase: Purchase) -> BooksFuture<'_, Progress> {
         Box::pin(async move {
-            let progress = self
+            let started = self
                 .store
                 .phase(fence, move |tx| {
-                    if let Some(progress) = progress_of(tx, &purchase.id)? {
-                        return Ok(progress);
+                    if let Some((progress, fingerprint)) = progress_of(tx, &purchase.id)? {
+                        // A row another request under this key began is not this one's.
+                        let mine = fingerprint == purchase.fingerprint.as_bytes();
+                        return Ok(mine.then_some(progress));
                     }
                     let order = insert_order(tx, purchase.amount)?;
                     tx.execute(
@@ -98,14 +100,15 @@ impl Books for SqliteBooks {
                             now_ms()
                         ],
                     )?;
-                    Ok::<_, rusqlite::Error>(Progress {
+                    Ok::<_, rusqlite::Error>(Some(Progress {
                         order,
                         amount: purchase.amount,
                         point: Point::OrderCreated,
                         charge: None,
-                    })
+                    }))
                 })
                 .await?;
+            let progress = started.ok_or(BooksError::Reused)?;
             self.hooks.at(Crash::OrderCreated);
             Ok(progress)
         })
@@ -231,27 +234,34 @@ fn insert_order(tx: &Transaction<'_>, amount: i64) -> rusqlite::Result<i64> {
     Ok(tx.last_insert_rowid())
 }
 
-/// The operation's row in `tx`, if an earlier attempt wrote it.
-fn progress_of(tx: &Transaction<'_>, id: &EntryId) -> rusqlite::Result<Option<Progress>> {
-    tx.prepare_cached("SELECT order_id, amount, point, charge FROM checkouts WHERE entry_id = ?1")?
-        .query_row([id.as_bytes().as_slice()], |row| {
-            let name: String = row.get(2)?;
-            let point = Point::parse(&name).ok_or_else(|| {
-                let unknown = format!("unknown recovery point {name:?}");
-                rusqlite::Error::FromSqlConversionFailure(
-                    2,
-                    rusqlite::types::Type::Text,
-                    unknown.into(),
-                )
-            })?;
-            Ok(Progress {
-                order: row.get(0)?,
-                amount: row.get(1)?,
-                point,
-                charge: row.get(3)?,
-            })
-        })
-        .optional()
+/// The operation's row in `tx`, if an earlier attempt wrote it, with the fingerprint of the
+/// request that began it.
+fn progress_of(
+    tx: &Transaction<'_>,
+    id: &EntryId,
+) -> rusqlite::Result<Option<(Progress, Vec<u8>)>> {
+    tx.prepare_cached(
+        "SELECT order_id, amount, point, charge, fingerprint FROM checkouts WHERE entry_id = ?1",
+    )?
+    .query_row([id.as_bytes().as_slice()], |row| {
+        let name: String = row.get(2)?;
+        let point = Point::parse(&name).ok_or_else(|| {
+            let unknown = format!("unknown recovery point {name:?}");
+            rusqlite::Error::FromSqlConversionFailure(
+                2,
+                rusqlite::types::Type::Text,
+                unknown.into(),
+            )
+        })?;
+        let progress = Progress {
+            order: row.get(0)?,
+            amount: row.get(1)?,
+            point,
+            charge: row.get(3)?,
+        };
+        Ok((progress, row.get(4)?))
+    })
+    .optional()
 }
 
 /// The answer a commit without a key keeps: none is stored, so any will do.

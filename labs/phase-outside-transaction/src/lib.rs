@@ -86,13 +86,16 @@ impl Books for SqliteBooks {
             let created = self
                 .store
                 .phase(fence, move |tx| match progress_of(tx, &purchase.id)? {
-                    Some(progress) => Ok(Err(progress)),
+                    Some(found) => Ok(Err(found)),
                     None => insert_order(tx, amount).map(Ok),
                 })
                 .await?;
             let order = match created {
                 Ok(order) => order,
-                Err(progress) => return Ok(progress),
+                Err((found, print)) if print == purchase.fingerprint.as_bytes() => {
+                    return Ok(found);
+                }
+                Err(_) => return Err(BooksError::Reused),
             };
             self.hooks.at(Crash::OrderCreated);
             let progress = self
@@ -245,27 +248,34 @@ fn insert_order(tx: &Transaction<'_>, amount: i64) -> rusqlite::Result<i64> {
     Ok(tx.last_insert_rowid())
 }
 
-/// The operation's row in `tx`, if an earlier attempt wrote it.
-fn progress_of(tx: &Transaction<'_>, id: &EntryId) -> rusqlite::Result<Option<Progress>> {
-    tx.prepare_cached("SELECT order_id, amount, point, charge FROM checkouts WHERE entry_id = ?1")?
-        .query_row([id.as_bytes().as_slice()], |row| {
-            let name: String = row.get(2)?;
-            let point = Point::parse(&name).ok_or_else(|| {
-                let unknown = format!("unknown recovery point {name:?}");
-                rusqlite::Error::FromSqlConversionFailure(
-                    2,
-                    rusqlite::types::Type::Text,
-                    unknown.into(),
-                )
-            })?;
-            Ok(Progress {
-                order: row.get(0)?,
-                amount: row.get(1)?,
-                point,
-                charge: row.get(3)?,
-            })
-        })
-        .optional()
+/// The operation's row in `tx`, if an earlier attempt wrote it, with the fingerprint of the
+/// request that began it.
+fn progress_of(
+    tx: &Transaction<'_>,
+    id: &EntryId,
+) -> rusqlite::Result<Option<(Progress, Vec<u8>)>> {
+    tx.prepare_cached(
+        "SELECT order_id, amount, point, charge, fingerprint FROM checkouts WHERE entry_id = ?1",
+    )?
+    .query_row([id.as_bytes().as_slice()], |row| {
+        let name: String = row.get(2)?;
+        let point = Point::parse(&name).ok_or_else(|| {
+            let unknown = format!("unknown recovery point {name:?}");
+            rusqlite::Error::FromSqlConversionFailure(
+                2,
+                rusqlite::types::Type::Text,
+                unknown.into(),
+            )
+        })?;
+        let progress = Progress {
+            order: row.get(0)?,
+            amount: row.get(1)?,
+            point,
+            charge: row.get(3)?,
+        };
+        Ok((progress, row.get(4)?))
+    })
+    .optional()
 }
 
 /// The answer a commit without a key keeps: none is stored, so any will do.

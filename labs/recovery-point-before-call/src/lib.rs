@@ -9,7 +9,7 @@
 use axum::response::{IntoResponse, Response};
 use retrykey_http::Reservation;
 
-use crate::answers::{declined, finished, not_now, paid, unavailable};
+use crate::answers::{declined, finished, paid, unavailable, uncommitted};
 use crate::crash::Point as Crash;
 use crate::{CheckoutParts, End, Point, Progress, ProviderAnswer, Purchase};
 
@@ -19,7 +19,7 @@ use crate::{CheckoutParts, End, Point, Progress, ProviderAnswer, Purchase};
 pub async fn resume(parts: &CheckoutParts, fence: Reservation, purchase: Purchase) -> Response {
     let mut progress = match parts.books().start(fence, purchase).await {
         Ok(progress) => progress,
-        Err(error) => return not_now(&error),
+        Err(error) => return uncommitted(&error),
     };
     loop {
         progress = match progress.point {
@@ -50,7 +50,7 @@ async fn charge(
     // operation at `charged` that nothing charged: the retry resumes at `charged`, calls
     // nobody, and confirms an order no charge paid for.
     let books = parts.books();
-    (books.charged(fence, purchase.id, 0).await).map_err(|error| not_now(&error))?;
+    (books.charged(fence, purchase.id, 0).await).map_err(|error| uncommitted(&error))?;
 
     let answered = parts.charge(key, progress.amount).await;
     parts.hooks().at(Crash::Called);
@@ -67,7 +67,7 @@ async fn charge(
         }
     };
     let books = parts.books();
-    (books.charged(fence, purchase.id, charge).await).map_err(|error| not_now(&error))?;
+    (books.charged(fence, purchase.id, charge).await).map_err(|error| uncommitted(&error))?;
     Ok(Progress {
         point: Point::Charged,
         charge: Some(charge),
@@ -97,6 +97,6 @@ async fn finish(
 ) -> Response {
     match parts.books().finish(fence, purchase.id, order, end).await {
         Ok(answer) => answer.response().into_response(),
-        Err(error) => not_now(&error),
+        Err(error) => uncommitted(&error),
     }
 }

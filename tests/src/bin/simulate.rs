@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use retrykey_sim::{FinishedRun, SimScenario, Summary, trace};
-use retrykey_tests::{diagrams, simulated};
+use retrykey_sim::{FinishedRun, Summary, trace};
+use retrykey_tests::diagrams;
+use retrykey_tests::scenario::SimulatorScenario;
+use retrykey_tests::simulated;
 
 const HELP: &str = "\
 usage: simulate [--seeds N] [--from S] [--jobs N] [--scenario NAME]
@@ -42,7 +44,7 @@ struct Options {
     seeds: u64,
     from: u64,
     seed: Option<u64>,
-    scenario: SimScenario,
+    scenario: SimulatorScenario,
     variant: Option<String>,
     jobs: usize,
     trace: bool,
@@ -56,7 +58,7 @@ fn options() -> Result<Option<Options>> {
         seeds: 1000,
         from: 0,
         seed: None,
-        scenario: SimScenario::LostReply,
+        scenario: SimulatorScenario::ALL[0],
         variant: None,
         jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         trace: false,
@@ -88,7 +90,7 @@ fn options() -> Result<Option<Options>> {
             other => bail!("unknown argument {other:?} (see --help)"),
         }
     }
-    simulated::known(options.variant.as_deref())?;
+    simulated::known(options.variant.as_deref(), options.scenario)?;
     if (options.trace || options.svg.is_some() || options.diag.is_some()) && options.seed.is_none()
     {
         bail!("--trace, --svg and --diag replay one seed: give it with --seed S");
@@ -103,7 +105,10 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Ok(None) => {
-            let names: Vec<String> = SimScenario::ALL.iter().map(ToString::to_string).collect();
+            let names: Vec<String> = SimulatorScenario::ALL
+                .iter()
+                .map(ToString::to_string)
+                .collect();
             print!(
                 "{}",
                 HELP.replace("SCENARIOS", &names.join(", "))
@@ -180,9 +185,8 @@ fn run(options: &Options) -> Result<bool> {
                     if seed >= seeds.end {
                         break;
                     }
-                    let Ok(run) = simulated::run(variant, options.scenario, seed) else {
-                        break;
-                    };
+                    let run = simulated::run(variant, options.scenario, seed)
+                        .expect("the variant was checked to run in the scenario");
                     summary.lock().unwrap().add(&run);
                     if run.finding.is_some() {
                         failures.lock().unwrap().push(run);

@@ -2,6 +2,7 @@
 //! each is caught as declared (`just test-negatives` runs the same check with the rest).
 
 use retrykey_sim::{Finding, SimScenario};
+use retrykey_tests::scenario::SimulatorScenario;
 use retrykey_tests::{simulated, variants};
 
 #[test]
@@ -14,11 +15,11 @@ fn the_simulator_runs_exactly_the_variants_that_declare_it() {
         .collect();
     declaring.sort();
     assert_eq!(declaring, simulated::VARIANTS);
-    let error = simulated::run(Some("no-jitter"), SimScenario::LostReply, 0).unwrap_err();
+    let error = simulated::run(Some("no-jitter"), SimulatorScenario::ALL[0], 0).unwrap_err();
     assert!(
         error
             .to_string()
-            .contains("cancel-unsafe, fresh-key-per-retry"),
+            .contains("cancel-unsafe, fresh-foreign-key, fresh-key-per-retry"),
         "{error}"
     );
 }
@@ -36,7 +37,8 @@ fn each_declared_variant_fails_its_first_seed_by_its_rule_and_replays_it() {
         };
         assert_eq!(violation.rule.name(), simulate.rule, "{name}: {violation}");
         // The correct stack keeps every rule on the same seed: the variant's one file is why.
-        let correct = simulated::run(None, run.scenario, run.seed).unwrap();
+        let scenario: SimulatorScenario = run.scenario.parse().unwrap();
+        let correct = simulated::run(None, scenario, run.seed).unwrap();
         assert_eq!(correct.finding, None, "{name}: seed {}", run.seed);
     }
 }
@@ -46,7 +48,8 @@ const BOOK_SEED: u64 = 3;
 
 #[test]
 fn the_books_restart_picture_is_the_simulators_own() {
-    let run = simulated::run(None, SimScenario::Restart, BOOK_SEED).unwrap();
+    let restart = SimulatorScenario::Payments(SimScenario::Restart);
+    let run = simulated::run(None, restart, BOOK_SEED).unwrap();
     let path = retrykey_tests::workspace_root().join("docs/src/diagrams/ch08-restart.diag");
     let committed = std::fs::read_to_string(&path).expect("the chapter's diagram source reads");
     assert_eq!(
@@ -60,15 +63,19 @@ fn the_books_restart_picture_is_the_simulators_own() {
 
 #[test]
 fn every_trace_draws_as_a_sequence_diagram() {
-    let mut runs: Vec<_> = SimScenario::ALL
+    let mut runs: Vec<_> = SimulatorScenario::ALL
         .into_iter()
         .flat_map(|scenario| (0..4).map(move |seed| simulated::run(None, scenario, seed)))
         .collect::<Result<_, _>>()
         .unwrap();
-    for variant in simulated::VARIANTS {
-        let failing = simulated::first_failure(Some(variant), SimScenario::LostReply, 0..60)
+    for (variant, declared) in variants().expect("the variants are declared") {
+        let Some(simulate) = declared.simulate else {
+            continue;
+        };
+        let scenario: SimulatorScenario = simulate.scenario.parse().unwrap();
+        let failing = simulated::first_failure(Some(&variant), scenario, 0..simulate.within)
             .unwrap()
-            .expect("each variant fails within 60 seeds");
+            .expect("each variant fails within the seeds it declares");
         runs.push(failing);
     }
     for run in runs {
