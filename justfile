@@ -299,7 +299,7 @@ five-clients:
 payments *args:
     @cargo run -q -p retrykey-replicas --features demo --bin payments -- {{args}}
 
-# The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`; the lab's payments profile by default; seconds).
+# The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`, `--init`; the lab's payments profile by default; seconds).
 [no-exit-message]
 conform *args:
     @cargo run -q -p retrykey-conform --bin conform -- {{args}}

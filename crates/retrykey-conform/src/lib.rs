@@ -17,7 +17,8 @@
 //!    `load.rs`), with the expectations they share in `assert.rs`; `mod.rs` lists them in order.
 //! 3. `session.rs`: one check's run: its operations and every exchange, recorded.
 //! 4. `judge.rs`: that record as a history, judged by the shared rules.
-//! 5. `run.rs`: each check run, judged, and shrunk when it fails; `witness.rs`, `report.rs`.
+//! 5. `run.rs`: each check run, judged, and shrunk when it fails, after `calibrate.rs` proved
+//!    the profile's hooks it relies on; `witness.rs`, `report.rs`.
 //! 6. `wire.rs`: HTTP/1.1 written and read by hand, and `bin/conform.rs`, the program.
 //!
 //! # Example
@@ -42,6 +43,7 @@
 //! # Ok::<(), retrykey_conform::ProfileError>(())
 //! ```
 
+mod calibrate;
 mod checks;
 mod judge;
 pub mod profile;
@@ -51,14 +53,18 @@ mod session;
 pub mod wire;
 mod witness;
 
+pub use calibrate::Hook;
 pub use checks::{CHECKS, KitCheck, Source};
 pub use judge::history;
 pub use profile::{Profile, ProfileError};
 pub use report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
-pub use run::{KitError, run};
+pub use run::{KitError, run, unlike};
 pub use session::{Ending, Exchange, Operation};
 pub use wire::{Base, BaseError};
 pub use witness::{MAX_WITNESS, WitnessLine};
 
 /// The lab's own profile: the `payments` server as chapter 4 starts it.
 pub const PAYMENTS_PROFILE: &str = include_str!("../profiles/payments.toml");
+
+/// A profile for a server unlike the lab's, to start one's own from (`conform --init`).
+pub const EXAMPLE_PROFILE: &str = include_str!("../profiles/orders-example.toml");

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrykey_conform::{Base, CHECKS, KitError, PAYMENTS_PROFILE, Profile};
+use retrykey_conform::{Base, CHECKS, EXAMPLE_PROFILE, KitError, PAYMENTS_PROFILE, Profile};
 
 /// Check an Idempotency-Key server against the draft's rules and the lab's, over HTTP.
 #[derive(Debug, Parser)]
@@ -32,7 +32,13 @@ struct Args {
     /// List the checks, with where each rule comes from, and exit.
     #[arg(long)]
     list: bool,
+    /// Print a profile to start from, for a server unlike the lab's, and exit.
+    #[arg(long)]
+    init: bool,
 }
+
+/// What the report says of a run without `--profile`.
+const BUILT_IN: &str = "the lab's payments (built in; --profile FILE describes another server)";
 
 fn main() -> ExitCode {
     let args = match retrykey_program::parse::<Args>("conform") {
@@ -45,6 +51,10 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
+    if args.init {
+        print!("{EXAMPLE_PROFILE}");
+        return ExitCode::SUCCESS;
+    }
     let (profile, base) = match setting_up(&args) {
         Ok(ready) => ready,
         Err(error) => {
@@ -54,28 +64,7 @@ fn main() -> ExitCode {
     };
     let mut verdict = ExitCode::SUCCESS;
     let outcome = retrykey_program::run("conform", async {
-        let report = match retrykey_conform::run(&profile, &base, &args.checks).await {
-            Ok(report) => report,
-            Err(error @ KitError::Unreachable { .. }) => {
-                verdict = ExitCode::from(3);
-                if args.json {
-                    println!("{}", serde_json::json!({ "error": error.to_string() }));
-                } else {
-                    eprintln!("conform: {error}");
-                }
-                return Ok(());
-            }
-            Err(error) => return Err(error.into()),
-        };
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&report.json())?);
-        } else {
-            print!("{}", report.text());
-        }
-        let skipped_counts = args.require_all && !report.skipped().is_empty();
-        if !report.failed().is_empty() || skipped_counts {
-            verdict = ExitCode::FAILURE;
-        }
+        verdict = judge(&args, &profile, &base).await?;
         Ok(())
     });
     if outcome == ExitCode::SUCCESS {
@@ -83,6 +72,44 @@ fn main() -> ExitCode {
     } else {
         outcome
     }
+}
+
+/// Runs the kit and prints its report: the exit status of the verdict.
+async fn judge(args: &Args, profile: &Profile, base: &Base) -> anyhow::Result<ExitCode> {
+    if args.profile.is_none()
+        && let Some(answered) = retrykey_conform::unlike(profile, base).await
+    {
+        eprintln!(
+            "conform: no --profile, so the lab's payments are assumed, but {answered}: \
+             describe this server in a profile (`conform --init` prints one to start from)"
+        );
+    }
+    let report = match retrykey_conform::run(profile, base, &args.checks).await {
+        Ok(report) => report,
+        Err(error @ KitError::Unreachable { .. }) => {
+            if args.json {
+                println!("{}", serde_json::json!({ "error": error.to_string() }));
+            } else {
+                eprintln!("conform: {error}");
+            }
+            return Ok(ExitCode::from(3));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let named = (args.profile.as_ref()).map_or(BUILT_IN.to_owned(), |p| p.display().to_string());
+    if args.json {
+        let mut json = report.json();
+        json["profile"] = serde_json::Value::String(named);
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        println!("profile: {named}");
+        print!("{}", report.text());
+    }
+    let skipped_counts = args.require_all && !report.skipped().is_empty();
+    if !report.failed().is_empty() || skipped_counts {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The profile and the base URL, each checked before anything is sent.

@@ -13,6 +13,7 @@ mod same_key;
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::calibrate::Hook;
 use crate::profile::{MAX_EXPIRY_MS, Profile};
 use crate::session::{Breach, Session};
 
@@ -51,6 +52,8 @@ pub struct KitCheck {
     /// Whether a smaller run waits out the profile's expiry first: a check that fills the
     /// server must not meet its own earlier run's records.
     pub settles: bool,
+    /// The profile's hooks it relies on, each proved on the server before it runs.
+    pub hooks: &'static [Hook],
     /// The check.
     pub run: for<'s> fn(&'s Session<'s>, usize) -> CheckFuture<'s>,
 }
@@ -150,7 +153,7 @@ fn operations(profile: &Profile) -> Option<usize> {
 }
 
 macro_rules! kit_checks {
-    ($( $name:literal => $check:path, $source:expr, $skipped:path, $size:path, $settles:literal; )*) => {
+    ($( $name:literal => $check:path, $source:expr, $skipped:path, $size:path, $settles:literal, [$($hook:ident),*]; )*) => {
         /// Every check, in the order the kit runs them.
         pub const CHECKS: &[KitCheck] = &[
             $( KitCheck {
@@ -159,6 +162,7 @@ macro_rules! kit_checks {
                 skipped: $skipped,
                 size: $size,
                 settles: $settles,
+                hooks: &[$(Hook::$hook),*],
                 run: |session, size| Box::pin($check(session, size)),
             }, )*
         ];
@@ -166,21 +170,21 @@ macro_rules! kit_checks {
 }
 
 kit_checks! {
-    "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size, false;
-    "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size, false;
-    "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size, false;
-    "changed-path-is-422" => same_key::changed_path_is_422, Source::Lab, needs_changed_path, no_size, false;
-    "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates, false;
-    "missing-key-is-400" => keys::missing_key_is_400, Source::Draft("§2.7"), needs_required_key, no_size, false;
-    "malformed-key-is-400" => keys::malformed_key_is_400, Source::Draft("§2.1"), runs, no_size, false;
-    "overlong-key-is-400" => keys::overlong_key_is_400, Source::Lab, needs_max_length, no_size, false;
-    "repeated-key-header-is-400" => keys::repeated_key_header_is_400, Source::Draft("§2.1"), runs, no_size, false;
-    "server-error-releases-the-key" => runs::server_error_releases_the_key, Source::Lab, needs_fail_once, no_size, false;
-    "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size, false;
-    "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size, false;
-    "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size, false;
-    "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations, false;
-    "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys, true;
+    "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size, false, [];
+    "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size, false, [];
+    "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size, false, [];
+    "changed-path-is-422" => same_key::changed_path_is_422, Source::Lab, needs_changed_path, no_size, false, [];
+    "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates, false, [SlowRequest];
+    "missing-key-is-400" => keys::missing_key_is_400, Source::Draft("§2.7"), needs_required_key, no_size, false, [];
+    "malformed-key-is-400" => keys::malformed_key_is_400, Source::Draft("§2.1"), runs, no_size, false, [];
+    "overlong-key-is-400" => keys::overlong_key_is_400, Source::Lab, needs_max_length, no_size, false, [];
+    "repeated-key-header-is-400" => keys::repeated_key_header_is_400, Source::Draft("§2.1"), runs, no_size, false, [];
+    "server-error-releases-the-key" => runs::server_error_releases_the_key, Source::Lab, needs_fail_once, no_size, false, [];
+    "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size, false, [];
+    "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size, false, [SlowRequest];
+    "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size, false, [];
+    "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations, false, [];
+    "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys, true, [];
 }
 
 /// The check named `name`.

@@ -1,6 +1,6 @@
 //! The lab's payments server passes every check of the kit, on each store.
 
-use retrykey_conform::{CHECKS, KitReport};
+use retrykey_conform::{CHECKS, CheckVerdict, KitReport};
 use retrykey_replicas::{Opened, PgEntries, PgPayments, StoreChoice};
 use std::sync::Arc;
 
@@ -96,4 +96,52 @@ async fn a_marker_in_any_case_or_none_at_all_still_conforms() {
     assert_eq!(upper.passed(), checks, "{}", upper.text());
     let unmarked = only(&checks, |profile| profile.replay.header = None).await;
     assert_eq!(unmarked.passed(), checks, "{}", unmarked.text());
+}
+
+// A slow-request header the server ignores (a typo in the profile) is caught before the two
+// checks that lean on it: they are not judged, and say why, rather than passing untested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_header_that_does_nothing_is_named_and_its_checks_not_judged() {
+    let served = payments_on(StoreChoice::Memory).await;
+    let mut profile = lab_profile();
+    let in_flight = profile
+        .in_flight
+        .as_mut()
+        .expect("the lab declares a slow request");
+    in_flight.slow_header.name = "X-Delai-Ms".to_owned();
+    let only = [
+        "first-request-succeeds",
+        "duplicate-waits-or-conflicts",
+        "disconnected-first-attempt-completes",
+    ]
+    .map(str::to_owned);
+    let report = retrykey_conform::run(&profile, &served.base(), &only)
+        .await
+        .expect("known checks");
+    assert_eq!(
+        report.passed(),
+        ["first-request-succeeds"],
+        "{}",
+        report.text()
+    );
+    assert_eq!(
+        report.skipped(),
+        [
+            "duplicate-waits-or-conflicts",
+            "disconnected-first-attempt-completes"
+        ],
+        "{}",
+        report.text()
+    );
+    for check in &report.checks {
+        if let CheckVerdict::Skipped { reason } = &check.verdict {
+            assert!(
+                reason.starts_with(
+                    "not judged: the slow-request header X-Delai-Ms: 400 does nothing here"
+                ),
+                "{reason}"
+            );
+        }
+    }
+    served.server.stop().await;
 }

@@ -141,3 +141,47 @@ async fn json_carries_each_verdict_and_witness() {
     );
     served.server.stop().await;
 }
+
+// Without `--profile` the kit assumes the lab's payments, and says so on the report's first line;
+// a server that does not answer like them is told so first, in one line, with where to start a
+// profile of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_profile_a_server_unlike_the_labs_is_told_first() {
+    let served = bare().await;
+    // The same handler under another prefix: POST <base>/payments finds no route there.
+    let elsewhere = format!("{}/v2", served.server.url());
+    let args = ["--base", &elsewhere, "--check", "first-request-succeeds"].map(str::to_owned);
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        conform(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .expect("conform ran");
+    assert_eq!(code, 1, "{stdout}");
+    let said: Vec<&str> = (stderr.lines())
+        .filter(|line| line.starts_with("conform:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("POST /payments answered 404") && said[0].contains("conform --init"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.starts_with("profile: the lab's payments (built in"),
+        "{stdout}"
+    );
+    // The lab's own payments answer as assumed: nothing to say before the report.
+    let (code, stdout, stderr) = against(&served, &["--check", "first-request-succeeds"]).await;
+    assert_eq!(code, 0, "{stdout}");
+    assert!(!stderr.contains("conform:"), "{stderr}");
+    served.server.stop().await;
+}
+
+// `--init` prints a profile the kit reads, for a server unlike the lab's, and sends nothing.
+#[test]
+fn init_prints_a_profile_to_start_from() {
+    let (code, stdout, _) = conform(&["--init"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, retrykey_conform::EXAMPLE_PROFILE);
+    let profile = retrykey_conform::Profile::parse(&stdout).expect("a profile the kit reads");
+    assert_ne!(profile.request.path, "/payments", "not the lab's own");
+}
