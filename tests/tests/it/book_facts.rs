@@ -247,6 +247,55 @@ fn foreign_facts() -> Vec<String> {
     ]
 }
 
+/// Seeds per scenario that `just simulate-ci`, CI's budget, runs: read from its recipe.
+fn simulate_ci_seeds() -> std::collections::BTreeMap<String, u64> {
+    let justfile = std::fs::read_to_string(retrykey_tests::workspace_root().join("justfile"))
+        .expect("the justfile reads");
+    let recipe = justfile
+        .split("\nsimulate-ci:\n")
+        .nth(1)
+        .expect("a simulate-ci recipe");
+    let mut seeds = std::collections::BTreeMap::new();
+    for line in recipe.lines().take_while(|line| line.starts_with("    ")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let after = |flag: &str| {
+            let at = words.iter().position(|word| *word == flag)?;
+            words.get(at + 1).copied()
+        };
+        let scenario = after("--scenario").unwrap_or("lost-reply");
+        let count = after("--seeds").and_then(|n| n.parse().ok());
+        seeds.insert(
+            scenario.to_owned(),
+            count.expect("each run names its seeds"),
+        );
+    }
+    seeds
+}
+
+/// Chapters 8 and 9 on CI's simulator budget, from the recipe.
+fn simulate_ci_facts() -> Vec<(&'static str, Vec<String>)> {
+    let seeds = simulate_ci_seeds();
+    let of = |scenario: &str| thousands(seeds[scenario]);
+    vec![
+        (
+            "ch08-simulation.md",
+            vec![format!(
+                "runs {} seeds of lost-reply, {} of `restart-surviving`, and {} of `foreign`",
+                of("lost-reply"),
+                of("restart-surviving"),
+                of("foreign")
+            )],
+        ),
+        (
+            "ch09-foreign.md",
+            vec![format!(
+                "`just simulate-ci` runs {} of them in CI",
+                of("foreign")
+            )],
+        ),
+    ]
+}
+
 /// A count as the book writes it in prose.
 fn word(n: u64) -> &'static str {
     const WORDS: [&str; 21] = [
@@ -305,7 +354,7 @@ fn flowing(text: &str) -> String {
 fn figures_in_prose_match_the_code() {
     let docs = retrykey_tests::workspace_root().join("docs/src");
     let mut wrong = Vec::new();
-    for (page, fragments) in facts() {
+    for (page, fragments) in facts().into_iter().chain(simulate_ci_facts()) {
         let text = std::fs::read_to_string(docs.join(page)).expect("the page reads");
         let text = flowing(&text);
         wrong.extend(
