@@ -7,7 +7,7 @@
 
 use retrykey_history::{Entry, HistoryEvent, NoReply, OpId, Reply, violations};
 
-use crate::profile::Profile;
+use crate::profile::{ErrorPolicy, Profile};
 use crate::session::{Breach, Ending, Exchange, marked_replay};
 
 /// The history of `exchanges`: each keyed attempt sent, and what it got.
@@ -33,7 +33,7 @@ pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
             Ending::Answered(answer) => Reply::Answer {
                 status: answer.status,
                 body: profile.comparable(&answer.body),
-                replayed: marked_replay(profile, answer),
+                replayed: marked_replay(profile, answer) && !kept_error(profile, answer.status),
             },
             Ending::Left => Reply::None(NoReply::GaveUp),
             Ending::Failed(_) => Reply::None(NoReply::Cut),
@@ -52,6 +52,13 @@ pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
         }
     }
     entries
+}
+
+/// Whether `status` is a 5xx that the profile keeps as its key's answer: its replay repeats a
+/// failure, and the rules (whose replays carry a first success) read it as that failure.
+fn kept_error(profile: &Profile, status: u16) -> bool {
+    let policy = profile.fail_once.as_ref().map(|f| f.policy);
+    status >= 500 && policy == Some(ErrorPolicy::Replay)
 }
 
 /// Every shared rule the session's history breaks, each with the exchanges of its keys.

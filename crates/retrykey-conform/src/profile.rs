@@ -69,6 +69,10 @@ pub struct RequestShape {
     pub path: String,
     /// Another path, to reuse a key on: the changed-path check is skipped without one.
     pub changed_path: Option<String>,
+    /// What the key reused on `changed_path` gets: 422 where the layer guards that path too;
+    /// a server with no route there answers 404, and then nothing may run or be replayed.
+    #[serde(default = "unprocessable")]
+    pub changed_path_status: u16,
     /// The body's media type, sent as `Content-Type`.
     pub content_type: Option<String>,
     /// The body, with `{n}` where the kit writes a number of its choosing: each operation gets
@@ -83,19 +87,48 @@ fn post() -> String {
     "POST".to_owned()
 }
 
+fn unprocessable() -> u16 {
+    422
+}
+
+fn bad_request() -> u16 {
+    400
+}
+
 /// What the server accepts as a key.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyRules {
-    /// The route refuses a request without a key (400); otherwise the missing-key check is skipped.
+    /// The route refuses a request without a key; otherwise the missing-key check is skipped.
     #[serde(default)]
     pub required: bool,
     /// A bare token (`abc`) is a key as well as the draft's string (`"abc"`).
     #[serde(default)]
     pub bare_tokens: bool,
-    /// The longest key accepted, in characters of the key itself (the draft's quotes aside);
-    /// the overlong-key check is skipped without one.
+    /// Any header value is a key, taken whole: the kit sends keys bare, and the checks of the
+    /// draft's key syntax (a malformed key, the key on two lines) do not apply.
+    #[serde(default)]
+    pub opaque: bool,
+    /// The longest key accepted, in characters of the key: of the draft's string without its
+    /// quotes, or of the whole header value for an opaque key. The overlong-key check is
+    /// skipped without one.
     pub max_length: Option<usize>,
+    /// The status of a refused key (missing, malformed, too long, on two lines): 400 unless
+    /// stated, as the draft answers a missing one.
+    #[serde(default = "bad_request")]
+    pub refusal_status: u16,
+}
+
+impl Default for KeyRules {
+    fn default() -> Self {
+        Self {
+            required: false,
+            bare_tokens: false,
+            opaque: false,
+            max_length: None,
+            refusal_status: bad_request(),
+        }
+    }
 }
 
 /// The replay marker, and what a replay must keep of the first answer.
@@ -174,6 +207,20 @@ pub struct Callers {
 pub struct FailOnce {
     /// The header's name; the kit picks a fresh value per operation.
     pub header: String,
+    /// What a retry of that 5xx gets.
+    #[serde(default)]
+    pub policy: ErrorPolicy,
+}
+
+/// What becomes of a key whose first attempt ended in a 5xx: the draft leaves it to the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorPolicy {
+    /// The key is released: the retry runs (the lab's choice).
+    #[default]
+    Release,
+    /// The 5xx is the key's answer: the retry replays it, and nothing runs.
+    Replay,
 }
 
 /// How long a finished key's answer is kept.
@@ -325,6 +372,18 @@ impl Profile {
         }
         if self.key.max_length == Some(0) {
             return invalid("key.max_length", "is 0");
+        }
+        if self.key.opaque && self.key.bare_tokens {
+            return invalid(
+                "key.bare_tokens",
+                "is the draft's syntax, which an opaque key does not have",
+            );
+        }
+        if !(400..500).contains(&self.key.refusal_status) {
+            return invalid("key.refusal_status", "is not a 4xx");
+        }
+        if !(400..500).contains(&self.request.changed_path_status) {
+            return invalid("request.changed_path_status", "is not a 4xx");
         }
         if self.in_flight.as_ref().is_some_and(|d| d.slow_ms == 0) {
             return invalid(

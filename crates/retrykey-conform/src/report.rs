@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::checks::KitCheck;
 use crate::witness::WitnessLine;
 
 /// Every check's verdict against one server.
@@ -59,6 +60,24 @@ pub struct FailedCheck {
     pub named: usize,
     /// The exchanges that show it.
     pub witness: Vec<WitnessLine>,
+}
+
+/// How the reason of a check that could not be judged here begins.
+pub const NOT_JUDGED: &str = "not judged: ";
+
+impl CheckReport {
+    /// The report of `check` where it cannot be judged (a hook of the profile does nothing on
+    /// this server, or a check it stands on failed): skipped, and `why`.
+    pub fn not_judged(check: &KitCheck, why: &str) -> Self {
+        Self {
+            name: check.name,
+            source: check.source.to_string(),
+            verdict: CheckVerdict::Skipped {
+                reason: format!("{NOT_JUDGED}{why}"),
+            },
+            ms: 0,
+        }
+    }
 }
 
 impl KitReport {

@@ -7,7 +7,7 @@ use crate::calibrate::{Hook, calibrate};
 use crate::checks::{CHECKS, KitCheck};
 use crate::judge::judge;
 use crate::profile::{MAX_EXPIRY_MS, Profile};
-use crate::report::{CheckReport, CheckVerdict, FailedCheck, KitReport};
+use crate::report::{CheckReport, CheckVerdict, FailedCheck, KitReport, NOT_JUDGED};
 use crate::session::{Breach, Ending, Exchange, Session};
 use crate::wire::Base;
 use crate::witness::witness;
@@ -76,27 +76,37 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
     let kit = run_id();
     let runs = |check: &KitCheck| chosen(check) && (check.skipped)(profile).is_none();
     let mut broken: Vec<(Hook, String)> = Vec::new();
-    for hook in Hook::ALL {
+    for (index, hook) in Hook::ALL.into_iter().enumerate() {
         if CHECKS
             .iter()
             .any(|check| runs(check) && check.hooks.contains(&hook))
         {
-            let run = format!("{kit}.hook{}", broken.len());
+            let run = format!("{kit}.hook{index}");
             if let Err(why) = calibrate(hook, profile, base, &run).await {
                 broken.push((hook, why));
             }
         }
     }
-    let mut checks = Vec::new();
+    // A server whose count does not follow its effects is judged without it.
+    let judged = match broken.iter().any(|(hook, _)| *hook == Hook::Effects) {
+        true => Profile {
+            effects: None,
+            ..profile.clone()
+        },
+        false => profile.clone(),
+    };
+    let mut checks: Vec<CheckReport> = Vec::new();
     for (index, check) in CHECKS.iter().enumerate() {
-        if chosen(check) {
-            let run = format!("{kit}.{index}");
-            let unproved = (broken.iter()).find(|(hook, _)| check.hooks.contains(hook));
-            checks.push(match unproved {
-                Some((_, why)) => not_judged(check, why),
-                None => run_check(profile, base, check, &run).await,
-            });
+        if !chosen(check) {
+            continue;
         }
+        let run = format!("{kit}.{index}");
+        let unproved = (broken.iter()).find(|(hook, _)| check.hooks.contains(hook));
+        checks.push(match (unproved, refuted(check, &checks)) {
+            (Some((_, why)), _) => CheckReport::not_judged(check, why),
+            (None, Some(why)) => CheckReport::not_judged(check, &why),
+            (None, None) => run_check(&judged, base, check, &run).await,
+        });
     }
     Ok(KitReport {
         base: base.to_string(),
@@ -104,16 +114,28 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
     })
 }
 
-/// The report of a check whose hook does nothing on this server: skipped, and why.
-fn not_judged(check: &KitCheck, why: &str) -> CheckReport {
-    CheckReport {
-        name: check.name,
-        source: check.source.to_string(),
-        verdict: CheckVerdict::Skipped {
-            reason: format!("not judged: {why}"),
-        },
-        ms: 0,
-    }
+/// Why `check` is not judged after the reports `done`: a check it stands on failed (or was
+/// itself not judged for that cause). One line that ends with `see` and that check's name.
+pub fn refuted(check: &KitCheck, done: &[CheckReport]) -> Option<String> {
+    let before = |name: &&str| done.iter().find(|report| report.name == *name);
+    check
+        .after
+        .iter()
+        .filter_map(before)
+        .find_map(|report| match &report.verdict {
+            CheckVerdict::Failed(failed) => {
+                let breach = failed.breaches.first().map_or("", String::as_str);
+                Some(format!("{breach}, see {}", report.name))
+            }
+            CheckVerdict::Skipped { reason } => {
+                let why = reason.strip_prefix(NOT_JUDGED)?;
+                let points = CHECKS
+                    .iter()
+                    .any(|c| why.ends_with(&format!(", see {}", c.name)));
+                points.then(|| why.to_owned())
+            }
+            CheckVerdict::Passed => None,
+        })
 }
 
 async fn run_check(profile: &Profile, base: &Base, check: &KitCheck, run: &str) -> CheckReport {

@@ -22,7 +22,8 @@ pub const ELSEWHERE: u64 = 1_000_000;
 pub struct Operation {
     /// Its number in the run, from 1: the judge's operation id.
     pub id: u32,
-    /// The key, as chosen (sent as the draft's string, `"..."`).
+    /// The key, as chosen (sent as the draft's string, `"..."`, unless the profile's keys are
+    /// opaque).
     pub key: String,
     /// Which of the profile's callers sends it (0: none).
     pub caller: usize,
@@ -116,6 +117,19 @@ impl Breach {
         self.exchanges.insert(0, earlier);
         self
     }
+
+    /// The same finding, shown after every exchange of `earlier` it does not name yet: the
+    /// requests a later answer may have been taken from.
+    pub fn with_earlier(mut self, earlier: &[usize]) -> Self {
+        let mut shown: Vec<usize> = earlier
+            .iter()
+            .copied()
+            .filter(|number| !self.exchanges.contains(number))
+            .collect();
+        shown.append(&mut self.exchanges);
+        self.exchanges = shown;
+        self
+    }
 }
 
 /// One check's run against one server.
@@ -203,9 +217,18 @@ impl<'a> Session<'a> {
         let mut request = self.keyless(op.n, &op.path, op.caller);
         request
             .headers
-            .push((IDEMPOTENCY_KEY.to_owned(), format!("\"{}\"", op.key)));
+            .push((IDEMPOTENCY_KEY.to_owned(), self.key_value(&op.key)));
         request.headers.extend(extra.iter().cloned());
         request
+    }
+
+    /// `key` as the header's value: bare for an opaque key, else the draft's string.
+    pub fn key_value(&self, key: &str) -> String {
+        if self.profile.key.opaque {
+            key.to_owned()
+        } else {
+            format!("\"{key}\"")
+        }
     }
 
     /// The request for body number `n` on `path` by `caller`, without a key.

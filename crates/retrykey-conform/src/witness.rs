@@ -52,7 +52,9 @@ fn sent_line(profile: &Profile, exchange: &Exchange) -> String {
     for (name, value) in &request.headers {
         let fixed =
             name.eq_ignore_ascii_case("content-type") || profile.request.headers.contains_key(name);
-        if !fixed {
+        if name == IDEMPOTENCY_KEY {
+            parts.push(format!("{name}: {}", clipped_key(value)));
+        } else if !fixed {
             parts.push(format!("{name}: {}", clipped(value)));
         }
     }
@@ -100,4 +102,17 @@ fn clipped(text: &str) -> String {
     }
     let head: String = one_line.chars().take(SHOWN_CHARS - 12).collect();
     format!("{head}… ({count} characters)")
+}
+
+/// A key header's value, shortened as [`clipped`] shortens text but counted as the checks
+/// count a key: the draft's quotes aside.
+fn clipped_key(value: &str) -> String {
+    let count = value.chars().count();
+    if count <= SHOWN_CHARS {
+        return value.to_owned();
+    }
+    let quoted = count >= 2 && value.starts_with('"') && value.ends_with('"');
+    let key = if quoted { count - 2 } else { count };
+    let head: String = value.chars().take(SHOWN_CHARS - 12).collect();
+    format!("{head}… (a key of {key} characters)")
 }

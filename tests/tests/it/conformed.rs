@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use retrykey_tests::conformed::{STAGE, VARIANTS, kit_on};
+use retrykey_conform::profile::ErrorPolicy;
+use retrykey_tests::conformed::{STAGE, VARIANTS, kit_on, profile, serve};
 use retrykey_tests::variants;
 
 #[test]
@@ -36,4 +37,35 @@ fn the_harness_serves_exactly_the_http_variants() {
         .collect();
     let served: BTreeSet<String> = VARIANTS.iter().map(|name| name.to_string()).collect();
     assert_eq!(served, http);
+}
+
+// Replaying a 5xx is a policy the draft allows: declared in the profile, the variant that does
+// it passes the check it fails under the lab's policy, and the kit still sees a replay.
+#[test]
+fn a_declared_replayed_5xx_is_a_policy_not_a_defect() {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let name = "server-error-releases-or-replays";
+    let mut replaying = profile();
+    if let Some(fail) = replaying.fail_once.as_mut() {
+        fail.policy = ErrorPolicy::Replay;
+    }
+    for (policy, variant, passes) in [
+        (&replaying, Some("replay-5xx"), true),
+        (&replaying, None, false),
+        (&profile(), Some("replay-5xx"), false),
+    ] {
+        let report = runtime.block_on(async {
+            let server = serve(variant).await.expect("a known variant");
+            let base = server.url().parse().expect("a loopback URL");
+            let report = retrykey_conform::run(policy, &base, &[name.to_owned()]).await;
+            server.stop().await;
+            report.expect("a known check")
+        });
+        assert_eq!(
+            report.passed() == [name],
+            passes,
+            "{variant:?}: {}",
+            report.text()
+        );
+    }
 }

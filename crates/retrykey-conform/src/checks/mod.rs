@@ -54,6 +54,10 @@ pub struct KitCheck {
     pub settles: bool,
     /// The profile's hooks it relies on, each proved on the server before it runs.
     pub hooks: &'static [Hook],
+    /// The checks whose promise it stands on (a first request runs, a retry replays): when one
+    /// of them failed, this one is not judged, and points there instead of failing for the
+    /// same cause.
+    pub after: &'static [&'static str],
     /// The check.
     pub run: for<'s> fn(&'s Session<'s>, usize) -> CheckFuture<'s>,
 }
@@ -66,6 +70,9 @@ impl std::fmt::Debug for KitCheck {
             .finish_non_exhaustive()
     }
 }
+
+const FIRST: &str = "first-request-succeeds";
+const RETRY: &str = "retry-replays-the-first-answer";
 
 fn runs(_: &Profile) -> Option<String> {
     None
@@ -97,6 +104,13 @@ fn needs_slow_request(profile: &Profile) -> Option<String> {
 fn needs_required_key(profile: &Profile) -> Option<String> {
     (!profile.key.required)
         .then(|| "the profile declares the key optional on this route".to_owned())
+}
+
+fn needs_draft_syntax(profile: &Profile) -> Option<String> {
+    profile
+        .key
+        .opaque
+        .then(|| "the profile declares keys opaque: any header value is a key".to_owned())
 }
 
 fn needs_max_length(profile: &Profile) -> Option<String> {
@@ -153,7 +167,7 @@ fn operations(profile: &Profile) -> Option<usize> {
 }
 
 macro_rules! kit_checks {
-    ($( $name:literal => $check:path, $source:expr, $skipped:path, $size:path, $settles:literal, [$($hook:ident),*]; )*) => {
+    ($( $name:literal => $check:path, $source:expr, $skipped:path, $size:path, $settles:literal, [$($hook:ident),*], [$($after:expr),*]; )*) => {
         /// Every check, in the order the kit runs them.
         pub const CHECKS: &[KitCheck] = &[
             $( KitCheck {
@@ -163,28 +177,31 @@ macro_rules! kit_checks {
                 size: $size,
                 settles: $settles,
                 hooks: &[$(Hook::$hook),*],
+                after: &[$($after),*],
                 run: |session, size| Box::pin($check(session, size)),
             }, )*
         ];
     };
 }
 
+// A check's `after` names the checks it stands on; each comes earlier in this list.
 kit_checks! {
-    "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size, false, [];
-    "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size, false, [];
-    "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size, false, [];
-    "changed-path-is-422" => same_key::changed_path_is_422, Source::Lab, needs_changed_path, no_size, false, [];
-    "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates, false, [SlowRequest];
-    "missing-key-is-400" => keys::missing_key_is_400, Source::Draft("§2.7"), needs_required_key, no_size, false, [];
-    "malformed-key-is-400" => keys::malformed_key_is_400, Source::Draft("§2.1"), runs, no_size, false, [];
-    "overlong-key-is-400" => keys::overlong_key_is_400, Source::Lab, needs_max_length, no_size, false, [];
-    "repeated-key-header-is-400" => keys::repeated_key_header_is_400, Source::Draft("§2.1"), runs, no_size, false, [];
-    "server-error-releases-the-key" => runs::server_error_releases_the_key, Source::Lab, needs_fail_once, no_size, false, [];
-    "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size, false, [];
-    "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size, false, [SlowRequest];
-    "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size, false, [];
-    "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations, false, [];
-    "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys, true, [];
+    "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size, false, [], [];
+    "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size, false, [], [FIRST];
+    "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size, false, [], [RETRY];
+    "changed-path-is-refused" => same_key::changed_path_is_refused, Source::Lab, needs_changed_path, no_size, false, [], [RETRY];
+    "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates, false, [SlowRequest], [RETRY];
+    "missing-key-is-refused" => keys::missing_key_is_refused, Source::Draft("§2.7"), needs_required_key, no_size, false, [], [];
+    "empty-key-is-no-key" => keys::empty_key_is_no_key, Source::Lab, runs, no_size, false, [], [];
+    "malformed-key-is-refused" => keys::malformed_key_is_refused, Source::Lab, needs_draft_syntax, no_size, false, [], [];
+    "overlong-key-is-refused" => keys::overlong_key_is_refused, Source::Lab, needs_max_length, no_size, false, [], [FIRST];
+    "repeated-key-header-is-refused" => keys::repeated_key_header_is_refused, Source::Lab, needs_draft_syntax, no_size, false, [], [];
+    "server-error-releases-or-replays" => runs::server_error_releases_or_replays, Source::Lab, needs_fail_once, no_size, false, [FailOnce], [FIRST];
+    "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size, false, [Callers], [RETRY];
+    "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size, false, [SlowRequest], [RETRY];
+    "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size, false, [], [RETRY];
+    "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations, false, [Effects], [RETRY];
+    "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys, true, [], [RETRY];
 }
 
 /// The check named `name`.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::assert::{all, effects_grew, ran, refused, replay_of};
-use crate::profile::DuplicatePolicy;
+use crate::profile::{DuplicatePolicy, ErrorPolicy};
 use crate::session::{Breach, Session};
 
 /// The profile's slow-request header, and how long such a request runs.
@@ -59,14 +59,15 @@ pub async fn duplicate_waits_or_conflicts(
     effects_grew(session, before, 1, &shown).await
 }
 
-/// A first attempt that ends in a 5xx releases its key: the retry runs, once.
-pub async fn server_error_releases_the_key(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let header = session
-        .profile()
-        .fail_once
-        .as_ref()
-        .map(|f| f.header.clone())
-        .unwrap_or_default();
+/// A first attempt that ends in a 5xx releases its key (the retry runs, once) or keeps the
+/// 5xx as its answer (the retry replays it, and nothing runs), as the profile declares.
+pub async fn server_error_releases_or_replays(
+    session: &Session<'_>,
+    _: usize,
+) -> Result<(), Breach> {
+    let fail_once = session.profile().fail_once.as_ref();
+    let header = fail_once.map(|f| f.header.clone()).unwrap_or_default();
+    let policy = fail_once.map(|f| f.policy).unwrap_or_default();
     let before = session.effects().await?;
     let op = session.operation();
     let fail = [(header, format!("fail-{}", op.key))];
@@ -81,8 +82,18 @@ pub async fn server_error_releases_the_key(session: &Session<'_>, _: usize) -> R
         ));
     }
     let retry = session.send(&op, 2, &fail).await;
-    ran(session, &retry, "the retry after a 5xx").map_err(|breach| breach.after(first.number))?;
-    effects_grew(session, before, 1, &[first.number, retry.number]).await
+    let (what, effects) = ("the retry after a 5xx", &[first.number, retry.number]);
+    match policy {
+        ErrorPolicy::Release => {
+            ran(session, &retry, what).map_err(|breach| breach.after(first.number))?;
+            effects_grew(session, before, 1, effects).await
+        }
+        ErrorPolicy::Replay => {
+            let what = "the retry after a 5xx (the profile's policy: replay)";
+            replay_of(session, &retry, &first, what)?;
+            effects_grew(session, before, 0, effects).await
+        }
+    }
 }
 
 /// A first attempt whose client left still runs to its end; the retry replays its answer.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::assert::{answered as answered_to, effects_grew, ran, refused, replay_of};
-use crate::session::{Breach, Operation, Session};
+use crate::session::{Breach, Operation, Sent, Session};
 
 /// A first request with a fresh key runs, once.
 pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(), Breach> {
@@ -31,20 +31,18 @@ pub async fn retry_replays_the_first_answer(session: &Session<'_>, _: usize) -> 
 pub async fn changed_body_is_422(session: &Session<'_>, _: usize) -> Result<(), Breach> {
     let op = session.operation();
     let changed = session.changed_body(&op);
-    reused_is_refused(session, &op, &changed, "the changed body").await
+    reused_is_refused(session, &op, &changed, "the changed body", 422).await
 }
 
-/// The same key on another path gets 422, and changes nothing.
-pub async fn changed_path_is_422(session: &Session<'_>, _: usize) -> Result<(), Breach> {
-    let path = session
-        .profile()
-        .request
-        .changed_path
-        .clone()
-        .unwrap_or_default();
+/// The same key on another path is refused (422, or the profile's status for a path with no
+/// route), and changes nothing: nothing runs, nothing is replayed, a retry still replays.
+pub async fn changed_path_is_refused(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let shape = &session.profile().request;
+    let path = shape.changed_path.clone().unwrap_or_default();
     let op = session.operation();
     let changed = session.changed_path(&op, &path);
-    reused_is_refused(session, &op, &changed, "the request on another path").await
+    let what = "the request on another path";
+    reused_is_refused(session, &op, &changed, what, shape.changed_path_status).await
 }
 
 async fn reused_is_refused(
@@ -52,13 +50,19 @@ async fn reused_is_refused(
     op: &Operation,
     changed: &Operation,
     what: &str,
+    status: u16,
 ) -> Result<(), Breach> {
     let before = session.effects().await?;
     let first = session.send(op, 1, &[]).await;
     ran(session, &first, "the first request")?;
     let reused = session.send(changed, 1, &[]).await;
-    refused(session, &reused, 422, &format!("{what} under a used key"))
-        .map_err(|breach| breach.after(first.number))?;
+    let what = format!("{what} under a used key");
+    if status == 422 {
+        refused(session, &reused, 422, &what)
+    } else {
+        not_run(session, &reused, status, &what)
+    }
+    .map_err(|breach| breach.after(first.number))?;
     let retry = session.send(op, 2, &[]).await;
     replay_of(session, &retry, &first, "the retry after the 422")?;
     effects_grew(
@@ -68,6 +72,25 @@ async fn reused_is_refused(
         &[first.number, reused.number, retry.number],
     )
     .await
+}
+
+/// `sent` got `status` and is no replay: a refusal that is not the layer's (a router's 404)
+/// need not look like the layer's own.
+fn not_run(session: &Session<'_>, sent: &Sent, status: u16, what: &str) -> Result<(), Breach> {
+    let answer = answered_to(sent)?;
+    if answer.status != status {
+        return Err(Breach::new(
+            format!("{what} got {}, not {status}", answer.status),
+            &[sent.number],
+        ));
+    }
+    if session.is_replay(answer) {
+        return Err(Breach::new(
+            format!("{what} got {status} marked as a replay"),
+            &[sent.number],
+        ));
+    }
+    Ok(())
 }
 
 /// Two callers with one key are two operations: each runs, and each retry replays its own.

@@ -1,32 +1,56 @@
-//! A server with no idempotency at all: the payments handler served bare. It fails every check
-//! that a key's promise makes, each with a witness of a few exchanges, and passes the two that
-//! any handler passes.
+//! A server with no idempotency at all: the payments handler served bare. It fails the checks
+//! of a key's own promises, each with a witness of a few exchanges; every check that stands on
+//! a replay is not judged and points at the one that failed; and it passes the two that any
+//! handler passes.
 
-use retrykey_conform::profile::Expiry;
-use retrykey_conform::{CheckVerdict, MAX_WITNESS};
+use retrykey_conform::{CHECKS, CheckVerdict, MAX_WITNESS};
 
 use crate::servers::{bare, lab_profile};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_without_keys_fails_every_promise_of_one() {
     let served = bare().await;
-    // The bare server keeps no record, so there is nothing to let expire between the runs that
-    // shrink a failure: a short declared expiry keeps those pauses short.
-    let mut profile = lab_profile();
-    profile.expiry = Some(Expiry {
-        after_ms: 300,
-        grace_ms: 100,
-    });
-    let report = retrykey_conform::run(&profile, &served.base(), &[])
+    let report = retrykey_conform::run(&lab_profile(), &served.base(), &[])
         .await
         .expect("known checks");
     assert_eq!(
         report.passed(),
-        ["first-request-succeeds", "server-error-releases-the-key"],
+        ["first-request-succeeds", "server-error-releases-or-replays"],
         "{}",
         report.text()
     );
-    assert_eq!(report.failed().len(), 13, "{}", report.text());
+    assert_eq!(
+        report.failed(),
+        [
+            "retry-replays-the-first-answer",
+            "missing-key-is-refused",
+            "empty-key-is-no-key",
+            "malformed-key-is-refused",
+            "overlong-key-is-refused",
+            "repeated-key-header-is-refused"
+        ],
+        "{}",
+        report.text()
+    );
+    // One defect, one failing row: the rest stand on a replay, and say where it failed.
+    let standing: Vec<&str> = CHECKS
+        .iter()
+        .filter(|check| check.after.contains(&"retry-replays-the-first-answer"))
+        .map(|check| check.name)
+        .collect();
+    assert_eq!(report.skipped(), standing, "{}", report.text());
+    for check in &report.checks {
+        if let CheckVerdict::Skipped { reason } = &check.verdict {
+            assert!(
+                reason.starts_with("not judged: the retry is not a replay"),
+                "{reason}"
+            );
+            assert!(
+                reason.ends_with(", see retry-replays-the-first-answer"),
+                "{reason}"
+            );
+        }
+    }
     for check in &report.checks {
         if let CheckVerdict::Failed(failure) = &check.verdict {
             let shown = failure.witness.len();
@@ -44,8 +68,8 @@ async fn a_server_without_keys_fails_every_promise_of_one() {
     // Every request the kit sent ran the handler: nothing stood between them.
     let charges = served.payments.charges().await.expect("the charges");
     assert!(charges > 0);
-    // Two handler runs charged nothing: the one asked to fail, and the one whose client left
-    // (with nothing to run it to its end, it was dropped with the connection).
+    // Two handler runs charged nothing: the two asked to fail, the check's and the one that
+    // proved its header first.
     assert_eq!(served.payments.attempts(), charges + 2);
     served.server.stop().await;
 }

@@ -64,7 +64,7 @@ fn the_orders_example_is_read_and_skips_what_it_leaves_out() {
         skipped,
         [
             (
-                "server-error-releases-the-key",
+                "server-error-releases-or-replays",
                 "the profile declares no [fail_once] header".to_owned()
             ),
             (

@@ -94,7 +94,7 @@ async fn a_failing_check_exits_1_with_its_witness() {
 }
 
 // Nothing listening: one line saying so, exit 3 (not tested, rather than failed), and no table
-// of fifteen identical failures.
+// of identical failures.
 #[test]
 fn an_unreachable_server_is_one_line() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -120,7 +120,7 @@ async fn json_carries_each_verdict_and_witness() {
             "--check",
             "first-request-succeeds",
             "--check",
-            "missing-key-is-400",
+            "missing-key-is-refused",
         ],
     )
     .await;
@@ -132,7 +132,7 @@ async fn json_carries_each_verdict_and_witness() {
         (Some(1), Some(1))
     );
     assert_eq!(checks[0]["verdict"], "passed");
-    assert_eq!(checks[1]["name"], "missing-key-is-400");
+    assert_eq!(checks[1]["name"], "missing-key-is-refused");
     assert_eq!(checks[1]["verdict"], "failed");
     let witness = checks[1]["witness"].as_array().expect("a witness");
     assert!(

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use retrykey_conform::{Base, PAYMENTS_PROFILE, Profile};
-use retrykey_http::IdempotencyLayer;
 use retrykey_http::payments::{Payments, is_payment};
+use retrykey_http::{IdempotencyLayer, Scope};
 use retrykey_replicas::{Opened, StoreChoice, StoreOptions};
 use retrykey_server::loopback::Server;
 use tower_layer::Layer;
@@ -39,6 +39,28 @@ pub async fn payments(opened: Opened) -> Served {
     let layer = IdempotencyLayer::builder()
         .shared_store(opened.store)
         .require_key(is_payment)
+        .build();
+    let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
+    let server = Server::start(layer.layer(payments.service()))
+        .await
+        .expect("a server");
+    Served { server, payments }
+}
+
+/// `payments` behind a layer that keeps each path's keys apart, as a server does whose keyed
+/// routes are its only ones: the same key on a path with no route gets the handler's 404.
+pub async fn payments_keyed_per_path() -> Served {
+    let opened = StoreChoice::Memory
+        .open(options())
+        .await
+        .expect("the store opens");
+    let layer = IdempotencyLayer::builder()
+        .shared_store(opened.store)
+        .require_key(is_payment)
+        .scope(|parts| {
+            let caller = format!("{:?}", Scope::from_bearer(parts));
+            Scope::Caller(format!("{} {caller}", parts.uri.path()))
+        })
         .build();
     let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
     let server = Server::start(layer.layer(payments.service()))
