@@ -299,15 +299,15 @@ five-clients:
 payments *args:
     @cargo run -q -p retrykey-replicas --features demo --bin payments -- {{args}}
 
-# The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`, `--init`; the lab's payments profile by default; seconds).
+# The conformance kit against any Idempotency-Key server (`--base URL`, `--profile FILE`, `--json`, `--check NAME`, `--list`, `--init`, `--chaos N [--seed S]`; the lab's payments profile by default; seconds).
 [no-exit-message]
 conform *args:
     @cargo run -q -p retrykey-conform --bin conform -- {{args}}
 
-# The conformance kit against an HTTP variant served behind the payments handler, or `correct` (seconds).
+# The conformance kit against an HTTP variant served behind the payments handler, or `correct`; `--chaos N` for a chaos run instead (seconds, a minute for chaos).
 [no-exit-message]
-conform-variant name:
-    @cargo run -q -p retrykey-tests --bin conform-variant -- {{name}}
+conform-variant name *args:
+    @cargo run -q -p retrykey-tests --bin conform-variant -- {{name}} {{args}}
 
 # Stage 4: the HTTP check suite against the correct layer (seconds).
 test-http:

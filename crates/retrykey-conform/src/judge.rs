@@ -43,14 +43,18 @@ pub fn history(profile: &Profile, exchanges: &[Exchange]) -> Vec<Entry> {
             attempt: *attempt,
             reply,
         };
-        for event in [sent, got] {
+        // A reply is had when it arrives: a duplicate that waited may carry the answer of an
+        // attempt sent after it.
+        let answered_ms = exchange.at_ms + exchange.took_ms;
+        for (at_ms, event) in [(exchange.at_ms, sent), (answered_ms, got)] {
             entries.push(Entry {
-                at_ms: exchange.at_ms,
+                at_ms,
                 host: host.clone(),
                 event,
             });
         }
     }
+    entries.sort_by_key(|entry| entry.at_ms);
     entries
 }
 

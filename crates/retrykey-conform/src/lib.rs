@@ -19,7 +19,9 @@
 //! 4. `judge.rs`: that record as a history, judged by the shared rules.
 //! 5. `run.rs`: each check run, judged, and shrunk when it fails, after `calibrate.rs` proved
 //!    the profile's hooks it relies on; `witness.rs`, `report.rs`.
-//! 6. `wire.rs`: HTTP/1.1 written and read by hand, and `bin/conform.rs`, the program.
+//! 6. `chaos.rs`: random operations under faults, judged by the same rules, through the fault
+//!    proxy of `proxy.rs`.
+//! 7. `wire.rs`: HTTP/1.1 written and read by hand, and `bin/conform.rs`, the program.
 //!
 //! # Example
 //!
@@ -44,9 +46,11 @@
 //! ```
 
 mod calibrate;
+mod chaos;
 mod checks;
 mod judge;
 pub mod profile;
+pub mod proxy;
 mod report;
 mod run;
 mod session;
@@ -54,6 +58,7 @@ pub mod wire;
 mod witness;
 
 pub use calibrate::Hook;
+pub use chaos::{ChaosFailure, ChaosReport, chaos};
 pub use checks::{CHECKS, KitCheck, Source};
 pub use judge::history;
 pub use profile::{Profile, ProfileError};

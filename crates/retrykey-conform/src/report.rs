@@ -182,7 +182,14 @@ fn failure_text(name: &str, failure: &FailedCheck) -> String {
         failure.witness.len(),
         failure.exchanges
     );
-    for line in &failure.witness {
+    out.push_str(&witness_text(&failure.witness));
+    out
+}
+
+/// Witness lines as the reports print them: what was sent, and under it what came back.
+pub(crate) fn witness_text(witness: &[WitnessLine]) -> String {
+    let mut out = String::new();
+    for line in witness {
         let _ = writeln!(out, "  {:>3} > {}", line.number, line.sent);
         let _ = writeln!(out, "      < {}", line.got);
     }

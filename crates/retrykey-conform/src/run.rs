@@ -254,7 +254,7 @@ fn failure(profile: &Profile, failed: Failed, first_size: Option<usize>) -> Fail
 }
 
 /// A short name for this run of the kit, so its keys are new to a server that keeps old ones.
-fn run_id() -> String {
+pub(crate) fn run_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_nanos() as u64);

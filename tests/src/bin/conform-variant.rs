@@ -1,29 +1,40 @@
-//! `just conform-variant NAME`: the conformance kit against an HTTP variant, served behind the
-//! payments handler on 127.0.0.1 (a server per check), as `just test-negatives` runs it;
-//! `correct` for the correct layer in the same harness. Prints the kit's table and witnesses;
-//! exits 1 when a check fails, 2 for a name it does not know.
+//! `just conform-variant NAME [--chaos N]`: the conformance kit against an HTTP variant, served
+//! behind the payments handler on 127.0.0.1 (a server per check), as `just test-negatives` runs
+//! it; `correct` for the correct layer in the same harness. Prints the kit's table and
+//! witnesses, or with `--chaos N` a chaos run of N operations (seed 7) on one server; exits 1
+//! when something fails, 2 for a name or flag it does not know.
 
 use std::process::ExitCode;
 
-use retrykey_tests::conformed::{VARIANTS, kit_on};
+use retrykey_tests::conformed::{VARIANTS, kit_on, profile, serve};
+
+/// The seed of `--chaos`: the book shows its run.
+const SEED: u64 = 7;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let name = match args.as_slice() {
+    let (name, chaos) = match args.as_slice() {
         [flag] if flag == "-h" || flag == "--help" => {
             println!(
-                "usage: conform-variant NAME\n\nRuns the conformance kit against an HTTP variant served behind the payments\nhandler, or against the correct layer (NAME = correct). Variants: {}",
+                "usage: conform-variant NAME [--chaos N]\n\nRuns the conformance kit against an HTTP variant served behind the payments\nhandler, or against the correct layer (NAME = correct); with --chaos N, a chaos\nrun of N operations (seed {SEED}) instead. Variants: {}",
                 VARIANTS.join(", ")
             );
             return ExitCode::SUCCESS;
         }
-        [name] => name.clone(),
+        [name] => (name.clone(), None),
+        [name, flag, count] if flag == "--chaos" => match count.parse::<usize>() {
+            Ok(count) if (1..=10_000).contains(&count) => (name.clone(), Some(count)),
+            _ => {
+                return refuse(&format!(
+                    "--chaos {count:?}: expected 1 to 10000 operations"
+                ));
+            }
+        },
         _ => {
-            eprintln!(
-                "conform-variant: expected one name: correct, or one of {}",
+            return refuse(&format!(
+                "expected a name, and --chaos N: correct, or one of {}",
                 VARIANTS.join(", ")
-            );
-            return ExitCode::from(2);
+            ));
         }
     };
     let variant = (name != "correct").then_some(name.as_str());
@@ -34,18 +45,35 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(kit_on(variant)) {
-        Ok(report) => {
-            print!("{}", report.text());
-            if report.failed().is_empty() {
+    let outcome = runtime.block_on(async {
+        match chaos {
+            None => kit_on(variant)
+                .await
+                .map(|report| (report.text(), report.failed().is_empty())),
+            Some(operations) => {
+                let server = serve(variant).await?;
+                let base = server.url().parse().expect("a loopback URL");
+                let report = retrykey_conform::chaos(&profile(), &base, operations, SEED).await;
+                server.stop().await;
+                let report = report.expect("a fault proxy on 127.0.0.1");
+                Ok((report.text(), report.failure.is_none()))
+            }
+        }
+    });
+    match outcome {
+        Ok((text, passed)) => {
+            print!("{text}");
+            if passed {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
             }
         }
-        Err(unknown) => {
-            eprintln!("conform-variant: {unknown}");
-            ExitCode::from(2)
-        }
+        Err(unknown) => refuse(&unknown.to_string()),
     }
+}
+
+fn refuse(why: &str) -> ExitCode {
+    eprintln!("conform-variant: {why}");
+    ExitCode::from(2)
 }

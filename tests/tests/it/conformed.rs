@@ -69,3 +69,49 @@ fn a_declared_replayed_5xx_is_a_policy_not_a_defect() {
         );
     }
 }
+
+/// A chaos run of `operations` against `variant` in the harness, with a fixed seed.
+fn chaos_on(variant: Option<&str>, operations: usize) -> retrykey_conform::ChaosReport {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let server = serve(variant).await.expect("a known variant");
+        let base = server.url().parse().expect("a loopback URL");
+        let report = retrykey_conform::chaos(&profile(), &base, operations, 7).await;
+        server.stop().await;
+        report.expect("a fault proxy on 127.0.0.1")
+    })
+}
+
+// Chaos is told nothing of what to look for: against the correct layer every rule holds under
+// lost answers, resets and delays, and every operation's effect is counted once at most.
+#[test]
+fn chaos_finds_nothing_in_the_correct_layer() {
+    let report = chaos_on(None, 200);
+    assert!(report.failure.is_none(), "{}", report.text());
+    let [reset, lost, delayed] = report.faults;
+    assert!(reset > 0 && lost > 0 && delayed > 0, "{}", report.text());
+    assert!(report.effects.is_some_and(|made| made > 0 && made <= 200));
+}
+
+// Three bugs the checks find one by one, found by chaos without being named, each cut down to
+// a witness of a few exchanges.
+#[test]
+fn chaos_finds_the_races_and_the_leaks_unnamed() {
+    for variant in ["split-check-insert", "no-fingerprint", "unscoped-key"] {
+        let report = chaos_on(Some(variant), 200);
+        let Some(failure) = &report.failure else {
+            panic!("{variant}: chaos found nothing\n{}", report.text());
+        };
+        assert!(
+            failure.operations < 200,
+            "{variant}: not cut down\n{}",
+            report.text()
+        );
+        assert!(
+            (1..=retrykey_conform::MAX_WITNESS).contains(&failure.witness.len()),
+            "{variant}\n{}",
+            report.text()
+        );
+        eprintln!("{variant}\n{}", report.text());
+    }
+}

@@ -35,6 +35,13 @@ struct Args {
     /// Print a profile to start from, for a server unlike the lab's, and exit.
     #[arg(long)]
     init: bool,
+    /// Instead of the checks: N random operations at once, each retried until settled,
+    /// through a fault proxy on 127.0.0.1; the history judged, a failure cut down.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    chaos: Option<u32>,
+    /// The seed of a chaos run's plan (default: drawn from the clock, and printed).
+    #[arg(long, value_name = "SEED")]
+    seed: Option<u64>,
 }
 
 /// What the report says of a run without `--profile`.
@@ -84,6 +91,13 @@ async fn judge(args: &Args, profile: &Profile, base: &Base) -> anyhow::Result<Ex
              describe this server in a profile (`conform --init` prints one to start from)"
         );
     }
+    let named = (args.profile.as_ref()).map_or(BUILT_IN.to_owned(), |p| p.display().to_string());
+    if let Some(operations) = args.chaos {
+        if !args.json {
+            println!("profile: {named}");
+        }
+        return chaos(args, profile, base, operations as usize).await;
+    }
     let report = match retrykey_conform::run(profile, base, &args.checks).await {
         Ok(report) => report,
         Err(error @ KitError::Unreachable { .. }) => {
@@ -96,7 +110,6 @@ async fn judge(args: &Args, profile: &Profile, base: &Base) -> anyhow::Result<Ex
         }
         Err(error) => return Err(error.into()),
     };
-    let named = (args.profile.as_ref()).map_or(BUILT_IN.to_owned(), |p| p.display().to_string());
     if args.json {
         let mut json = report.json();
         json["profile"] = serde_json::Value::String(named);
@@ -112,12 +125,42 @@ async fn judge(args: &Args, profile: &Profile, base: &Base) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
+/// A chaos run and its report: the exit status of its verdict.
+async fn chaos(
+    args: &Args,
+    profile: &Profile,
+    base: &Base,
+    operations: usize,
+) -> anyhow::Result<ExitCode> {
+    if let Err(why) = retrykey_conform::wire::reachable(base).await {
+        eprintln!("conform: nothing answers at {base}: {why}");
+        return Ok(ExitCode::from(3));
+    }
+    let seed = args.seed.unwrap_or_else(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        now.map_or(1, |elapsed| elapsed.as_micros() as u64 % 1_000_000)
+    });
+    let report = retrykey_conform::chaos(profile, base, operations, seed).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(match report.failure {
+        Some(_) => ExitCode::FAILURE,
+        None => ExitCode::SUCCESS,
+    })
+}
+
 /// The profile and the base URL, each checked before anything is sent.
 fn setting_up(args: &Args) -> anyhow::Result<(Profile, Base)> {
     let profile = match &args.profile {
         Some(path) => Profile::read(path)?,
         None => Profile::parse(PAYMENTS_PROFILE)?,
     };
+    if args.seed.is_some() && args.chaos.is_none() {
+        anyhow::bail!("--seed draws a chaos run's plan: give --chaos N as well");
+    }
     let Some(base) = args.base.clone().or_else(|| profile.base.clone()) else {
         anyhow::bail!("no --base, and the profile names no base");
     };

@@ -5,6 +5,8 @@
 //! the exchanges that show it. The shared history rules judge every session as well.
 
 mod assert;
+
+pub(crate) use assert::all;
 mod keys;
 mod load;
 mod runs;

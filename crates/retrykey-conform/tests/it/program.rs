@@ -185,3 +185,51 @@ fn init_prints_a_profile_to_start_from() {
     let profile = retrykey_conform::Profile::parse(&stdout).expect("a profile the kit reads");
     assert_ne!(profile.request.path, "/payments", "not the lab's own");
 }
+
+// Chaos against the lab's payments: every rule holds under the proxy's faults, and the server
+// ran each key's operation once at most.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_holds_against_the_labs_payments() {
+    let served = crate::servers::payments_on(retrykey_replicas::StoreChoice::Memory).await;
+    let (code, stdout, stderr) = against(&served, &["--chaos", "40", "--seed", "3"]).await;
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("chaos: 40 operations (seed 3), "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("answers lost") && stdout.contains("every rule held"),
+        "{stdout}"
+    );
+    let charges = served.payments.charges().await.expect("the charges");
+    assert!(
+        (1..=40).contains(&charges),
+        "{charges} charges for 40 operations"
+    );
+    served.server.stop().await;
+}
+
+// Chaos against a handler with no idempotency: it fails, and the failure is cut down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chaos_fails_a_server_without_keys_with_a_short_witness() {
+    let served = bare().await;
+    let (code, stdout, _) = against(&served, &["--chaos", "40", "--seed", "3"]).await;
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("\nFAIL\n"), "{stdout}");
+    let shrunk = stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("shrunk from 40 operations to "))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no shrinking line: {stdout}"));
+    assert!(shrunk < 40, "{stdout}");
+    // More handler runs than operations: retries ran again behind no key.
+    assert!(served.payments.attempts() > 40);
+    served.server.stop().await;
+}
+
+#[test]
+fn a_seed_without_chaos_is_refused() {
+    let (code, _, stderr) = conform(&["--base", "http://127.0.0.1:1", "--seed", "3"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--chaos"), "{stderr}");
+}
