@@ -19,16 +19,10 @@ pub enum Hook {
     Callers,
     /// `[effects]`: the count grows by one when a fresh request runs.
     Effects,
-}
-
-impl Hook {
-    /// Every hook the kit proves, in the order it proves them.
-    pub const ALL: [Hook; 4] = [
-        Hook::SlowRequest,
-        Hook::FailOnce,
-        Hook::Callers,
-        Hook::Effects,
-    ];
+    /// `[throws] header`: the first request with a value of it gets no success.
+    Throws,
+    /// `[cookie] header`: a request with it gets an answer that sets a cookie.
+    SetsCookie,
 }
 
 /// Proves `hook` on the server at `base`, with keys that start with `run`: `Ok` when it works
@@ -45,6 +39,8 @@ pub async fn calibrate(
         Hook::FailOnce => fail_once(&session).await,
         Hook::Callers => callers(&session).await,
         Hook::Effects => effects(&session).await,
+        Hook::Throws => throws(&session).await,
+        Hook::SetsCookie => sets_cookie(&session).await,
     }
 }
 
@@ -149,5 +145,47 @@ async fn effects(session: &Session<'_>) -> Result<(), String> {
         )),
         // A first request that does not run is the first check's finding, not the hook's.
         _ => Ok(()),
+    }
+}
+
+/// One keyed request with a fresh value of the throw header must not succeed: a handler that
+/// throws answers a 5xx, or nothing.
+async fn throws(session: &Session<'_>) -> Result<(), String> {
+    let Some(throws) = &session.profile().throws else {
+        return Ok(());
+    };
+    let operation = session.operation();
+    let value = format!("throw-{}", operation.key);
+    let header = [(throws.header.clone(), value.clone())];
+    let sent = session.send(&operation, 1, &header).await;
+    match sent.status() {
+        Some(status) if (200..300).contains(&status) => Err(format!(
+            "the throw header {}: {value} does nothing here: a request with it was answered \
+             {status}",
+            throws.header
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// One keyed request with the cookie header must get an answer with `Set-Cookie`.
+async fn sets_cookie(session: &Session<'_>) -> Result<(), String> {
+    let Some(cookie) = &session.profile().cookie else {
+        return Ok(());
+    };
+    let operation = session.operation();
+    let header = [(cookie.header.clone(), "1".to_owned())];
+    let sent = session.send(&operation, 1, &header).await;
+    match sent.answer() {
+        Some(answer) if answer.header("set-cookie").is_some() => Ok(()),
+        Some(answer) => Err(format!(
+            "the cookie header {}: 1 does nothing here: a request with it was answered {} \
+             without Set-Cookie",
+            cookie.header, answer.status
+        )),
+        None => Err(format!(
+            "a request with the cookie header {} got no answer",
+            cookie.header
+        )),
     }
 }

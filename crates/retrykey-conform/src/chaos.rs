@@ -303,6 +303,7 @@ async fn drive(session: &Session<'_>, planned: &Planned, seed: u64, run: &str) {
         caller: planned.caller,
         n: planned.n,
         path: profile.request.path.clone(),
+        life: 0,
     };
     let send = |attempt: u32| {
         let header = fault(seed, planned.index, attempt)

@@ -35,6 +35,10 @@ pub struct Profile {
     pub callers: Option<Callers>,
     /// How to make the handler fail once with a 5xx.
     pub fail_once: Option<FailOnce>,
+    /// How to make the handler panic (or throw) once, before any effect.
+    pub throws: Option<Throws>,
+    /// How to make the handler's answer set a cookie.
+    pub cookie: Option<SetsCookie>,
     /// How long a finished key is kept.
     pub expiry: Option<Expiry>,
     /// A burst of distinct keys.
@@ -210,6 +214,23 @@ pub struct FailOnce {
     /// What a retry of that 5xx gets.
     #[serde(default)]
     pub policy: ErrorPolicy,
+}
+
+/// A header whose first request with each distinct value makes the handler panic (or throw an
+/// exception) before any effect: what the server answers, if anything, is its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Throws {
+    /// The header's name; the kit picks a fresh value per operation.
+    pub header: String,
+}
+
+/// A header whose request gets an answer that sets a cookie (`Set-Cookie`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetsCookie {
+    /// The header's name; its value is the kit's.
+    pub header: String,
 }
 
 /// What becomes of a key whose first attempt ended in a 5xx: the draft leaves it to the server.
@@ -453,6 +474,12 @@ impl Profile {
         }
         if let Some(fail) = &self.fail_once {
             all.push(("fail_once.header", Some(&fail.header), &fail.header));
+        }
+        if let Some(throws) = &self.throws {
+            all.push(("throws.header", Some(&throws.header), &throws.header));
+        }
+        if let Some(cookie) = &self.cookie {
+            all.push(("cookie.header", Some(&cookie.header), &cookie.header));
         }
         if let Some(header) = &self.replay.header {
             all.push(("replay.header", Some(header), header));

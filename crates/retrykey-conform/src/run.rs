@@ -75,18 +75,8 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
     }
     let kit = run_id();
     let runs = |check: &KitCheck| chosen(check) && (check.skipped)(profile).is_none();
-    let mut broken: Vec<(Hook, String)> = Vec::new();
-    for (index, hook) in Hook::ALL.into_iter().enumerate() {
-        if CHECKS
-            .iter()
-            .any(|check| runs(check) && check.hooks.contains(&hook))
-        {
-            let run = format!("{kit}.hook{index}");
-            if let Err(why) = calibrate(hook, profile, base, &run).await {
-                broken.push((hook, why));
-            }
-        }
-    }
+    let chosen_checks: Vec<&KitCheck> = CHECKS.iter().filter(|check| runs(check)).collect();
+    let broken = broken_hooks(profile, base, &kit, &chosen_checks).await;
     // A server whose count does not follow its effects is judged without it.
     let judged = match broken.iter().any(|(hook, _)| *hook == Hook::Effects) {
         true => Profile {
@@ -112,6 +102,30 @@ pub async fn run(profile: &Profile, base: &Base, only: &[String]) -> Result<KitR
         base: base.to_string(),
         checks,
     })
+}
+
+/// Each hook the checks in `checks` rely on, proved once, in the order the checks name them:
+/// those that do not work, with what the server did.
+async fn broken_hooks(
+    profile: &Profile,
+    base: &Base,
+    kit: &str,
+    checks: &[&KitCheck],
+) -> Vec<(Hook, String)> {
+    let mut needed: Vec<Hook> = Vec::new();
+    for hook in checks.iter().flat_map(|check| check.hooks) {
+        if !needed.contains(hook) {
+            needed.push(*hook);
+        }
+    }
+    let mut broken = Vec::new();
+    for (index, hook) in needed.into_iter().enumerate() {
+        let run = format!("{kit}.hook{index}");
+        if let Err(why) = calibrate(hook, profile, base, &run).await {
+            broken.push((hook, why));
+        }
+    }
+    broken
 }
 
 /// Why `check` is not judged after the reports `done`: a check it stands on failed (or was

@@ -31,15 +31,22 @@ pub struct Operation {
     pub n: u64,
     /// The path it is sent to.
     pub path: String,
+    /// Which life of its key it belongs to (0 until the key first expires): a key used again
+    /// after its expiry is a new key to the shared rules.
+    pub life: u32,
 }
 
 impl Operation {
     /// The key as the shared rules know it: one per caller, so that two callers' uses of one
     /// key are judged as the different operations they are.
     pub fn judged_key(&self) -> String {
-        match self.caller {
+        let key = match self.caller {
             0 => self.key.clone(),
             caller => format!("c{caller}:{}", self.key),
+        };
+        match self.life {
+            0 => key,
+            life => format!("{key}~{life}"),
         }
     }
 
@@ -190,6 +197,7 @@ impl<'a> Session<'a> {
             caller: 0,
             n: u64::from(id),
             path: self.profile.request.path.clone(),
+            life: 0,
         }
     }
 

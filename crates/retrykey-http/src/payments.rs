@@ -8,6 +8,8 @@
 //! - `X-Flaky: <token>`: the first request carrying each distinct token fails with 500 before
 //!   charging; later ones with the same token succeed.
 //! - `X-Delay-Ms: <n>`: n milliseconds of extra work before the flaky check (at most 60 s).
+//! - `X-Panic: <token>`: the first request carrying each distinct token panics before charging.
+//! - `X-Set-Cookie: <anything>`: the answer sets a cookie (`receipt=<number>`).
 //!
 //! # Example
 //!
@@ -43,6 +45,26 @@ use crate::{BoxFuture, EntriesFuture, Error, Problem, Reservation, StoredRespons
 pub const X_FLAKY: &str = "x-flaky";
 /// The header that adds work before the flaky check, in milliseconds.
 pub const X_DELAY_MS: &str = "x-delay-ms";
+/// The header that makes a first attempt panic (once per distinct value).
+pub const X_PANIC: &str = "x-panic";
+/// The header that makes a payment's answer set a cookie.
+pub const X_SET_COOKIE: &str = "x-set-cookie";
+
+/// How the message of a panic that `X-Panic` asked for begins.
+pub const ASKED_PANIC: &str = "the request asked the payments handler to panic";
+
+/// Installs a panic hook that says nothing of the panics `X-Panic` asks for (the layer answers
+/// them, and a program's output stays what it shows), and reports every other as before.
+pub fn quiet_asked_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = (info.payload().downcast_ref::<String>().map(String::as_str))
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if !message.is_some_and(|m| m.starts_with(ASKED_PANIC)) {
+            report(info);
+        }
+    }));
+}
 
 /// Where charges are kept.
 ///
@@ -156,27 +178,44 @@ impl Payments {
         }
     }
 
-    async fn pay(&self, request: Request<Body>) -> Response<Body> {
-        self.attempts.fetch_add(1, Ordering::SeqCst);
-        let (parts, body) = request.into_parts();
-        let delay = header_str(&parts.headers, X_DELAY_MS)
+    /// Whether `token` is seen for the first time (the flaky and panic hooks fire once each).
+    fn first_time(&self, token: &str) -> bool {
+        let mut seen = self
+            .flaky_seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        seen.insert(token.to_owned())
+    }
+
+    /// The fault hooks a request asks for, in order: the delay, then a panic or a 500 (each
+    /// once per token). `Some` is the failure to answer instead of charging.
+    async fn asked_faults(&self, headers: &HeaderMap) -> Option<Response<Body>> {
+        let delay = header_str(headers, X_DELAY_MS)
             .and_then(|ms| ms.parse::<u64>().ok())
             .map_or(0, |ms| ms.min(60_000));
         if delay > 0 {
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
-        if let Some(token) = header_str(&parts.headers, X_FLAKY) {
-            let mut seen = self
-                .flaky_seen
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if seen.insert(token.to_owned()) {
-                return problem(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "database-unavailable",
-                    "Database unavailable",
-                );
-            }
+        if let Some(token) = header_str(headers, X_PANIC)
+            && self.first_time(&format!("panic {token}"))
+        {
+            panic!("{ASKED_PANIC} ({X_PANIC}: {token})");
+        }
+        let token = header_str(headers, X_FLAKY)?;
+        self.first_time(token).then(|| {
+            problem(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "database-unavailable",
+                "Database unavailable",
+            )
+        })
+    }
+
+    async fn pay(&self, request: Request<Body>) -> Response<Body> {
+        self.attempts.fetch_add(1, Ordering::SeqCst);
+        let (parts, body) = request.into_parts();
+        if let Some(failure) = self.asked_faults(&parts.headers).await {
+            return failure;
         }
         let body = match read_limited(body, 64 << 10).await {
             Err(ReadError::TimedOut) => return Problem::BodyTimedOut.response(None),
@@ -196,7 +235,14 @@ impl Payments {
         match self.ledger.charge(amount, reservation, created).await {
             Ok(payment) => {
                 tracing::debug!(payment, amount, "charged");
-                created(payment).response()
+                let mut response = created(payment).response();
+                if parts.headers.contains_key(X_SET_COOKIE) {
+                    let cookie = format!("receipt={payment}; Path=/; HttpOnly");
+                    if let Ok(value) = HeaderValue::from_str(&cookie) {
+                        response.headers_mut().insert(header::SET_COOKIE, value);
+                    }
+                }
+                response
             }
             // Another replica took the key over while this attempt was paused: its charge was
             // refused. A 503 tells the client to retry, and the retry gets the new owner's answer.

@@ -298,7 +298,7 @@ fn simulate_ci_facts() -> Vec<(&'static str, Vec<String>)> {
 
 /// A count as the book writes it in prose.
 fn word(n: u64) -> &'static str {
-    const WORDS: [&str; 21] = [
+    const WORDS: [&str; 31] = [
         "zero",
         "one",
         "two",
@@ -320,6 +320,16 @@ fn word(n: u64) -> &'static str {
         "eighteen",
         "nineteen",
         "twenty",
+        "twenty-one",
+        "twenty-two",
+        "twenty-three",
+        "twenty-four",
+        "twenty-five",
+        "twenty-six",
+        "twenty-seven",
+        "twenty-eight",
+        "twenty-nine",
+        "thirty",
     ];
     WORDS.get(n as usize).copied().unwrap_or("many")
 }

@@ -53,6 +53,33 @@ pub async fn empty_key_is_no_key(session: &Session<'_>, _: usize) -> Result<(), 
     effects_grew(session, before, runs, &shown).await
 }
 
+/// A request without a key is no one's operation: two callers' identical keyless requests
+/// each run (or each are refused, on a route that requires a key), and neither is answered
+/// with the other's.
+pub async fn keyless_callers_never_share_an_answer(
+    session: &Session<'_>,
+    _: usize,
+) -> Result<(), Breach> {
+    let before = session.effects().await?;
+    let op = session.operation();
+    let mut shown = Vec::new();
+    let mut runs = 0;
+    for caller in [1, 2] {
+        let sent = session
+            .exchange(session.keyless(op.n, &op.path, caller), None)
+            .await;
+        shown.push(sent.number);
+        let what = format!("caller {caller}'s request without a key");
+        if answered(&sent)?.status == refusal(session) {
+            refused(session, &sent, refusal(session), &what)?;
+        } else {
+            ran(session, &sent, &what).map_err(|breach| breach.with_earlier(&shown))?;
+            runs += 1;
+        }
+    }
+    effects_grew(session, before, runs, &shown).await
+}
+
 /// Values that are neither the draft's string nor (where the profile allows them) a token.
 fn malformed_values(bare_tokens: bool, key: &str) -> Vec<String> {
     let mut values = vec![

@@ -75,6 +75,8 @@ impl std::fmt::Debug for KitCheck {
 
 const FIRST: &str = "first-request-succeeds";
 const RETRY: &str = "retry-replays-the-first-answer";
+const EXPIRES: &str = "key-expires-when-declared";
+const SERVER_ERROR: &str = "server-error-releases-or-replays";
 
 fn runs(_: &Profile) -> Option<String> {
     None
@@ -128,6 +130,22 @@ fn needs_fail_once(profile: &Profile) -> Option<String> {
         .fail_once
         .is_none()
         .then(|| lacking("[fail_once] header"))
+}
+
+fn needs_kept_headers(profile: &Profile) -> Option<String> {
+    (profile.replay.kept_headers.is_empty()).then(|| lacking("replay.kept_headers"))
+}
+
+fn needs_throws(profile: &Profile) -> Option<String> {
+    profile.throws.is_none().then(|| lacking("[throws] header"))
+}
+
+fn needs_cookie(profile: &Profile) -> Option<String> {
+    profile.cookie.is_none().then(|| lacking("[cookie] header"))
+}
+
+fn needs_expiry_and_slow_request(profile: &Profile) -> Option<String> {
+    needs_short_expiry(profile).or_else(|| needs_slow_request(profile))
 }
 
 fn needs_callers(profile: &Profile) -> Option<String> {
@@ -190,18 +208,24 @@ macro_rules! kit_checks {
 kit_checks! {
     "first-request-succeeds" => same_key::first_request_succeeds, Source::Draft("§2.6"), runs, no_size, false, [], [];
     "retry-replays-the-first-answer" => same_key::retry_replays_the_first_answer, Source::Draft("§2.6"), runs, no_size, false, [], [FIRST];
+    "replay-keeps-the-stored-headers" => same_key::replay_keeps_the_stored_headers, Source::Lab, needs_kept_headers, no_size, false, [], [RETRY];
     "changed-body-is-422" => same_key::changed_body_is_422, Source::Draft("§2.7"), runs, no_size, false, [], [RETRY];
     "changed-path-is-refused" => same_key::changed_path_is_refused, Source::Lab, needs_changed_path, no_size, false, [], [RETRY];
+    "client-header-cannot-decide" => same_key::client_header_cannot_decide, Source::Lab, runs, no_size, false, [], [RETRY];
     "duplicate-waits-or-conflicts" => runs::duplicate_waits_or_conflicts, Source::Draft("§2.7"), needs_slow_request, duplicates, false, [SlowRequest], [RETRY];
     "missing-key-is-refused" => keys::missing_key_is_refused, Source::Draft("§2.7"), needs_required_key, no_size, false, [], [];
     "empty-key-is-no-key" => keys::empty_key_is_no_key, Source::Lab, runs, no_size, false, [], [];
     "malformed-key-is-refused" => keys::malformed_key_is_refused, Source::Lab, needs_draft_syntax, no_size, false, [], [];
     "overlong-key-is-refused" => keys::overlong_key_is_refused, Source::Lab, needs_max_length, no_size, false, [], [FIRST];
     "repeated-key-header-is-refused" => keys::repeated_key_header_is_refused, Source::Lab, needs_draft_syntax, no_size, false, [], [];
+    "keyless-callers-never-share-an-answer" => keys::keyless_callers_never_share_an_answer, Source::Lab, needs_callers, no_size, false, [Callers], [];
     "server-error-releases-or-replays" => runs::server_error_releases_or_replays, Source::Lab, needs_fail_once, no_size, false, [FailOnce], [FIRST];
+    "throwing-handler-leaves-no-stuck-key" => runs::throwing_handler_leaves_no_stuck_key, Source::Lab, needs_throws, no_size, false, [Throws], [FIRST, SERVER_ERROR];
     "callers-are-kept-apart" => same_key::callers_are_kept_apart, Source::Lab, needs_callers, no_size, false, [Callers], [RETRY];
+    "cookie-answer-is-kept" => same_key::cookie_answer_is_kept, Source::Lab, needs_cookie, no_size, false, [SetsCookie], [RETRY];
     "disconnected-first-attempt-completes" => runs::disconnected_first_attempt_completes, Source::Lab, needs_slow_request, no_size, false, [SlowRequest], [RETRY];
     "key-expires-when-declared" => same_key::key_expires_when_declared, Source::Draft("§2.3"), needs_short_expiry, no_size, false, [], [RETRY];
+    "expired-key-runs-once-more" => runs::expired_key_runs_once_more, Source::Lab, needs_expiry_and_slow_request, no_size, false, [SlowRequest], [EXPIRES];
     "effects-match-operations" => load::effects_match_operations, Source::Lab, needs_effects, operations, false, [Effects], [RETRY];
     "burst-keeps-live-records" => load::burst_keeps_live_records, Source::Lab, needs_burst, burst_keys, true, [], [RETRY];
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::assert::{all, effects_grew, ran, refused, replay_of};
 use crate::profile::{DuplicatePolicy, ErrorPolicy};
-use crate::session::{Breach, Session};
+use crate::session::{Breach, Operation, Session};
 
 /// The profile's slow-request header, and how long such a request runs.
 fn slow(session: &Session<'_>) -> (Vec<(String, String)>, u64) {
@@ -143,4 +143,112 @@ pub async fn disconnected_first_attempt_completes(
         ));
     }
     effects_grew(session, before, 1, &[left.number, retry.number]).await
+}
+
+/// Two copies sent together just after the key's lifetime run once between them: the expired
+/// record gives way to one new attempt, and the other copy waits for it or gets 409.
+pub async fn expired_key_runs_once_more(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let (after_ms, grace_ms) =
+        (session.profile().expiry.as_ref()).map_or((0, 0), |e| (e.after_ms, e.grace_ms));
+    let (slow_header, _) = slow(session);
+    let before = session.effects().await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &[]).await;
+    ran(session, &first, "the first request")?;
+    let answered = tokio::time::Instant::now();
+    tokio::time::sleep_until(answered + Duration::from_millis(after_ms + grace_ms)).await;
+    let renewed = Operation {
+        id: session.operation().id,
+        life: 1,
+        ..op.clone()
+    };
+    let (a, b) = tokio::join!(
+        session.send(&renewed, 1, &slow_header),
+        session.send(&renewed, 2, &slow_header)
+    );
+    let shown = [first.number, a.number, b.number];
+    let mut fresh = 0;
+    for copy in [&a, &b] {
+        let answer = super::assert::answered(copy).map_err(|breach| breach.with_earlier(&shown))?;
+        let status = answer.status;
+        if (200..300).contains(&status) && !session.is_replay(answer) {
+            fresh += 1;
+        } else if !(200..300).contains(&status) && status != 409 {
+            return Err(Breach::new(
+                format!("a copy sent after the key's lifetime got {status}, not a success or 409"),
+                &shown,
+            ));
+        }
+    }
+    if fresh > 1 && session.profile().replay.header.is_some() {
+        return Err(Breach::new(
+            "both copies sent together after the key's lifetime ran: the expired record gave way to two attempts",
+            &shown,
+        ));
+    }
+    effects_grew(session, before, 2, &shown).await
+}
+
+/// A handler that panics (or throws) leaves no key behind it: the retry is answered, not
+/// held or refused for the life of the process; it runs, or replays the failure where the
+/// profile keeps a 5xx.
+pub async fn throwing_handler_leaves_no_stuck_key(
+    session: &Session<'_>,
+    _: usize,
+) -> Result<(), Breach> {
+    let profile = session.profile();
+    let header = (profile.throws.as_ref()).map_or(String::new(), |t| t.header.clone());
+    let policy = profile
+        .fail_once
+        .as_ref()
+        .map(|f| f.policy)
+        .unwrap_or_default();
+    let before = session.effects().await?;
+    let op = session.operation();
+    let throw = [(header, format!("throw-{}", op.key))];
+    let first = session.send(&op, 1, &throw).await;
+    if let Some(status) = first.status().filter(|status| (200..300).contains(status)) {
+        return Err(Breach::new(
+            format!(
+                "the request asked to throw got {status}: the profile's [throws] header did not work"
+            ),
+            &[first.number],
+        ));
+    }
+    let limit = Duration::from_millis(profile.scale.timeout_ms);
+    let started = tokio::time::Instant::now();
+    let mut attempt = 2;
+    let retry = loop {
+        let retry = session.send(&op, attempt, &throw).await;
+        if retry.status() != Some(409) || started.elapsed() >= limit {
+            break retry;
+        }
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let shown = [first.number, retry.number];
+    let stuck = |why: String| {
+        Breach::new(
+            format!("the key is stuck after its handler threw: {why}"),
+            &shown,
+        )
+    };
+    let answer = match super::assert::answered(&retry) {
+        Ok(answer) => answer,
+        Err(breach) => return Err(stuck(breach.what)),
+    };
+    if answer.status == 409 {
+        return Err(stuck(format!(
+            "every retry for {} ms got 409",
+            limit.as_millis()
+        )));
+    }
+    match policy {
+        ErrorPolicy::Release => {
+            ran(session, &retry, "the retry after the handler threw")
+                .map_err(|breach| breach.after(first.number))?;
+            effects_grew(session, before, 1, &shown).await
+        }
+        ErrorPolicy::Replay => effects_grew(session, before, 0, &shown).await,
+    }
 }

@@ -27,6 +27,95 @@ pub async fn retry_replays_the_first_answer(session: &Session<'_>, _: usize) -> 
     effects_grew(session, before, 1, &[first.number, retry.number]).await
 }
 
+/// A replay carries the headers of the first answer that the profile names, each unchanged.
+pub async fn replay_keeps_the_stored_headers(
+    session: &Session<'_>,
+    _: usize,
+) -> Result<(), Breach> {
+    let kept = &session.profile().replay.kept_headers;
+    let before = session.effects().await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &[]).await;
+    let original = ran(session, &first, "the first request")?;
+    if let Some(missing) = kept.iter().find(|name| original.header(name).is_none()) {
+        return Err(Breach::new(
+            format!("the first answer has no {missing}, which replay.kept_headers names"),
+            &[first.number],
+        ));
+    }
+    let retry = session.send(&op, 2, &[]).await;
+    let answer = answered_to(&retry)?;
+    let shown = |value: Option<&str>| value.map_or("(none)".to_owned(), |v| format!("{v:?}"));
+    let differences: Vec<String> = (kept.iter())
+        .filter(|name| answer.header(name) != original.header(name))
+        .map(|name| {
+            let (now, then) = (answer.header(name), original.header(name));
+            format!("{name} {} for {}", shown(now), shown(then))
+        })
+        .collect();
+    if !differences.is_empty() {
+        return Err(Breach::new(
+            format!(
+                "the replay did not keep the first answer's headers: {}",
+                differences.join(", ")
+            ),
+            &[first.number, retry.number],
+        ));
+    }
+    effects_grew(session, before, 1, &[first.number, retry.number]).await
+}
+
+/// Headers a client may send that name a middleware's own decision (a replay marker, a cache
+/// hit) decide nothing: a first request that carries them runs, and its retry replays it.
+pub async fn client_header_cannot_decide(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let replay = &session.profile().replay;
+    let mut claims: Vec<(String, String)> = CLIENT_CLAIMS
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    if let Some(header) = &replay.header {
+        let value = replay.value.clone().unwrap_or_else(|| "true".to_owned());
+        claims.push((header.clone(), value));
+    }
+    let before = session.effects().await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &claims).await;
+    ran(
+        session,
+        &first,
+        "a first request that claims to be a replay",
+    )?;
+    let retry = session.send(&op, 2, &claims).await;
+    replay_of(session, &retry, &first, "its retry")?;
+    effects_grew(session, before, 1, &[first.number, retry.number]).await
+}
+
+/// Request headers that some middleware sets for itself: a client must not be able to set them.
+const CLIENT_CLAIMS: [(&str, &str); 3] = [
+    ("X-Hit", "true"),
+    ("X-Cache", "HIT"),
+    ("X-Idempotency-Replayed", "true"),
+];
+
+/// An answer that sets a cookie is still the key's answer: its retry replays it (a replay
+/// may leave the cookie out), and the operation runs once.
+pub async fn cookie_answer_is_kept(session: &Session<'_>, _: usize) -> Result<(), Breach> {
+    let header = (session.profile().cookie.as_ref()).map_or(String::new(), |c| c.header.clone());
+    let cookie = [(header, "1".to_owned())];
+    let before = session.effects().await?;
+    let op = session.operation();
+    let first = session.send(&op, 1, &cookie).await;
+    ran(session, &first, "a request whose answer sets a cookie")?;
+    let retry = session.send(&op, 2, &cookie).await;
+    replay_of(
+        session,
+        &retry,
+        &first,
+        "the retry of an answer that set a cookie",
+    )?;
+    effects_grew(session, before, 1, &[first.number, retry.number]).await
+}
+
 /// The same key with another body gets 422, and changes nothing: a retry still replays.
 pub async fn changed_body_is_422(session: &Session<'_>, _: usize) -> Result<(), Breach> {
     let op = session.operation();

@@ -21,7 +21,7 @@ async fn assert_conforms(served: Served) {
     assert_eq!(report.skipped(), Vec::<&str>::new(), "{}", report.text());
     assert_eq!(report.passed().len(), CHECKS.len());
     let charges = served.payments.charges().await.expect("the charges");
-    assert_eq!(charges, served.payments.attempts() - 2, "{}", report.text());
+    assert_eq!(charges, served.payments.attempts() - 4, "{}", report.text());
     served.server.stop().await;
 }
 

@@ -73,6 +73,11 @@ fn the_orders_example_is_read_and_skips_what_it_leaves_out() {
                     .to_owned()
             ),
             (
+                "expired-key-runs-once-more",
+                "the profile's expiry (86400000 ms, and 1000 ms of grace) is longer than the kit waits (10000 ms)"
+                    .to_owned()
+            ),
+            (
                 "effects-match-operations",
                 "the profile declares no effects path".to_owned()
             ),

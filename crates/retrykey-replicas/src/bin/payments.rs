@@ -152,6 +152,8 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(exit) => return exit,
     };
+    // A panic that X-Panic asked for is the layer's to answer, not the terminal's to show.
+    retrykey_http::payments::quiet_asked_panics();
     retrykey_program::run("payments", serve(args))
 }
 
