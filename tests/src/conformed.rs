@@ -22,11 +22,13 @@ use tower_layer::Layer;
 pub const STAGE: u32 = 4;
 
 /// The variants the kit runs against, by name: every stage 4 (HTTP) variant.
-pub const VARIANTS: [&str; 8] = [
+pub const VARIANTS: [&str; 10] = [
     "body-only-replay",
     "cancel-unsafe",
+    "cookie-not-kept",
     "evict-when-full",
     "no-fingerprint",
+    "panic-jams-the-key",
     "replay-5xx",
     "split-check-insert",
     "unscoped-key",
@@ -94,6 +96,8 @@ fn engine(variant: Option<&str>, builder: Builder) -> Result<Builder, UnknownVar
         None | Some("split-check-insert" | "evict-when-full") => builder,
         Some("body-only-replay") => builder.engine(body_only_replay::BodyOnlyReplay),
         Some("cancel-unsafe") => builder.engine(cancel_unsafe::CancelUnsafe),
+        Some("cookie-not-kept") => builder.engine(cookie_not_kept::CookieNotKept),
+        Some("panic-jams-the-key") => builder.engine(panic_jams_the_key::PanicJamsTheKey),
         Some("no-fingerprint") => builder.engine(no_fingerprint::NoFingerprint),
         Some("replay-5xx") => builder.engine(replay_5xx::Replay5xx),
         Some("unscoped-key") => builder.engine(unscoped_key::UnscopedKey),

@@ -1,4 +1,4 @@
-// Mirrored by labs/body-only-replay, labs/cancel-unsafe, labs/no-fingerprint, labs/replay-5xx, labs/unscoped-key, labs/url-only-fingerprint: see labs/README.md before changing this file.
+// Mirrored by labs/body-only-replay, labs/cancel-unsafe, labs/cookie-not-kept, labs/no-fingerprint, labs/panic-jams-the-key, labs/replay-5xx, labs/unscoped-key, labs/url-only-fingerprint: see labs/README.md before changing this file.
 //! The request-handling core: key, body, fingerprint, then replay, wait, or run the first attempt.
 //!
 //! Each step answers as early as it can, and nothing is stored before the handler has run:
