@@ -304,6 +304,11 @@ payments *args:
 conform *args:
     @cargo run -q -p retrykey-conform --bin conform -- {{args}}
 
+# The kit against five Idempotency-Key libraries from PyPI and npm, pinned, each mounted in front of the same payments handler and judged by its own profile; rewrites crates/retrykey-conform/peers/REPORT.md (needs python3, node and npm; about a minute, more on a first install).
+conform-peers:
+    cargo build -q -p retrykey-conform --bin conform
+    bash crates/retrykey-conform/peers/run.sh "${CARGO_TARGET_DIR:-target}/debug/conform" crates/retrykey-conform/peers/REPORT.md
+
 # The conformance kit against an HTTP variant served behind the payments handler, or `correct`; `--chaos N` for a chaos run instead (seconds, a minute for chaos).
 [no-exit-message]
 conform-variant name *args:

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::assert::{answered as answered_to, effects_grew, ran, refused, replay_of};
-use crate::session::{Breach, Operation, Sent, Session};
+use crate::session::{Breach, Ending, Operation, Sent, Session};
 
 /// A first request with a fresh key runs, once.
 pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(), Breach> {
@@ -80,6 +80,15 @@ pub async fn client_header_cannot_decide(session: &Session<'_>, _: usize) -> Res
     let before = session.effects().await?;
     let op = session.operation();
     let first = session.send(&op, 1, &claims).await;
+    if let Ending::Failed(why) = &first.outcome {
+        return Err(Breach::new(
+            format!(
+                "a first request that claims to be a replay got no answer ({why}): a header \
+                 the client set decided what the middleware did"
+            ),
+            &[first.number],
+        ));
+    }
     ran(
         session,
         &first,
