@@ -305,11 +305,15 @@ impl Include {
     }
 }
 
-/// The anchor a line opens or closes (`// ANCHOR: name`), after `marker`.
+/// The anchor a line opens or closes (`// ANCHOR: name`, `<!-- ANCHOR: name -->`), after
+/// `marker`: as mdBook reads it, the word characters and hyphens that follow.
 fn anchor_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     let at = line.find(marker)?;
-    let name = line[at + marker.len()..].trim();
-    (!name.is_empty()).then_some(name)
+    let rest = line[at + marker.len()..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
+    (end > 0).then_some(&rest[..end])
 }
 
 fn is_anchor(line: &str) -> bool {
