@@ -259,7 +259,7 @@ async fn run_plan(
     for wave in ops.chunks(profile.scale.parallel) {
         all(wave
             .iter()
-            .map(|planned| drive(&session, planned, seed, &run))
+            .map(|planned| drive(&session, planned, seed))
             .collect())
         .await;
     }
@@ -295,11 +295,11 @@ async fn run_plan(
 
 /// One operation: its first attempt (two copies at once, if planned), then retries under the
 /// same key until an answer settles it, within [`MAX_ATTEMPTS`] and the profile's timeout.
-async fn drive(session: &Session<'_>, planned: &Planned, seed: u64, run: &str) {
+async fn drive(session: &Session<'_>, planned: &Planned, seed: u64) {
     let profile = session.profile();
     let op = Operation {
         id: planned.index as u32 + 1,
-        key: format!("x{}-{run}", planned.key_of),
+        key: session.key_named(&format!("x{}", planned.key_of)),
         caller: planned.caller,
         n: planned.n,
         path: profile.request.path.clone(),

@@ -121,6 +121,21 @@ pub struct KeyRules {
     /// stated, as the draft answers a missing one.
     #[serde(default = "bad_request")]
     pub refusal_status: u16,
+    /// The keys the server takes: any text (the kit's own are `k1-...`), or only UUIDs, as the
+    /// draft recommends clients make them.
+    #[serde(default)]
+    pub format: KeyFormat,
+}
+
+/// What the kit's keys look like.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyFormat {
+    /// Any text: the kit names its keys for the check and the operation they belong to.
+    #[default]
+    Any,
+    /// A UUID (version 4 in form), drawn from the name the kit would give the key.
+    Uuid,
 }
 
 impl Default for KeyRules {
@@ -131,6 +146,7 @@ impl Default for KeyRules {
             opaque: false,
             max_length: None,
             refusal_status: bad_request(),
+            format: KeyFormat::Any,
         }
     }
 }

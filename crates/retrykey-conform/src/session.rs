@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::profile::Profile;
+use crate::profile::{KeyFormat, Profile};
 use crate::wire::{self, Base, WireAnswer, WireRequest};
 
 /// The header the draft names.
@@ -188,12 +188,21 @@ impl<'a> Session<'a> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The key this run calls `name`, in the profile's key format.
+    pub fn key_named(&self, name: &str) -> String {
+        let name = format!("{name}-{}", self.run);
+        match self.profile.key.format {
+            KeyFormat::Any => name,
+            KeyFormat::Uuid => uuid_from(&name),
+        }
+    }
+
     /// A new operation: a fresh key and a fresh body, on the profile's path, with no caller.
     pub fn operation(&self) -> Operation {
         let id = self.next_op.fetch_add(1, Ordering::Relaxed);
         Operation {
             id,
-            key: format!("k{id}-{}", self.run),
+            key: self.key_named(&format!("k{id}")),
             caller: 0,
             n: u64::from(id),
             path: self.profile.request.path.clone(),
@@ -370,6 +379,27 @@ impl<'a> Session<'a> {
     pub fn is_replay(&self, answer: &WireAnswer) -> bool {
         marked_replay(self.profile, answer)
     }
+}
+
+/// A UUID in version 4's form whose bits come from `name`: the same name, the same UUID.
+fn uuid_from(name: &str) -> String {
+    // FNV-1a, twice with different starts: 128 bits that follow every byte of the name.
+    let hash = |start: u64| {
+        name.bytes().fold(start, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let (high, low) = (hash(0xcbf2_9ce4_8422_2325), hash(0x6c62_272e_07bb_0142));
+    let high = (high & !0xf000) | 0x4000; // version 4
+    let low = (low & !(0b11 << 62)) | (0b10 << 62); // the RFC 4122 variant
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0xffff,
+        low >> 48,
+        low & 0xffff_ffff_ffff
+    )
 }
 
 /// Whether `answer` carries `profile`'s replay marker (never, for a profile without one).

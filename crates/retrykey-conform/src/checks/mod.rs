@@ -118,6 +118,9 @@ fn needs_draft_syntax(profile: &Profile) -> Option<String> {
 }
 
 fn needs_max_length(profile: &Profile) -> Option<String> {
+    if profile.key.format == crate::profile::KeyFormat::Uuid {
+        return Some("the profile's keys are UUIDs, all of one length".to_owned());
+    }
     profile
         .key
         .max_length

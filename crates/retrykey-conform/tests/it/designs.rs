@@ -113,3 +113,39 @@ async fn a_fail_once_header_that_does_nothing_is_named() {
     assert_eq!(served.payments.charges().await.expect("the charges"), 1);
     served.server.stop().await;
 }
+
+// A server that takes only UUIDs, as the draft recommends clients make keys: declared, the kit
+// sends keys in that form, every one a fresh UUID, and skips the length check they all pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uuid_keys_are_sent_as_uuids() {
+    let served = crate::servers::bare().await;
+    let mut profile = lab_profile();
+    profile.key.format = retrykey_conform::profile::KeyFormat::Uuid;
+    let only = ["retry-replays-the-first-answer", "overlong-key-is-refused"];
+    let report = kit(&profile, &served, &only).await;
+    assert_eq!(
+        reason(&report, "overlong-key-is-refused"),
+        "the profile's keys are UUIDs, all of one length"
+    );
+    let CheckVerdict::Failed(failed) = &report.checks[0].verdict else {
+        panic!("a bare handler replays nothing: {}", report.text());
+    };
+    let keys: Vec<&str> = (failed.witness.iter())
+        .filter_map(|line| line.sent.split("Idempotency-Key: \"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(keys.len(), 2, "{}", report.text());
+    assert_eq!(keys[0], keys[1], "a retry reuses its key");
+    let uuid = keys[0].as_bytes();
+    let form = keys[0].split('-').map(str::len).collect::<Vec<_>>();
+    assert_eq!(form, [8, 4, 4, 4, 12], "{}", keys[0]);
+    assert_eq!(uuid[14], b'4', "version 4: {}", keys[0]);
+    assert!(
+        b"89ab".contains(&uuid[19]),
+        "the RFC 4122 variant: {}",
+        keys[0]
+    );
+    // Both requests ran the bare handler: the key was sent, and nothing kept it.
+    assert_eq!(served.payments.charges().await.expect("the charges"), 2);
+    served.server.stop().await;
+}
