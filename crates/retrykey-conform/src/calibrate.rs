@@ -99,7 +99,7 @@ async fn callers(session: &Session<'_>) -> Result<(), String> {
     let Some(callers) = &session.profile().callers else {
         return Ok(());
     };
-    for (index, value) in callers.values.iter().enumerate() {
+    for index in 0..2 {
         let operation = crate::session::Operation {
             caller: index + 1,
             ..session.operation()
@@ -113,9 +113,8 @@ async fn callers(session: &Session<'_>) -> Result<(), String> {
                 .status()
                 .map_or("no answer".to_owned(), |status| status.to_string());
             return Err(format!(
-                "the caller header {}: {value} is not served here: a fresh request with it got \
-                 {got}, not a success",
-                callers.header
+                "the caller {} is not served here: a fresh request got {got}, not a success",
+                callers.describe(index)
             ));
         }
     }

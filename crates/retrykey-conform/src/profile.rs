@@ -5,6 +5,7 @@
 //! profile states them; a check whose needs the profile does not state is skipped, with why.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -211,14 +212,63 @@ pub struct Header {
     pub value: String,
 }
 
-/// The header that names the caller, and two values for two different callers.
+/// How the server tells callers apart, and two different callers: by a header and two values
+/// of it, or by the address a request comes from and two loopback addresses.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Callers {
-    /// `Authorization`, say.
-    pub header: String,
-    /// Two callers' values (`["Bearer alice", "Bearer bob"]`).
+    /// The header that names the caller (`Authorization`, say).
+    pub header: Option<String>,
+    /// Two callers' values of it (`["Bearer alice", "Bearer bob"]`).
+    #[serde(default)]
     pub values: Vec<String>,
+    /// Without a header: two loopback addresses the kit connects from, one per caller
+    /// (`["127.0.0.1", "127.0.0.2"]`).
+    #[serde(default)]
+    pub addresses: Vec<IpAddr>,
+}
+
+impl Callers {
+    /// Caller `index` (0 or 1) as a message names it: `Authorization: Bearer bob`, or
+    /// `from 127.0.0.2`.
+    pub fn describe(&self, index: usize) -> String {
+        match (
+            &self.header,
+            self.values.get(index),
+            self.addresses.get(index),
+        ) {
+            (Some(header), Some(value), _) => format!("{header}: {value}"),
+            (_, _, Some(address)) => format!("from {address}"),
+            _ => format!("caller {}", index + 1),
+        }
+    }
+
+    fn problem(&self) -> Option<(&'static str, &'static str)> {
+        let two = |n: usize, same: bool| n == 2 && !same;
+        match &self.header {
+            Some(_) if !self.addresses.is_empty() => Some((
+                "callers.addresses",
+                "is for callers told apart without a header",
+            )),
+            Some(_) if !two(self.values.len(), self.values.first() == self.values.get(1)) => {
+                Some(("callers.values", "must name two different callers"))
+            }
+            None if !two(
+                self.addresses.len(),
+                self.addresses.first() == self.addresses.get(1),
+            ) =>
+            {
+                Some((
+                    "callers.addresses",
+                    "must name two different addresses, or give a header",
+                ))
+            }
+            None if self.addresses.iter().any(|a| !a.is_loopback()) => {
+                Some(("callers.addresses", "must be loopback addresses"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A header whose first request with each distinct value fails with a 5xx before any effect.
@@ -399,10 +449,8 @@ impl Profile {
                 return invalid(field, "does not start with /");
             }
         }
-        if let Some(callers) = &self.callers
-            && (callers.values.len() != 2 || callers.values[0] == callers.values[1])
-        {
-            return invalid("callers.values", "must name two different callers");
+        if let Some((field, problem)) = self.callers.as_ref().and_then(Callers::problem) {
+            return invalid(field, problem);
         }
         if self.burst.as_ref().is_some_and(|burst| burst.keys == 0) {
             return invalid("burst.keys", "is 0");
@@ -476,7 +524,9 @@ impl Profile {
             all.push(("request.headers", None, value));
         }
         if let Some(callers) = &self.callers {
-            all.push(("callers.header", Some(&callers.header), &callers.header));
+            if let Some(header) = &callers.header {
+                all.push(("callers.header", Some(header), header));
+            }
             all.extend(
                 callers
                     .values

@@ -5,6 +5,7 @@
 //! a witness shows the fault beside the request it broke): a request carries it in the
 //! [`FAULT_HEADER`], which the proxy removes before anything reaches the server.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -89,8 +90,8 @@ impl HttpFaultProxy {
         let counts = Arc::new(FaultCounts::default());
         let (to, shared) = (upstream.clone(), Arc::clone(&counts));
         let task = tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(relay(client, to.clone(), Arc::clone(&shared)));
+            while let Ok((client, peer)) = listener.accept().await {
+                tokio::spawn(relay(client, peer.ip(), to.clone(), Arc::clone(&shared)));
             }
         });
         Ok(Self { base, counts, task })
@@ -113,8 +114,9 @@ impl Drop for HttpFaultProxy {
     }
 }
 
-/// One exchange: read the request whole, apply its fault, pass it and its answer on.
-async fn relay(mut client: TcpStream, upstream: Base, counts: Arc<FaultCounts>) {
+/// One exchange: read the request whole, apply its fault, pass it and its answer on, from the
+/// client's own address (a server that tells callers apart by address still can).
+async fn relay(mut client: TcpStream, peer: IpAddr, upstream: Base, counts: Arc<FaultCounts>) {
     let Some((request, fault)) = read_request(&mut client).await else {
         return;
     };
@@ -130,7 +132,7 @@ async fn relay(mut client: TcpStream, upstream: Base, counts: Arc<FaultCounts>) 
         }
         ExchangeFault::Lose | ExchangeFault::Pass => {}
     }
-    let answer = tokio::time::timeout(UPSTREAM_LIMIT, forward(&upstream, &request)).await;
+    let answer = tokio::time::timeout(UPSTREAM_LIMIT, forward(&upstream, peer, &request)).await;
     let Ok(Ok(answer)) = answer else {
         return; // no answer to pass on: the client sees the connection close
     };
@@ -151,8 +153,8 @@ fn socket_reset(client: TcpStream) -> std::io::Result<()> {
 
 /// Sends `request` to `upstream` and reads until it closes the connection (every kit request
 /// asks it to).
-async fn forward(upstream: &Base, request: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut server = TcpStream::connect((upstream.host.as_str(), upstream.port)).await?;
+async fn forward(upstream: &Base, from: IpAddr, request: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut server = crate::wire::connect_from(upstream, from).await?;
     server.write_all(request).await?;
     let mut answer = Vec::new();
     server.read_to_end(&mut answer).await?;

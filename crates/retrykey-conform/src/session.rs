@@ -253,8 +253,13 @@ impl<'a> Session<'a> {
         let shape = &self.profile.request;
         let caller = self.profile.callers.as_ref().zip(caller.checked_sub(1));
         // A caller's header stands in for a fixed header of the same name (the API's token).
-        let replaced =
-            |name: &str| caller.is_some_and(|(c, _)| c.header.eq_ignore_ascii_case(name));
+        let replaced = |name: &str| {
+            caller.is_some_and(|(c, _)| {
+                c.header
+                    .as_deref()
+                    .is_some_and(|h| h.eq_ignore_ascii_case(name))
+            })
+        };
         let mut headers: Vec<(String, String)> = shape
             .headers
             .iter()
@@ -264,14 +269,19 @@ impl<'a> Session<'a> {
         if let Some(content_type) = &shape.content_type {
             headers.push(("Content-Type".to_owned(), content_type.clone()));
         }
+        let mut from = None;
         if let Some((callers, index)) = caller {
-            headers.push((callers.header.clone(), callers.values[index].clone()));
+            match (&callers.header, callers.values.get(index)) {
+                (Some(header), Some(value)) => headers.push((header.clone(), value.clone())),
+                _ => from = callers.addresses.get(index).copied(),
+            }
         }
         WireRequest {
             method: shape.method.clone(),
             path: path.to_owned(),
             headers,
             body: self.profile.body(n),
+            from,
         }
     }
 
@@ -349,6 +359,7 @@ impl<'a> Session<'a> {
             path: effects.path.clone(),
             headers: Vec::new(),
             body: String::new(),
+            from: None,
         };
         let sent = self.exchange(request, None).await;
         let count = sent

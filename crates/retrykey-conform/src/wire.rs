@@ -98,6 +98,9 @@ pub struct WireRequest {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: String,
+    /// The local address to connect from (a loopback address standing for one caller), or
+    /// `None` for the system's choice.
+    pub from: Option<std::net::IpAddr>,
 }
 
 /// One answer.
@@ -174,7 +177,7 @@ pub async fn exchange(
     limit: Duration,
 ) -> Result<WireAnswer, WireError> {
     let work = async {
-        let mut stream = connect(base).await?;
+        let mut stream = connect(base, request.from).await?;
         stream
             .write_all(&request.to_bytes(base))
             .await
@@ -193,7 +196,7 @@ pub async fn send_and_leave(
     request: &WireRequest,
     linger: Duration,
 ) -> Result<(), WireError> {
-    let mut stream = connect(base).await?;
+    let mut stream = connect(base, request.from).await?;
     stream
         .write_all(&request.to_bytes(base))
         .await
@@ -206,18 +209,49 @@ pub async fn send_and_leave(
 /// Whether a connection to `base` opens (within five seconds), before any check runs.
 pub async fn reachable(base: &Base) -> Result<(), WireError> {
     let limit = Duration::from_secs(5);
-    match tokio::time::timeout(limit, connect(base)).await {
+    match tokio::time::timeout(limit, connect(base, None)).await {
         Ok(stream) => stream.map(drop),
         Err(_) => Err(WireError::TimedOut(limit.as_millis() as u64)),
     }
 }
 
-async fn connect(base: &Base) -> Result<TcpStream, WireError> {
-    let stream = TcpStream::connect((base.host.as_str(), base.port))
-        .await
-        .map_err(WireError::Connect)?;
+/// A connection to `base`, from the local address `from` when one is given.
+async fn connect(base: &Base, from: Option<std::net::IpAddr>) -> Result<TcpStream, WireError> {
+    let stream = match from {
+        None => TcpStream::connect((base.host.as_str(), base.port)).await,
+        Some(from) => connect_from(base, from).await,
+    }
+    .map_err(WireError::Connect)?;
     stream.set_nodelay(true).map_err(WireError::Connect)?;
     Ok(stream)
+}
+
+/// A connection to `base` from the local address `from` (port of the system's choice).
+pub(crate) async fn connect_from(
+    base: &Base,
+    from: std::net::IpAddr,
+) -> std::io::Result<TcpStream> {
+    let mut last = None;
+    for to in tokio::net::lookup_host((base.host.as_str(), base.port)).await? {
+        if to.is_ipv4() != from.is_ipv4() {
+            continue;
+        }
+        let socket = match from {
+            std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket.bind(std::net::SocketAddr::new(from, 0))?;
+        match socket.connect(to).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            format!("{} has no address of the same family as {from}", base.host),
+        )
+    }))
 }
 
 /// Reads until the head is whole, then the body its framing promises.

@@ -49,6 +49,9 @@ pub fn witness(profile: &Profile, exchanges: &[Exchange], shown: &[usize]) -> Ve
 fn sent_line(profile: &Profile, exchange: &Exchange) -> String {
     let request = &exchange.request;
     let mut parts = vec![format!("{} {}", request.method, request.path)];
+    if let Some(from) = request.from {
+        parts.push(format!("(from {from})"));
+    }
     for (name, value) in &request.headers {
         let fixed =
             name.eq_ignore_ascii_case("content-type") || profile.request.headers.contains_key(name);

@@ -149,3 +149,108 @@ async fn uuid_keys_are_sent_as_uuids() {
     assert_eq!(served.payments.charges().await.expect("the charges"), 2);
     served.server.stop().await;
 }
+
+/// Payments by (caller's address, where keys are scoped by it; key).
+type Kept = std::collections::HashMap<(Option<std::net::IpAddr>, String), u64>;
+
+/// A server of the test's own, written byte for byte, that keeps a key per caller where the
+/// caller is the address a request comes from (`scoped`), or keeps one key for everyone: 201 and
+/// a new payment for a fresh key, the same answer marked as a replay for a known one.
+async fn keyed_by_address(scoped: bool) -> (retrykey_conform::Base, tokio::task::JoinHandle<()>) {
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    let payments: Arc<Mutex<Kept>> = Arc::default();
+    let task = tokio::spawn(async move {
+        while let Ok((mut stream, peer)) = listener.accept().await {
+            let payments = Arc::clone(&payments);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                let key = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("idempotency-key:"))
+                    .map(|value| value.trim().to_owned())
+                    .unwrap_or_default();
+                let owner = scoped.then_some(peer.ip());
+                let (payment, replayed) = {
+                    let mut kept = payments.lock().expect("the payments");
+                    let made = kept.len() as u64 + 1;
+                    match kept.get(&(owner, key.clone())) {
+                        Some(payment) => (*payment, true),
+                        None => {
+                            kept.insert((owner, key), made);
+                            (made, false)
+                        }
+                    }
+                };
+                let body = format!("{{\"payment\":{payment}}}");
+                let marker = if replayed {
+                    "idempotent-replayed: true\r\n"
+                } else {
+                    ""
+                };
+                let answer = format!(
+                    "HTTP/1.1 201 Created\r\ncontent-type: application/json\r\n{marker}\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    (base.parse().expect("a loopback URL"), task)
+}
+
+// Callers told apart by the address they come from: the kit connects from two loopback
+// addresses, and the server that keeps their keys apart passes where the one that does not
+// fails, its witness naming each request's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_told_apart_by_address() {
+    let mut profile = lab_profile();
+    profile.effects = None;
+    profile.callers = Some(retrykey_conform::profile::Callers {
+        header: None,
+        values: Vec::new(),
+        addresses: vec!["127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap()],
+    });
+    let only = ["callers-are-kept-apart".to_owned()];
+    let (base, server) = keyed_by_address(true).await;
+    let report = retrykey_conform::run(&profile, &base, &only)
+        .await
+        .expect("known");
+    assert_eq!(
+        report.passed(),
+        ["callers-are-kept-apart"],
+        "{}",
+        report.text()
+    );
+    server.abort();
+    let (base, server) = keyed_by_address(false).await;
+    let report = retrykey_conform::run(&profile, &base, &only)
+        .await
+        .expect("known");
+    let CheckVerdict::Failed(failed) = &report.checks[0].verdict else {
+        panic!("one key for everyone: {}", report.text());
+    };
+    assert!(
+        failed
+            .witness
+            .iter()
+            .any(|line| line.sent.contains("(from 127.0.0.2)")),
+        "{}",
+        report.text()
+    );
+    server.abort();
+}

@@ -54,7 +54,7 @@ fn the_orders_example_is_read_and_skips_what_it_leaves_out() {
     let in_flight = orders.in_flight.as_ref().expect("declared");
     assert_eq!(in_flight.policy, DuplicatePolicy::Conflict);
     let callers = orders.callers.as_ref().expect("declared");
-    assert_eq!(callers.header, "X-Account");
+    assert_eq!(callers.header.as_deref(), Some("X-Account"));
     assert!(orders.fail_once.is_none() && orders.effects.is_none());
     let skipped: Vec<(&str, String)> = CHECKS
         .iter()
@@ -97,6 +97,19 @@ fn a_body_without_its_placeholder_is_refused() {
 fn callers_must_be_two_different_ones() {
     let one = format!("{MINIMAL}[callers]\nheader = \"Authorization\"\nvalues = [\"a\", \"a\"]\n");
     assert_eq!(refused_field(&one), "callers.values");
+    // Told apart by address: two loopback addresses, and no header beside them.
+    let far = format!("{MINIMAL}[callers]\naddresses = [\"10.0.0.1\", \"10.0.0.2\"]\n");
+    assert_eq!(refused_field(&far), "callers.addresses");
+    let same = format!("{MINIMAL}[callers]\naddresses = [\"127.0.0.2\", \"127.0.0.2\"]\n");
+    assert_eq!(refused_field(&same), "callers.addresses");
+    let both = format!(
+        "{MINIMAL}[callers]\nheader = \"A\"\nvalues = [\"a\", \"b\"]\naddresses = [\"127.0.0.1\", \"127.0.0.2\"]\n"
+    );
+    assert_eq!(refused_field(&both), "callers.addresses");
+    let fine = format!("{MINIMAL}[callers]\naddresses = [\"127.0.0.1\", \"127.0.0.2\"]\n");
+    let fine = Profile::parse(&fine).expect("two loopback addresses");
+    let callers = fine.callers.expect("declared");
+    assert_eq!(callers.describe(1), "from 127.0.0.2");
 }
 
 #[test]

@@ -32,6 +32,7 @@ fn post() -> WireRequest {
         path: "/payments".to_owned(),
         headers: vec![("Idempotency-Key".to_owned(), "\"k\"".to_owned())],
         body: "{}".to_owned(),
+        from: None,
     }
 }
 
