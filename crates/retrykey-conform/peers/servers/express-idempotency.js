@@ -13,15 +13,19 @@ const app = express();
 app.use(express.json());
 app.post('*', idempotency.idempotency());
 
-// Express 4 hands a thrown error to its error handler only through `next`.
+// Express 4 hands a thrown error to its error handler only through `next`; before that, the
+// README's "Report error in processing request" section has the handler tell the middleware
+// (`reportError`), so that it forgets the key.
 app.post('/payments', async (req, res, next) => {
-  if (idempotency.getSharedIdempotencyService().isHit(req)) {
+  const service = idempotency.getSharedIdempotencyService();
+  if (service.isHit(req)) {
     return;
   }
   try {
     const answer = await payments.pay(req.headers, req.body);
     res.status(answer.status).set(answer.headers).send(`${JSON.stringify(answer.body)}\n`);
   } catch (error) {
+    await service.reportError(req);
     next(error);
   }
 });
