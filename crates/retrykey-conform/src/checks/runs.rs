@@ -115,17 +115,7 @@ pub async fn disconnected_first_attempt_completes(
     // Past the attempt's shortest run, with room for the answer to be recorded; a 409 means it
     // still runs (the profile's slow_ms is a floor), so the retry comes again until the limit.
     tokio::time::sleep(Duration::from_millis(slow_ms + slow_ms / 2 + 100)).await;
-    let limit = Duration::from_millis(session.profile().scale.timeout_ms);
-    let started = tokio::time::Instant::now();
-    let mut attempt = 2;
-    let retry = loop {
-        let retry = session.send(&op, attempt, &[]).await;
-        if retry.status() != Some(409) || started.elapsed() >= limit {
-            break retry;
-        }
-        attempt += 1;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let retry = retried_past_409(session, &op, &[]).await;
     let answer = super::assert::answered(&retry).map_err(|breach| breach.after(left.number))?;
     let marked = session.profile().replay.header.is_none() || session.is_replay(answer);
     if !(200..300).contains(&answer.status) || !marked {
@@ -216,16 +206,7 @@ pub async fn throwing_handler_leaves_no_stuck_key(
         ));
     }
     let limit = Duration::from_millis(profile.scale.timeout_ms);
-    let started = tokio::time::Instant::now();
-    let mut attempt = 2;
-    let retry = loop {
-        let retry = session.send(&op, attempt, &throw).await;
-        if retry.status() != Some(409) || started.elapsed() >= limit {
-            break retry;
-        }
-        attempt += 1;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let retry = retried_past_409(session, &op, &throw).await;
     let shown = [first.number, retry.number];
     let stuck = |why: String| {
         Breach::new(
@@ -250,5 +231,25 @@ pub async fn throwing_handler_leaves_no_stuck_key(
             effects_grew(session, before, 1, &shown).await
         }
         ErrorPolicy::Replay => effects_grew(session, before, 0, &shown).await,
+    }
+}
+
+/// Retries of `op` from attempt 2, every 100 ms while they get 409 (its first attempt still
+/// runs, as far as the server says), within the profile's timeout: the last one sent.
+async fn retried_past_409(
+    session: &Session<'_>,
+    op: &Operation,
+    extra: &[(String, String)],
+) -> crate::session::Sent {
+    let limit = Duration::from_millis(session.profile().scale.timeout_ms);
+    let started = tokio::time::Instant::now();
+    let mut attempt = 2;
+    loop {
+        let retry = session.send(op, attempt, extra).await;
+        if retry.status() != Some(409) || started.elapsed() >= limit {
+            return retry;
+        }
+        attempt += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -37,9 +37,14 @@ impl Served {
 /// `payments` behind the layer, as `payments --require-key --retention 3s` serves it.
 pub async fn payments(opened: Opened) -> Served {
     let layer = IdempotencyLayer::builder()
-        .shared_store(opened.store)
+        .shared_store(Arc::clone(&opened.store))
         .require_key(is_payment)
         .build();
+    behind(layer, opened).await
+}
+
+/// `payments` on `opened`'s ledger, behind `layer`.
+async fn behind(layer: IdempotencyLayer, opened: Opened) -> Served {
     let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
     let server = Server::start(layer.layer(payments.service()))
         .await
@@ -55,18 +60,14 @@ pub async fn payments_keyed_per_path() -> Served {
         .await
         .expect("the store opens");
     let layer = IdempotencyLayer::builder()
-        .shared_store(opened.store)
+        .shared_store(Arc::clone(&opened.store))
         .require_key(is_payment)
         .scope(|parts| {
             let caller = format!("{:?}", Scope::from_bearer(parts));
             Scope::Caller(format!("{} {caller}", parts.uri.path()))
         })
         .build();
-    let payments = Payments::with_ledger(Duration::from_millis(20), opened.ledger);
-    let server = Server::start(layer.layer(payments.service()))
-        .await
-        .expect("a server");
-    Served { server, payments }
+    behind(layer, opened).await
 }
 
 /// `payments` on `store`.
