@@ -103,6 +103,25 @@ pub fn refused(session: &Session<'_>, sent: &Sent, status: u16, what: &str) -> R
     }
 }
 
+/// `sent` got `status` and is no replay: a refusal that is not the layer's (a router's 404)
+/// need not look like the layer's own.
+pub fn not_run(session: &Session<'_>, sent: &Sent, status: u16, what: &str) -> Result<(), Breach> {
+    let answer = answered(sent)?;
+    if answer.status != status {
+        return Err(Breach::new(
+            format!("{what} got {}, not {status}", answer.status),
+            &[sent.number],
+        ));
+    }
+    if session.is_replay(answer) {
+        return Err(Breach::new(
+            format!("{what} got {status} marked as a replay"),
+            &[sent.number],
+        ));
+    }
+    Ok(())
+}
+
 /// The effect count grew by exactly `expected` since `before`.
 pub async fn effects_grew(
     session: &Session<'_>,

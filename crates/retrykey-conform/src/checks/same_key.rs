@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::assert::{answered as answered_to, effects_grew, ran, refused, replay_of};
-use crate::session::{Breach, Ending, Operation, Sent, Session};
+use super::assert::{answered as answered_to, effects_grew, not_run, ran, refused, replay_of};
+use crate::session::{Breach, Ending, Operation, Session};
 
 /// A first request with a fresh key runs, once.
 pub async fn first_request_succeeds(session: &Session<'_>, _: usize) -> Result<(), Breach> {
@@ -170,25 +170,6 @@ async fn reused_is_refused(
         &[first.number, reused.number, retry.number],
     )
     .await
-}
-
-/// `sent` got `status` and is no replay: a refusal that is not the layer's (a router's 404)
-/// need not look like the layer's own.
-fn not_run(session: &Session<'_>, sent: &Sent, status: u16, what: &str) -> Result<(), Breach> {
-    let answer = answered_to(sent)?;
-    if answer.status != status {
-        return Err(Breach::new(
-            format!("{what} got {}, not {status}", answer.status),
-            &[sent.number],
-        ));
-    }
-    if session.is_replay(answer) {
-        return Err(Breach::new(
-            format!("{what} got {status} marked as a replay"),
-            &[sent.number],
-        ));
-    }
-    Ok(())
 }
 
 /// Two callers with one key are two operations: each runs, and each retry replays its own.
