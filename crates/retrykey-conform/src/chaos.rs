@@ -22,11 +22,19 @@ use crate::wire::Base;
 use crate::witness::{WitnessLine, witness};
 
 /// The most attempts one operation gets.
-const MAX_ATTEMPTS: u32 = 8;
+pub const MAX_ATTEMPTS: u32 = 8;
 
-/// The most runs the kit spends cutting a failure down, and the longest it spends on them.
-const SHRINK_RUNS: usize = 40;
-const SHRINK_TIME: Duration = Duration::from_secs(40);
+/// The most runs the kit spends cutting a failure down.
+pub const SHRINK_RUNS: usize = 40;
+/// The longest the kit spends cutting a failure down.
+pub const SHRINK_TIME: Duration = Duration::from_secs(40);
+
+/// In ten attempts, how many lose their answer, are reset, and are delayed.
+pub const FAULTS_IN_TEN: [u64; 3] = [2, 1, 1];
+/// The longest a delayed request is held back, in milliseconds.
+pub const MAX_DELAY_MS: u64 = 150;
+/// In ten operations, how many send their first attempt as two copies at once.
+pub const COPIES_IN_TEN: u64 = 3;
 
 /// How often a smaller run is tried before the kit takes it to pass: a race may be lost once.
 const TRIES: usize = 2;
@@ -69,7 +77,7 @@ impl Draw {
 
 /// `count` operations drawn from `seed`: most fresh, some reusing a recent one's key with
 /// another body (15 in 100), some a recent key chosen by the other caller (15 in 100, with
-/// two callers), and three in ten sent as two copies at once.
+/// two callers), and [`COPIES_IN_TEN`] in ten sent as two copies at once.
 fn plan(seed: u64, count: usize, callers: bool) -> Vec<Planned> {
     let mut ops: Vec<Planned> = Vec::with_capacity(count);
     for index in 0..count {
@@ -88,7 +96,7 @@ fn plan(seed: u64, count: usize, callers: bool) -> Vec<Planned> {
             Some(old) if callers && roll < 30 => (old.key_of, 3 - old.caller, old.n),
             _ => (index, fresh_caller, n),
         };
-        let copies = if draw.below(10) < 3 { 2 } else { 1 };
+        let copies = if draw.below(10) < COPIES_IN_TEN { 2 } else { 1 };
         ops.push(Planned {
             index,
             key_of,
@@ -100,14 +108,14 @@ fn plan(seed: u64, count: usize, callers: bool) -> Vec<Planned> {
     ops
 }
 
-/// The fault of attempt `attempt` of operation `index`: 2 in 10 answers lost, 1 in 10
-/// connections reset, 1 in 10 requests delayed up to 150 ms.
+/// The fault of attempt `attempt` of operation `index`, in the shares of [`FAULTS_IN_TEN`].
 fn fault(seed: u64, index: usize, attempt: u32) -> ExchangeFault {
     let mut draw = Draw::new(seed, index, attempt);
+    let [lost, reset, delayed] = FAULTS_IN_TEN;
     match draw.below(10) {
-        0 | 1 => ExchangeFault::Lose,
-        2 => ExchangeFault::Reset,
-        3 => ExchangeFault::Delay(draw.below(150)),
+        roll if roll < lost => ExchangeFault::Lose,
+        roll if roll < lost + reset => ExchangeFault::Reset,
+        roll if roll < lost + reset + delayed => ExchangeFault::Delay(draw.below(MAX_DELAY_MS)),
         _ => ExchangeFault::Pass,
     }
 }

@@ -46,7 +46,7 @@
 //! ```
 
 mod calibrate;
-mod chaos;
+pub mod chaos;
 mod checks;
 mod judge;
 pub mod profile;

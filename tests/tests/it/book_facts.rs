@@ -8,7 +8,7 @@ use retrykey_client::{
     DEFAULT_SUCCESS_REFUND, DEFAULT_TIMEOUT_COST,
 };
 use retrykey_conform::profile::{DEFAULT_GRACE_MS, MAX_EXPIRY_MS, Scale};
-use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile};
+use retrykey_conform::{CHECKS, MAX_WITNESS, PAYMENTS_PROFILE, Profile, chaos};
 use retrykey_contract::model::CASES;
 use retrykey_foreign::{FOREIGN_KEY_PREFIX, ProviderCall, foreign_key};
 use retrykey_http::{DEFAULT_WAIT, MemoryEntries};
@@ -221,6 +221,24 @@ fn kit_facts() -> Vec<String> {
             word(DEFAULT_GRACE_MS / 1000)
         ),
         format!("{} checks cannot run against it", capital(word(skipped))),
+        format!(
+            "{} in ten sent as two copies at once",
+            word(chaos::COPIES_IN_TEN)
+        ),
+        format!("at most {} times", word(u64::from(chaos::MAX_ATTEMPTS))),
+        format!(
+            "after the server gave it ({} in ten), resets the connection before the server sees \
+             the request ({} in ten), or holds it back up to {} ms ({} in ten)",
+            word(chaos::FAULTS_IN_TEN[0]),
+            word(chaos::FAULTS_IN_TEN[1]),
+            chaos::MAX_DELAY_MS,
+            word(chaos::FAULTS_IN_TEN[2])
+        ),
+        format!(
+            "within {} runs and {} seconds",
+            word(chaos::SHRINK_RUNS as u64),
+            word(chaos::SHRINK_TIME.as_secs())
+        ),
         format!("the other {} checks would run", word(checks - skipped)),
     ]
 }
@@ -298,7 +316,7 @@ fn simulate_ci_facts() -> Vec<(&'static str, Vec<String>)> {
 
 /// A count as the book writes it in prose.
 fn word(n: u64) -> &'static str {
-    const WORDS: [&str; 31] = [
+    const WORDS: [&str; 41] = [
         "zero",
         "one",
         "two",
@@ -330,6 +348,16 @@ fn word(n: u64) -> &'static str {
         "twenty-eight",
         "twenty-nine",
         "thirty",
+        "thirty-one",
+        "thirty-two",
+        "thirty-three",
+        "thirty-four",
+        "thirty-five",
+        "thirty-six",
+        "thirty-seven",
+        "thirty-eight",
+        "thirty-nine",
+        "forty",
     ];
     WORDS.get(n as usize).copied().unwrap_or("many")
 }
